@@ -1,0 +1,168 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace bigmac::logs {
+
+/// Where a record came from. `rank` is the event's own rank field, else the launcher prefix
+/// (`[rank3]:`, `3: `), else the stream's default (-1 = unknown). `line` is 1-based in its
+/// stream. `t` is the event's wall time, else a parsed timestamp prefix, else 0.
+struct RecordOrigin {
+  int rank = -1;
+  std::int64_t line = 0;
+  double t = 0;
+};
+
+/// `run`: who this rank is and what it runs on (docs/log-contract.md).
+struct RunRecord {
+  RecordOrigin at;
+  int world_size = 0;
+  int local_rank = -1;
+  std::string device, backend, dtype;
+  std::int64_t seed = 0;
+  std::string torch_version;
+  std::int64_t pid = 0;
+  std::string tool_version;
+};
+
+/// `pg_ready`: the process group formed.
+struct PgReadyRecord {
+  RecordOrigin at;
+  double init_ms = 0;
+  int world_size = 0;
+  std::string backend;
+};
+
+/// `batch`: the batch arithmetic this rank uses.
+struct BatchRecord {
+  RecordOrigin at;
+  std::int64_t micro_batch_size = 0;
+  std::int64_t grad_accum = 0;
+  std::int64_t dp = 0;
+  std::int64_t samples_per_step = 0;
+  std::int64_t seq_length = 0;
+  std::vector<std::int64_t> input_shape;  ///< one micro-batch
+  std::string input_dtype;
+};
+
+/// `model`: the whole model's size and initial parameter digest.
+struct ModelRecord {
+  RecordOrigin at;
+  std::int64_t param_count = 0;
+  std::string param_digest;
+};
+
+/// `layout`: which layers and parameters this rank's pipeline stage holds.
+struct LayoutRecord {
+  RecordOrigin at;
+  int stage = 0;
+  int num_stages = 0;
+  int first_layer = -1;  ///< inclusive; -1 when the stage holds no layer
+  int last_layer = -1;   ///< inclusive; -1 when the stage holds no layer
+  int dp_rank = 0;
+  int dp_size = 0;
+  std::int64_t param_count = 0;  ///< this stage
+  std::vector<std::string> tied;
+  std::int64_t tied_duplicate_count = 0;
+};
+
+/// One optimizer step. bigmac logs carry every field; foreign formats fill what they print.
+/// `global_step` is 0-based everywhere: Megatron's `iteration 10` and torchtitan's `step: 10`
+/// (both 1-based, printed after the step) become global_step 9.
+struct StepRecord {
+  RecordOrigin at;
+  std::int64_t global_step = 0;
+  std::optional<double> loss;
+  std::optional<double> grad_norm;
+  std::optional<double> lr;
+  std::optional<std::int64_t> samples_per_step;
+  std::optional<double> step_ms;
+  /// Other numbers the format prints (Megatron `loss scale`, torchtitan `tps`, ...), by the
+  /// name the format uses, in line order.
+  std::vector<std::pair<std::string, double>> extra;
+};
+
+/// `heartbeat`: progress for the watchdog, from every rank every step.
+struct HeartbeatRecord {
+  RecordOrigin at;
+  std::int64_t global_step = 0;
+};
+
+/// `mb`: one forward or backward pass of one micro-batch on one pipeline stage.
+struct MicroBatchRecord {
+  RecordOrigin at;
+  std::int64_t global_step = 0;
+  int stage = 0;
+  int mb = 0;
+  char phase = 'F';  ///< 'F' or 'B'
+  double start = 0;
+  double end = 0;
+};
+
+/// `shape`: a tensor shape seen at a stage boundary (trace.shapes=true).
+struct ShapeRecord {
+  RecordOrigin at;
+  std::int64_t global_step = 0;
+  int stage = 0;
+  int mb = 0;
+  std::string where;  ///< enter, exit, send, recv, labels
+  std::string name;   ///< hidden_states, labels, logits
+  std::vector<std::int64_t> shape;
+  std::string dtype, device;
+};
+
+/// `loss`: a stage computed a loss on a micro-batch.
+struct LossRecord {
+  RecordOrigin at;
+  std::int64_t global_step = 0;
+  int stage = 0;
+  int mb = 0;
+  double value = 0;
+};
+
+/// `ckpt`: a checkpoint was written.
+struct CheckpointRecord {
+  RecordOrigin at;
+  std::int64_t step = 0;
+  std::string path;
+};
+
+/// `digest`: the final parameters this rank holds.
+struct DigestRecord {
+  RecordOrigin at;
+  std::string param_digest;
+  std::int64_t global_step = 0;
+};
+
+/// `done`: last line of a clean exit.
+struct DoneRecord {
+  RecordOrigin at;
+  std::int64_t steps = 0;
+};
+
+/// A line that is not a record (traceback, NCCL line, warning), kept as context for diagnosis.
+/// Launcher prefixes and colour codes are removed; the text is cut at a bounded length.
+struct TextLine {
+  RecordOrigin at;
+  std::string text;
+  bool truncated = false;  ///< the original line was longer than the kept text
+};
+
+/// Everything a log stream yields, in line order.
+using Record = std::variant<RunRecord, PgReadyRecord, BatchRecord, ModelRecord, LayoutRecord,
+                            StepRecord, HeartbeatRecord, MicroBatchRecord, ShapeRecord, LossRecord,
+                            CheckpointRecord, DigestRecord, DoneRecord, TextLine>;
+
+/// The origin of any record.
+const RecordOrigin& origin_of(const Record& record);
+
+/// The contract event name of a record (`step`, `mb`, ...); `text` for a TextLine.
+std::string_view event_name(const Record& record);
+
+}  // namespace bigmac::logs
