@@ -1,0 +1,27 @@
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "config/config.h"
+
+namespace bigmac::cli {
+
+/// Options shared by the commands that read a configuration.
+struct CommonOptions {
+  std::string config_file;        ///< -c/--config; empty = built-in defaults (= configs/demo.toml)
+  std::vector<std::string> sets;  ///< --set table.key=value, in order
+};
+
+void add_config_options(CLI::App& command, CommonOptions& options);
+
+/// Loads the configuration: file, BIGMAC_* environment, --set.
+tl::expected<config::Config, Errors> load_config(const CommonOptions& options);
+
+/// Prints errors as `bigmac-bringup: error: file:line:col: key: message (hint)`.
+void print_errors(std::ostream& err, const Errors& errors);
+
+}  // namespace bigmac::cli

@@ -1,0 +1,289 @@
+#include "config/layering.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "config/constraints.h"
+#include "config/schema.h"
+#include "config/toml_source.h"
+#include "config/value_parse.h"
+#include "core/atomic_file.h"
+#include "core/edit_distance.h"
+
+namespace bigmac::config {
+namespace {
+
+bool is_schema_table(std::string_view name) {
+  for (std::string_view t : schema_tables()) {
+    if (t == name) return true;
+  }
+  return false;
+}
+
+/// The schema table that holds `key`, if any ("micro_batch_size" -> "train").
+const SchemaEntry* entry_named(std::string_view key) {
+  for (const SchemaEntry& e : schema()) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> suggest_key(std::string_view table, std::string_view key) {
+  std::vector<std::string_view> names;
+  for (const SchemaEntry& e : schema()) {
+    if (table.empty() || e.table == table) names.push_back(e.key);
+  }
+  return closest_match(key, names);
+}
+
+std::string did_you_mean(const std::optional<std::string>& suggestion) {
+  return suggestion ? fmt::format("did you mean '{}'?", *suggestion) : std::string();
+}
+
+Origin file_origin(const std::string& path, const toml::source_region& where) {
+  return Origin{SourceKind::kFile, path, static_cast<int>(where.begin.line),
+                static_cast<int>(where.begin.column)};
+}
+
+}  // namespace
+
+Layering::Layering() {
+  for (const SchemaEntry& entry : schema()) {
+    Value value = entry.get(config_);
+    Origin origin{SourceKind::kDefault, "", 0, 0};
+    settings_[entry.full_key()] =
+        Setting{entry.full_key(), value, origin, {Assignment{value, origin}}};
+  }
+}
+
+void Layering::assign(const SchemaEntry& entry, Value value, Origin origin) {
+  Setting& s = settings_[entry.full_key()];
+  s.value = value;
+  s.origin = origin;
+  s.assignments.push_back(Assignment{std::move(value), std::move(origin)});
+}
+
+Error Layering::located(std::string key, std::string message, const Origin& origin,
+                        std::string hint, ErrorKind kind) const {
+  Error e = make_error(kind, std::move(message), std::move(hint));
+  e.key = std::move(key);
+  if (origin.kind == SourceKind::kFile) {
+    e.file = origin.where;
+    e.line = origin.line;
+    e.column = origin.column;
+  } else if (origin.kind != SourceKind::kDefault) {
+    e.file = origin.describe();
+  }
+  return e;
+}
+
+void Layering::read_file(const std::string& path) {
+  auto text = bigmac::read_file(path);
+  if (!text) {
+    Error e = text.error();
+    e.kind = ErrorKind::kConfig;
+    add_error(std::move(e));
+    return;
+  }
+  auto root = parse_toml_text(*text, path);
+  if (!root) return add_error(root.error());
+
+  for (const auto& [name_key, node] : *root) {
+    const std::string name(name_key.str());
+    Origin at = file_origin(path, name_key.source());
+    if (is_schema_table(name)) {
+      const toml::table* table = node.as_table();
+      if (!table) {
+        add_error(located(name, fmt::format("expected a table [{}], found a value", name), at,
+                          {}));
+        continue;
+      }
+      for (const auto& [key_key, value_node] : *table) {
+        const std::string key(key_key.str());
+        const std::string full = name + "." + key;
+        Origin key_at = file_origin(path, key_key.source());
+        if (const SchemaEntry* entry = find_entry(name, key)) {
+          auto value = value_from_toml(*entry, value_node);
+          if (!value) {
+            add_error(located(full, value.error(), key_at, {}));
+          } else {
+            assign(*entry, std::move(*value), key_at);
+          }
+        } else if (auto why = derived_explanation(key)) {
+          add_error(located(full, std::string(*why), key_at, "remove this line"));
+        } else if (const SchemaEntry* elsewhere = entry_named(key)) {
+          add_error(located(
+              full,
+              fmt::format("'{}' belongs in [{}] (the {} layer consumes it), not in [{}]", key,
+                          elsewhere->table, layer_name(elsewhere->layer), name),
+              key_at, fmt::format("move it to [{}]", elsewhere->table)));
+        } else {
+          add_error(located(full, fmt::format("unknown key '{}' in [{}]", key, name), key_at,
+                            did_you_mean(suggest_key(name, key))));
+        }
+      }
+    } else if (name == "logs") {
+      const toml::table* logs = node.as_table();
+      const toml::table* fields = logs ? (*logs)["fields"].as_table() : nullptr;
+      if (logs) {
+        for (const auto& [key_key, value_node] : *logs) {
+          if (key_key.str() != "fields") {
+            add_error(located("logs." + std::string(key_key.str()), "unknown key in [logs]",
+                              file_origin(path, key_key.source()),
+                              "[logs.fields] maps a field name to a regex with one capture"));
+          }
+        }
+      }
+      if (!fields) continue;
+      for (const auto& [field, pattern] : *fields) {
+        if (auto p = pattern.value_exact<std::string>()) {
+          config_.log_fields[std::string(field.str())] = *p;
+        } else {
+          add_error(located("logs.fields." + std::string(field.str()),
+                            "expected a regex string", file_origin(path, field.source()), {}));
+        }
+      }
+    } else if (name == "gates") {
+      const toml::table* gates = node.as_table();
+      if (!gates) continue;
+      for (const auto& [gate_key, gate_node] : *gates) {
+        const std::string gate(gate_key.str());
+        Origin gate_at = file_origin(path, gate_key.source());
+        std::vector<std::string_view> ids(gate_ids().begin(), gate_ids().end());
+        if (std::find(ids.begin(), ids.end(), gate) == ids.end()) {
+          add_error(located("gates." + gate, fmt::format("unknown gate '{}'", gate), gate_at,
+                            did_you_mean(closest_match(gate, ids))));
+          continue;
+        }
+        const toml::table* overrides = gate_node.as_table();
+        if (!overrides) continue;
+        for (const auto& [k, v] : *overrides) {
+          Origin o = file_origin(path, k.source());
+          Value value = value_from_free_toml(v);
+          config_.gate_overrides[gate][std::string(k.str())] =
+              Setting{"gates." + gate + "." + std::string(k.str()), value, o, {{value, o}}};
+        }
+      }
+    } else if (auto why = derived_explanation(name)) {
+      add_error(located(name, std::string(*why), at, "remove this line"));
+    } else if (const SchemaEntry* entry = entry_named(name)) {
+      add_error(located(name,
+                        fmt::format("'{}' must be inside a table: it belongs in [{}]", name,
+                                    entry->table),
+                        at, fmt::format("move it under [{}]", entry->table)));
+    } else {
+      std::vector<std::string_view> tables(schema_tables().begin(), schema_tables().end());
+      tables.push_back("logs");
+      tables.push_back("gates");
+      add_error(located(name, fmt::format("unknown table or key '{}'", name), at,
+                        did_you_mean(closest_match(name, tables))));
+    }
+  }
+}
+
+void Layering::read_env(const std::map<std::string, std::string>& env) {
+  for (const SchemaEntry& entry : schema()) {
+    auto it = env.find(entry.env_name());
+    if (it == env.end()) continue;
+    Origin origin{SourceKind::kEnv, "$" + it->first, 0, 0};
+    auto value = value_from_text(entry, it->second);
+    if (!value) {
+      add_error(located(entry.full_key(), value.error(), origin, {}));
+    } else {
+      assign(entry, std::move(*value), origin);
+    }
+  }
+}
+
+void Layering::read_override(std::string_view assignment) {
+  const std::size_t eq = assignment.find('=');
+  Origin origin{SourceKind::kCommandLine, std::string(assignment), 0, 0};
+  if (eq == std::string_view::npos || eq == 0) {
+    return add_error(located({}, fmt::format("--set expects table.key=value, found '{}'",
+                                             assignment),
+                             origin, "for example --set train.seed=7", ErrorKind::kUsage));
+  }
+  const std::string key(assignment.substr(0, eq));
+  const std::string_view text = assignment.substr(eq + 1);
+  const std::size_t dot = key.find('.');
+  const std::string table = key.substr(0, dot);
+  const std::string rest = dot == std::string::npos ? std::string() : key.substr(dot + 1);
+
+  if (table == "gates") {
+    const std::size_t dot2 = rest.find('.');
+    std::vector<std::string_view> ids(gate_ids().begin(), gate_ids().end());
+    const std::string gate = rest.substr(0, dot2);
+    if (dot2 == std::string::npos || std::find(ids.begin(), ids.end(), gate) == ids.end()) {
+      return add_error(located(key, fmt::format("expected gates.<gate>.<key> with gate one of "
+                                                "single, dp, pp2, shapes, target"),
+                               origin, did_you_mean(closest_match(gate, ids)),
+                               ErrorKind::kUsage));
+    }
+    Value value = value_from_free_text(text);
+    Setting& s = config_.gate_overrides[gate][rest.substr(dot2 + 1)];
+    s.key = key;
+    s.value = value;
+    s.origin = origin;
+    s.assignments.push_back({value, origin});
+    return;
+  }
+  if (table == "logs" && rest.rfind("fields.", 0) == 0) {
+    config_.log_fields[rest.substr(7)] = std::string(text);
+    return;
+  }
+  if (const SchemaEntry* entry = find_entry(table, rest)) {
+    auto value = value_from_text(*entry, text);
+    if (!value) return add_error(located(key, value.error(), origin, {}, ErrorKind::kConfig));
+    return assign(*entry, std::move(*value), origin);
+  }
+  if (auto why = derived_explanation(rest.empty() ? table : rest)) {
+    return add_error(located(key, std::string(*why), origin, {}, ErrorKind::kConfig));
+  }
+  std::vector<std::string> full_keys;
+  for (const SchemaEntry& e : schema()) full_keys.push_back(e.full_key());
+  std::vector<std::string_view> views(full_keys.begin(), full_keys.end());
+  add_error(located(key, fmt::format("unknown key '{}'", key), origin,
+                    did_you_mean(closest_match(key, views)), ErrorKind::kConfig));
+}
+
+tl::expected<Config, Errors> Layering::finish() && {
+  SettingTable table;
+  for (const SchemaEntry& entry : schema()) {
+    Setting& s = settings_.at(entry.full_key());
+    entry.set(config_, s.value);
+    table.entries.push_back(std::move(s));
+  }
+  config_.settings = std::move(table);
+  derive(config_);
+  // Constraints are checked even after other errors (a rejected value keeps its default), so
+  // one run of `config check` shows everything there is to fix.
+  Errors violations = check_constraints(config_);
+  errors_.insert(errors_.end(), violations.begin(), violations.end());
+  if (!errors_.empty()) {
+    std::stable_sort(errors_.begin(), errors_.end(), [](const Error& a, const Error& b) {
+      return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
+    });
+    return tl::unexpected(std::move(errors_));
+  }
+  return std::move(config_);
+}
+
+Error error_at_setting(const SettingTable& table, std::string_view key, std::string message,
+                       std::string hint) {
+  Error e = make_error(ErrorKind::kConfig, std::move(message), std::move(hint));
+  e.key = std::string(key);
+  if (const Setting* s = table.find(key)) {
+    if (s->origin.kind == SourceKind::kFile) {
+      e.file = s->origin.where;
+      e.line = s->origin.line;
+      e.column = s->origin.column;
+    } else if (s->origin.kind != SourceKind::kDefault) {
+      e.file = s->origin.describe();
+    }
+  }
+  return e;
+}
+
+}  // namespace bigmac::config
