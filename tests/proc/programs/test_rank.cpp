@@ -1,0 +1,150 @@
+// A tiny rank program whose behaviour is chosen by argv, so the process layer and the launcher
+// are tested against real exits, signals, hangs, floods and grandchildren.
+//
+//   exit N                 print a line to stdout and an error line to stderr (N != 0), exit N
+//   signal NAME            print a line, then raise NAME (SEGV, ABRT, ...)
+//   hang-before            print "starting", then hang before any rendezvous line
+//   hang-after             print "rendezvous", then hang
+//   ignore-term            ignore SIGTERM, print "ready", hang
+//   flood MB               write MB megabytes to stdout, "flood done" to stderr, exit 0
+//   grandchild [hang]      fork a child that hangs, print "grandchild <pid>", exit 0 (or hang)
+//   env NAME...            print NAME=value for each variable, and cwd=<dir>
+//   pdeathsig              print the parent-death signal number
+//   train STEPS [nan-at K] [hang-at K] [no-pg] [exit N]
+//                          bigmac-log v1 lines: run, pg_ready, step/heartbeat per step
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+[[noreturn]] void hang() {
+  for (;;) pause();
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+int train(int argc, char** argv) {
+  int steps = std::atoi(argv[2]);
+  int nan_at = -1;
+  int hang_at = -2;
+  int exit_code = 0;
+  bool pg = true;
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "nan-at" && i + 1 < argc) nan_at = std::atoi(argv[++i]);
+    if (a == "hang-at" && i + 1 < argc) hang_at = std::atoi(argv[++i]);
+    if (a == "exit" && i + 1 < argc) exit_code = std::atoi(argv[++i]);
+    if (a == "no-pg") pg = false;
+  }
+  int rank = env_int("RANK", 0);
+  int world = env_int("WORLD_SIZE", 1);
+  std::printf("{\"ev\":\"run\",\"rank\":%d,\"t\":0,\"world_size\":%d,\"local_rank\":%d}\n", rank,
+              world, env_int("LOCAL_RANK", 0));
+  std::fflush(stdout);
+  if (hang_at == -1) hang();
+  if (pg) std::printf("{\"ev\":\"pg_ready\",\"rank\":%d,\"t\":0,\"world_size\":%d}\n", rank, world);
+  for (int s = 0; s < steps; ++s) {
+    if (s == hang_at) {
+      std::fflush(stdout);
+      hang();
+    }
+    if (s == nan_at) {
+      std::printf("{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":NaN}\n", rank, s);
+    } else {
+      std::printf("{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":%.3f}\n", rank,
+                  s, 4.0 / (1 + s));
+    }
+    std::printf("{\"ev\":\"heartbeat\",\"rank\":%d,\"t\":0,\"global_step\":%d}\n", rank, s);
+    std::fflush(stdout);
+  }
+  if (exit_code != 0) {
+    std::fprintf(stderr, "RuntimeError: rank %d failed on purpose\n", rank);
+    return exit_code;
+  }
+  std::printf("{\"ev\":\"done\",\"rank\":%d,\"t\":0,\"steps\":%d}\n", rank, steps);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bigmac-test-rank MODE [ARGS]\n");
+    return 2;
+  }
+  std::string mode = argv[1];
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (mode == "exit" && argc > 2) {
+    int code = std::atoi(argv[2]);
+    std::printf("hello from rank %d\n", env_int("RANK", 0));
+    if (code != 0) std::fprintf(stderr, "warning: about to fail\nerror: failing with %d\n", code);
+    return code;
+  }
+  if (mode == "signal" && argc > 2) {
+    std::string name = argv[2];
+    int sig = name == "SEGV" ? SIGSEGV : name == "ABRT" ? SIGABRT : name == "BUS" ? SIGBUS : SIGKILL;
+    std::printf("about to raise %s\n", argv[2]);
+    std::fflush(stdout);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return 99;
+  }
+  if (mode == "hang-before") {
+    std::printf("starting\n");
+    hang();
+  }
+  if (mode == "hang-after") {
+    std::printf("rendezvous\n");
+    hang();
+  }
+  if (mode == "ignore-term") {
+    std::signal(SIGTERM, SIG_IGN);
+    std::printf("ready\n");
+    hang();
+  }
+  if (mode == "flood" && argc > 2) {
+    long total = std::atol(argv[2]) * 1024L * 1024L;
+    std::string line(127, 'x');
+    line.push_back('\n');
+    std::setvbuf(stdout, nullptr, _IOFBF, 1 << 16);
+    for (long written = 0; written < total; written += 128) std::fwrite(line.data(), 1, 128, stdout);
+    std::fflush(stdout);
+    std::fprintf(stderr, "flood done\n");
+    return 0;
+  }
+  if (mode == "grandchild") {
+    pid_t pid = fork();
+    if (pid == 0) hang();
+    std::printf("grandchild %d\n", static_cast<int>(pid));
+    std::fflush(stdout);
+    if (argc > 2 && std::string(argv[2]) == "hang") hang();
+    return 0;
+  }
+  if (mode == "env") {
+    for (int i = 2; i < argc; ++i) {
+      const char* v = std::getenv(argv[i]);
+      std::printf("%s=%s\n", argv[i], v ? v : "<unset>");
+    }
+    char dir[4096];
+    std::printf("cwd=%s\n", getcwd(dir, sizeof dir) ? dir : "?");
+    return 0;
+  }
+  if (mode == "pdeathsig") {
+    int sig = 0;
+    prctl(PR_GET_PDEATHSIG, &sig);
+    std::printf("pdeathsig=%d\n", sig);
+    return 0;
+  }
+  if (mode == "train" && argc > 2) return train(argc, argv);
+  std::fprintf(stderr, "bigmac-test-rank: unknown mode %s\n", mode.c_str());
+  return 2;
+}
