@@ -6,6 +6,7 @@
 #include <re2/re2.h>
 
 #include "core/edit_distance.h"
+#include "logs/number_text.h"
 
 namespace bigmac::logs {
 
@@ -66,6 +67,48 @@ Expected<FieldMap> FieldMap::compile(const std::map<std::string, std::string>& f
     }
   }
   return map;
+}
+
+LineMatch FieldMap::read(std::string_view text, std::int64_t next_step, StepRecord& out,
+                         std::string& error) const {
+  if (fields_.empty()) return LineMatch::kNotMine;
+  const re2::StringPiece input(text.data(), text.size());
+  re2::StringPiece capture;
+  if (!RE2::PartialMatch(input, *fields_[key_field_].regex, &capture)) return LineMatch::kNotMine;
+  out = StepRecord{};
+  out.global_step = next_step;
+  for (const Field& field : fields_) {
+    if (!RE2::PartialMatch(input, *field.regex, &capture)) continue;
+    std::string_view value_text(capture.data(), capture.size());
+    std::optional<double> value = parse_real(value_text);
+    if (!value) {
+      error = "field " + field.name + ": captured '" + std::string(value_text.substr(0, 40)) +
+              "', not a number";
+      return LineMatch::kBad;
+    }
+    if (field.name == "global_step" || field.name == "step") {
+      auto step = parse_integer(value_text);
+      if (!step) {
+        error = "field " + field.name + ": captured '" + std::string(value_text.substr(0, 40)) +
+                "', not an integer";
+        return LineMatch::kBad;
+      }
+      out.global_step = field.name == "step" ? *step - 1 : *step;
+    } else if (field.name == "loss") {
+      out.loss = value;
+    } else if (field.name == "grad_norm") {
+      out.grad_norm = value;
+    } else if (field.name == "lr") {
+      out.lr = value;
+    } else if (field.name == "samples_per_step") {
+      out.samples_per_step = static_cast<std::int64_t>(*value);
+    } else if (field.name == "step_ms") {
+      out.step_ms = value;
+    } else {
+      out.extra.emplace_back(field.name, *value);
+    }
+  }
+  return LineMatch::kRecord;
 }
 
 }  // namespace bigmac::logs

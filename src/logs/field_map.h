@@ -3,9 +3,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
+#include "logs/step_line.h"
 
 namespace re2 {
 class RE2;
@@ -35,6 +37,10 @@ class FieldMap {
   const std::vector<Field>& fields() const { return fields_; }
   /// Index into fields() of the field that decides whether a line is a record.
   std::size_t key_field() const { return key_field_; }
+
+  /// Reads a step line. Without a step field the step is `next_step` (the count so far).
+  LineMatch read(std::string_view text, std::int64_t next_step, StepRecord& out,
+                 std::string& error) const;
 
  private:
   std::vector<Field> fields_;

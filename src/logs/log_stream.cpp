@@ -1,57 +1,265 @@
 #include "logs/log_stream.h"
 
+#include <cstring>
+
+#include "logs/contract_record.h"
+#include "logs/field_bag.h"
+#include "logs/json_line.h"
+#include "logs/kv_line.h"
+#include "logs/line_prefix.h"
+#include "logs/step_line.h"
+
 namespace bigmac::logs {
 
+namespace {
+
+/// Formats that may share one stream: the two spellings of the contract go together.
+enum class Family { kAny, kContract, kMegatron, kTorchtitan, kRegex };
+
+Family family_of(LogFormat format) {
+  switch (format) {
+    case LogFormat::kAuto: return Family::kAny;
+    case LogFormat::kBigmac:
+    case LogFormat::kKeyValue: return Family::kContract;
+    case LogFormat::kMegatron: return Family::kMegatron;
+    case LogFormat::kTorchtitan: return Family::kTorchtitan;
+    case LogFormat::kRegex: return Family::kRegex;
+  }
+  return Family::kAny;
+}
+
+bool looks_like_contract(std::string_view text) {
+  return (!text.empty() && text.front() == '{' &&
+          text.find("\"ev\"") != std::string_view::npos) ||
+         text.find(kKeyValueMarker) != std::string_view::npos;
+}
+
+}  // namespace
+
 struct LogStream::Impl {
-  LogFormat format;
+  Family family;
   int default_rank;
   const FieldMap* custom;
   StreamLimits limits;
   StreamStats stats;
   std::string partial;
+  bool skipping = false;  // inside an oversized line, dropping bytes up to its newline
+  JsonLineReader json;
+  FieldBag bag;
+  std::string clean;
+  std::string error;
+  std::int64_t steps = 0;
 
-  void line(std::string_view text, std::vector<Record>& out) {
+  bool allows(Family f) const { return family == Family::kAny || family == f; }
+
+  void detected(LogFormat format) {
+    if (stats.detected == LogFormat::kAuto) stats.detected = format;
+    if (family == Family::kAny) family = family_of(format);
+  }
+
+  void unparseable(const RecordOrigin& at, std::string reason, std::string_view text) {
+    ++stats.unparseable;
+    if (stats.unparseable_examples.size() < limits.max_examples) {
+      stats.unparseable_examples.push_back(
+          UnparseableLine{at.line, std::move(reason), std::string(text.substr(0, 160))});
+    }
+  }
+
+  void context(const RecordOrigin& at, std::string_view text, bool cut,
+               std::vector<Record>& out) {
+    TextLine kept;
+    kept.at = at;
+    kept.truncated = cut || text.size() > limits.max_text_bytes;
+    kept.text.assign(text.substr(0, limits.max_text_bytes));
+    ++stats.context_lines;
+    out.emplace_back(std::move(kept));
+  }
+
+  void record(Record&& r, std::vector<Record>& out) {
+    ++stats.records;
+    if (std::holds_alternative<StepRecord>(r)) ++steps;
+    out.emplace_back(std::move(r));
+  }
+
+  void contract(const RecordOrigin& at, std::string_view text, LogFormat format,
+                std::vector<Record>& out) {
+    Record r;
+    switch (build_contract_record(bag, at, r)) {
+      case ContractResult::kRecord:
+        detected(format);
+        record(std::move(r), out);
+        return;
+      case ContractResult::kUnknownEvent:
+        detected(format);
+        ++stats.unknown_events;
+        context(at, text, false, out);
+        return;
+      case ContractResult::kBad:
+        unparseable(at, bag.error(), text);
+        return;
+    }
+  }
+
+  void step_line(LineMatch match, const RecordOrigin& at, std::string_view text,
+                 LogFormat format, StepRecord& step, std::vector<Record>& out) {
+    if (match == LineMatch::kBad) {
+      unparseable(at, error, text);
+      return;
+    }
+    detected(format);
+    step.at = at;
+    record(Record(std::move(step)), out);
+  }
+
+  // One complete line without its '\n'; `readable` bytes from line.data() may be read.
+  void line(std::string_view raw, std::size_t readable, std::vector<Record>& out) {
     ++stats.lines;
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    LinePrefix prefix = strip_line_prefix(raw);
+    std::string_view text = prefix.rest;
+    RecordOrigin at{prefix.rank >= 0 ? prefix.rank : default_rank, stats.lines,
+                    prefix.has_time ? prefix.t : 0};
     if (text.empty()) {
       ++stats.blank_lines;
       return;
     }
-    TextLine kept;
-    kept.at.rank = default_rank;
-    kept.at.line = stats.lines;
-    kept.truncated = text.size() > limits.max_text_bytes;
-    kept.text = std::string(text.substr(0, limits.max_text_bytes));
-    ++stats.context_lines;
-    out.emplace_back(std::move(kept));
+    if (text.front() == '{' && allows(Family::kContract)) {
+      std::size_t offset = static_cast<std::size_t>(text.data() - raw.data());
+      if (json.read(text, readable - offset, bag, error)) {
+        if (bag.has(Key::kEv)) {
+          contract(at, text, LogFormat::kBigmac, out);
+          return;
+        }
+      } else if (text.find("\"ev\"") != std::string_view::npos) {
+        unparseable(at, error, text);
+        return;
+      }
+    }
+    if (has_escape(text)) {
+      remove_ansi(text, clean);
+      text = clean;
+    }
+    StepRecord step;
+    if (allows(Family::kContract)) {
+      std::size_t marker = text.find(kKeyValueMarker);
+      if (marker != std::string_view::npos) {
+        if (read_kv_line(text.substr(marker + 7), bag, error)) {
+          contract(at, text, LogFormat::kKeyValue, out);
+        } else {
+          unparseable(at, error, text);
+        }
+        return;
+      }
+    }
+    if (allows(Family::kMegatron)) {
+      LineMatch match = read_megatron_line(text, step, error);
+      if (match != LineMatch::kNotMine) {
+        step_line(match, at, text, LogFormat::kMegatron, step, out);
+        return;
+      }
+    }
+    if (allows(Family::kTorchtitan)) {
+      LineMatch match = read_torchtitan_line(text, step, error);
+      if (match != LineMatch::kNotMine) {
+        step_line(match, at, text, LogFormat::kTorchtitan, step, out);
+        return;
+      }
+    }
+    if (family == Family::kRegex && custom != nullptr) {
+      LineMatch match = custom->read(text, steps, step, error);
+      if (match != LineMatch::kNotMine) {
+        step_line(match, at, text, LogFormat::kRegex, step, out);
+        return;
+      }
+    }
+    context(at, text, false, out);
+  }
+
+  // The head of a line longer than max_line_bytes: never parsed, only reported.
+  void oversized(std::string_view head, std::vector<Record>& out) {
+    ++stats.lines;
+    ++stats.oversized_lines;
+    LinePrefix prefix = strip_line_prefix(head);
+    RecordOrigin at{prefix.rank >= 0 ? prefix.rank : default_rank, stats.lines,
+                    prefix.has_time ? prefix.t : 0};
+    if (looks_like_contract(prefix.rest)) {
+      unparseable(at, "line longer than " + std::to_string(limits.max_line_bytes) + " bytes",
+                  prefix.rest);
+      return;
+    }
+    context(at, prefix.rest, true, out);
   }
 };
 
 LogStream::LogStream(LogFormat format, int default_rank, const FieldMap* custom,
                      StreamLimits limits)
-    : impl_(std::make_unique<Impl>(Impl{format, default_rank, custom, limits, {}, {}})) {}
+    : impl_(std::make_unique<Impl>()) {
+  impl_->family = family_of(format);
+  if (format == LogFormat::kBigmac || format == LogFormat::kKeyValue ||
+      format == LogFormat::kMegatron || format == LogFormat::kTorchtitan ||
+      format == LogFormat::kRegex) {
+    impl_->stats.detected = format;
+  }
+  impl_->default_rank = default_rank;
+  impl_->custom = custom;
+  impl_->limits = limits;
+}
 LogStream::~LogStream() = default;
 LogStream::LogStream(LogStream&&) noexcept = default;
 LogStream& LogStream::operator=(LogStream&&) noexcept = default;
 
 void LogStream::feed(std::string_view bytes, std::vector<Record>& out) {
-  impl_->stats.bytes += static_cast<std::int64_t>(bytes.size());
+  Impl& s = *impl_;
+  s.stats.bytes += static_cast<std::int64_t>(bytes.size());
+  const std::size_t max_line = s.limits.max_line_bytes;
   while (!bytes.empty()) {
-    std::size_t nl = bytes.find('\n');
+    const void* found = std::memchr(bytes.data(), '\n', bytes.size());
+    std::size_t nl = found == nullptr ? std::string_view::npos
+                                      : static_cast<std::size_t>(
+                                            static_cast<const char*>(found) - bytes.data());
+    if (s.skipping) {
+      if (nl == std::string_view::npos) return;
+      s.skipping = false;
+      bytes.remove_prefix(nl + 1);
+      continue;
+    }
     if (nl == std::string_view::npos) {
-      impl_->partial.append(bytes);
+      // Keep at most one line's worth; past that the line is reported from its head.
+      std::size_t room = max_line + 1 - std::min(s.partial.size(), max_line + 1);
+      s.partial.append(bytes.substr(0, room));
+      if (s.partial.size() > max_line) {
+        s.oversized(s.partial, out);
+        s.partial.clear();
+        s.partial.shrink_to_fit();
+        s.skipping = true;
+      }
       return;
     }
-    impl_->partial.append(bytes.substr(0, nl));
-    impl_->line(impl_->partial, out);
-    impl_->partial.clear();
+    if (s.partial.empty()) {
+      std::string_view line = bytes.substr(0, nl);
+      if (line.size() > max_line) {
+        s.oversized(line.substr(0, s.limits.max_text_bytes), out);
+      } else {
+        s.line(line, bytes.size(), out);
+      }
+    } else {
+      if (s.partial.size() + nl > max_line) {
+        s.oversized(s.partial, out);
+      } else {
+        s.partial.append(bytes.substr(0, nl));
+        s.line(s.partial, s.partial.size(), out);
+      }
+      s.partial.clear();
+    }
     bytes.remove_prefix(nl + 1);
   }
 }
 
 void LogStream::finish(std::vector<Record>& out) {
-  if (!impl_->partial.empty()) impl_->line(impl_->partial, out);
-  impl_->partial.clear();
+  Impl& s = *impl_;
+  if (!s.partial.empty()) s.line(s.partial, s.partial.size(), out);
+  s.partial.clear();
+  s.skipping = false;
 }
 
 const StreamStats& LogStream::stats() const { return impl_->stats; }

@@ -1,0 +1,183 @@
+#include "logs/contract_record.h"
+
+namespace bigmac::logs {
+
+namespace {
+
+RecordOrigin origin(FieldBag& bag, const RecordOrigin& base) {
+  RecordOrigin at = base;
+  bag.read(Key::kRank, at.rank);
+  bag.read(Key::kT, at.t);
+  return at;
+}
+
+template <class T>
+T start(FieldBag& bag, const RecordOrigin& base) {
+  T record;
+  record.at = origin(bag, base);
+  return record;
+}
+
+Record build_run(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<RunRecord>(bag, base);
+  bag.read(Key::kWorldSize, r.world_size);
+  bag.read(Key::kLocalRank, r.local_rank);
+  bag.read(Key::kDevice, r.device);
+  bag.read(Key::kBackend, r.backend);
+  bag.read(Key::kDtype, r.dtype);
+  bag.read(Key::kSeed, r.seed);
+  bag.read(Key::kTorchVersion, r.torch_version);
+  bag.read(Key::kPid, r.pid);
+  bag.read(Key::kToolVersion, r.tool_version);
+  return r;
+}
+
+Record build_pg_ready(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<PgReadyRecord>(bag, base);
+  bag.read(Key::kInitMs, r.init_ms);
+  bag.read(Key::kWorldSize, r.world_size);
+  bag.read(Key::kBackend, r.backend);
+  return r;
+}
+
+Record build_batch(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<BatchRecord>(bag, base);
+  bag.read(Key::kMicroBatchSize, r.micro_batch_size);
+  bag.read(Key::kGradAccum, r.grad_accum);
+  bag.read(Key::kDp, r.dp);
+  bag.read(Key::kSamplesPerStep, r.samples_per_step);
+  bag.read(Key::kSeqLength, r.seq_length);
+  bag.read(Key::kInputShape, r.input_shape);
+  bag.read(Key::kInputDtype, r.input_dtype);
+  return r;
+}
+
+Record build_model(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<ModelRecord>(bag, base);
+  bag.read(Key::kParamCount, r.param_count);
+  bag.read(Key::kParamDigest, r.param_digest);
+  return r;
+}
+
+Record build_layout(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<LayoutRecord>(bag, base);
+  bag.read(Key::kStage, r.stage);
+  bag.read(Key::kNumStages, r.num_stages);
+  bag.read(Key::kFirstLayer, r.first_layer);
+  bag.read(Key::kLastLayer, r.last_layer);
+  bag.read(Key::kDpRank, r.dp_rank);
+  bag.read(Key::kDpSize, r.dp_size);
+  bag.read(Key::kParamCount, r.param_count);
+  bag.read(Key::kTied, r.tied);
+  bag.read(Key::kTiedDuplicateCount, r.tied_duplicate_count);
+  return r;
+}
+
+Record build_step(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<StepRecord>(bag, base);
+  bag.require(Key::kGlobalStep);
+  bag.read(Key::kGlobalStep, r.global_step);
+  bag.read(Key::kLoss, r.loss);
+  bag.read(Key::kGradNorm, r.grad_norm);
+  bag.read(Key::kLr, r.lr);
+  bag.read(Key::kSamplesPerStep, r.samples_per_step);
+  bag.read(Key::kStepMs, r.step_ms);
+  return r;
+}
+
+Record build_heartbeat(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<HeartbeatRecord>(bag, base);
+  bag.require(Key::kGlobalStep);
+  bag.read(Key::kGlobalStep, r.global_step);
+  return r;
+}
+
+Record build_mb(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<MicroBatchRecord>(bag, base);
+  bag.read(Key::kGlobalStep, r.global_step);
+  bag.read(Key::kStage, r.stage);
+  bag.read(Key::kMb, r.mb);
+  bag.read(Key::kPhase, r.phase);
+  if (r.phase != 'F' && r.phase != 'B') bag.fail("field phase: expected F or B");
+  bag.read(Key::kStart, r.start);
+  bag.read(Key::kEnd, r.end);
+  return r;
+}
+
+Record build_shape(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<ShapeRecord>(bag, base);
+  bag.read(Key::kGlobalStep, r.global_step);
+  bag.read(Key::kStage, r.stage);
+  bag.read(Key::kMb, r.mb);
+  bag.read(Key::kWhere, r.where);
+  bag.read(Key::kName, r.name);
+  bag.read(Key::kShape, r.shape);
+  bag.read(Key::kDtype, r.dtype);
+  bag.read(Key::kDevice, r.device);
+  return r;
+}
+
+Record build_loss(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<LossRecord>(bag, base);
+  bag.read(Key::kGlobalStep, r.global_step);
+  bag.read(Key::kStage, r.stage);
+  bag.read(Key::kMb, r.mb);
+  bag.require(Key::kValue);
+  bag.read(Key::kValue, r.value);
+  return r;
+}
+
+Record build_ckpt(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<CheckpointRecord>(bag, base);
+  bag.read(Key::kStep, r.step);
+  bag.read(Key::kPath, r.path);
+  return r;
+}
+
+Record build_digest(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<DigestRecord>(bag, base);
+  bag.read(Key::kParamDigest, r.param_digest);
+  bag.read(Key::kGlobalStep, r.global_step);
+  return r;
+}
+
+Record build_done(FieldBag& bag, const RecordOrigin& base) {
+  auto r = start<DoneRecord>(bag, base);
+  bag.read(Key::kSteps, r.steps);
+  return r;
+}
+
+using Builder = Record (*)(FieldBag&, const RecordOrigin&);
+
+struct EventBuilder {
+  std::string_view name;
+  Builder build;
+};
+
+// `step` first: it is the most frequent event after `mb`/`heartbeat`.
+constexpr EventBuilder kBuilders[] = {
+    {"step", build_step},       {"heartbeat", build_heartbeat}, {"mb", build_mb},
+    {"shape", build_shape},     {"loss", build_loss},           {"run", build_run},
+    {"pg_ready", build_pg_ready}, {"batch", build_batch},       {"model", build_model},
+    {"layout", build_layout},   {"ckpt", build_ckpt},           {"digest", build_digest},
+    {"done", build_done},
+};
+
+}  // namespace
+
+ContractResult build_contract_record(FieldBag& bag, const RecordOrigin& base, Record& out) {
+  const Slot& ev = bag.at(Key::kEv);
+  if (ev.kind != Slot::Kind::kString && ev.kind != Slot::Kind::kText) {
+    bag.fail(ev.kind == Slot::Kind::kAbsent ? "missing field ev" : "field ev: expected a string");
+    return ContractResult::kBad;
+  }
+  for (const EventBuilder& builder : kBuilders) {
+    if (builder.name == ev.s) {
+      out = builder.build(bag, base);
+      return bag.error().empty() ? ContractResult::kRecord : ContractResult::kBad;
+    }
+  }
+  return bag.error().empty() ? ContractResult::kUnknownEvent : ContractResult::kBad;
+}
+
+}  // namespace bigmac::logs

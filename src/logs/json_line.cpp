@@ -1,0 +1,197 @@
+#include "logs/json_line.h"
+
+#include <cctype>
+#include <cstring>
+
+#include <simdjson.h>
+
+#include "logs/number_text.h"
+
+namespace bigmac::logs {
+
+namespace ondemand = simdjson::ondemand;
+
+namespace {
+
+// The raw key text (between the quotes); keys with escapes never equal a contract key.
+std::string_view raw_key(ondemand::field& field) {
+  const char* start = field.key().raw();
+  const char* end = start;
+  while (*end != '"') ++end;  // the parser validated the string, so a closing quote exists
+  return {start, static_cast<std::size_t>(end - start)};
+}
+
+simdjson::error_code read_array(ondemand::value& value, Key key, FieldBag& bag, Slot& slot) {
+  ondemand::array array;
+  if (auto error = value.get_array().get(array)) return error;
+  auto& ints = bag.int_list(key);
+  auto& strings = bag.str_list(key);
+  slot.kind = Slot::Kind::kIntList;
+  bool mixed = false;
+  for (auto element : array) {
+    ondemand::value item;
+    if (auto error = std::move(element).get(item)) return error;
+    ondemand::json_type type;
+    if (auto error = item.type().get(type)) return error;
+    if (type == ondemand::json_type::number && strings.empty()) {
+      std::int64_t v = 0;
+      if (item.get_int64().get(v)) {
+        mixed = true;
+      } else {
+        ints.push_back(v);
+      }
+    } else if (type == ondemand::json_type::string && ints.empty()) {
+      std::string_view s;
+      if (auto error = item.get_string().get(s)) return error;
+      strings.emplace_back(s);
+      slot.kind = Slot::Kind::kStrList;
+    } else {
+      mixed = true;  // keep iterating so the parser validates the rest
+    }
+  }
+  if (mixed) slot.kind = Slot::Kind::kOther;
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code read_value(ondemand::value& value, Key key, FieldBag& bag) {
+  Slot& slot = bag.set(key);
+  ondemand::json_type type;
+  if (auto error = value.type().get(type)) return error;
+  switch (type) {
+    case ondemand::json_type::number: {
+      ondemand::number_type number_type;
+      if (auto error = value.get_number_type().get(number_type)) return error;
+      if (number_type == ondemand::number_type::signed_integer) {
+        slot.kind = Slot::Kind::kInt;
+        return value.get_int64().get(slot.i);
+      }
+      slot.kind = Slot::Kind::kReal;
+      return value.get_double().get(slot.d);
+    }
+    case ondemand::json_type::string:
+      slot.kind = Slot::Kind::kString;
+      return value.get_string().get(slot.s);
+    case ondemand::json_type::array:
+      return read_array(value, key, bag, slot);
+    case ondemand::json_type::boolean: {
+      bool b = false;
+      slot.kind = Slot::Kind::kBool;
+      return value.get_bool().get(b);
+    }
+    case ondemand::json_type::null:
+      slot.kind = Slot::Kind::kOther;
+      return value.is_null().error();
+    case ondemand::json_type::object:
+      slot.kind = Slot::Kind::kOther;
+      return simdjson::SUCCESS;  // skipped (and validated) by the object iterator
+  }
+  return simdjson::INCORRECT_TYPE;
+}
+
+// Quotes bare non-finite words outside strings; false when there were none.
+bool quote_nonfinite(std::string_view line, std::string& out) {
+  out.clear();
+  out.reserve(line.size() + 16);
+  bool in_string = false;
+  bool changed = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < line.size()) {
+        out.push_back(line[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out.push_back(c);
+      continue;
+    }
+    bool sign = c == '-' || c == '+';
+    std::size_t j = sign ? i + 1 : i;
+    std::size_t k = j;
+    while (k < line.size() && ((line[k] | 0x20) >= 'a' && (line[k] | 0x20) <= 'z')) ++k;
+    if (k > j && (j == i || !(i > 0 && std::isalnum(static_cast<unsigned char>(line[i - 1]))))) {
+      std::string_view word = line.substr(i, k - i);
+      if (is_nonfinite_word(word)) {
+        out.push_back('"');
+        out.append(word);
+        out.push_back('"');
+        changed = true;
+        i = k - 1;
+        continue;
+      }
+      if (!sign) {
+        out.append(word);  // true/false/null and other words pass through whole
+        i = k - 1;
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return changed;
+}
+
+}  // namespace
+
+struct JsonLineReader::Impl {
+  ondemand::parser parser;
+  std::string copy;
+  std::string quoted;
+
+  simdjson::error_code parse(const char* data, std::size_t size, std::size_t capacity,
+                             FieldBag& bag) {
+    ondemand::document doc;
+    if (auto error = parser.iterate(data, size, capacity).get(doc)) return error;
+    ondemand::object object;
+    if (auto error = doc.get_object().get(object)) return error;
+    for (auto item : object) {
+      ondemand::field field;
+      if (auto error = std::move(item).get(field)) return error;
+      std::optional<Key> key = find_key(raw_key(field));
+      if (!key) continue;  // unknown fields are for newer readers
+      if (auto error = read_value(field.value(), *key, bag)) return error;
+    }
+    // Past the object the iterator must be at the end: `{...} junk` is not one object.
+    return doc.current_location().error() == simdjson::OUT_OF_BOUNDS ? simdjson::SUCCESS
+                                                                      : simdjson::TRAILING_CONTENT;
+  }
+
+  simdjson::error_code parse_any(std::string_view line, std::size_t readable, FieldBag& bag) {
+    if (readable >= line.size() + simdjson::SIMDJSON_PADDING) {
+      return parse(line.data(), line.size(), readable, bag);
+    }
+    copy.assign(line);
+    copy.resize(line.size() + simdjson::SIMDJSON_PADDING, ' ');
+    return parse(copy.data(), line.size(), copy.size(), bag);
+  }
+};
+
+JsonLineReader::JsonLineReader() : impl_(std::make_unique<Impl>()) {}
+JsonLineReader::~JsonLineReader() = default;
+JsonLineReader::JsonLineReader(JsonLineReader&&) noexcept = default;
+JsonLineReader& JsonLineReader::operator=(JsonLineReader&&) noexcept = default;
+
+std::size_t JsonLineReader::padding() { return simdjson::SIMDJSON_PADDING; }
+
+bool JsonLineReader::read(std::string_view line, std::size_t readable, FieldBag& bag,
+                          std::string& error) {
+  bag.clear();
+  simdjson::error_code code = impl_->parse_any(line, readable, bag);
+  if (code == simdjson::SUCCESS) return true;
+  if (quote_nonfinite(line, impl_->quoted)) {
+    bag.clear();
+    std::string quoted = std::move(impl_->quoted);
+    code = impl_->parse_any(quoted, quoted.size(), bag);
+    // The bag's strings point into `quoted`; keep it alive until the next line.
+    impl_->quoted = std::move(quoted);
+    if (code == simdjson::SUCCESS) return true;
+  }
+  error = std::string("invalid JSON: ") + simdjson::error_message(code);
+  return false;
+}
+
+}  // namespace bigmac::logs

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "logs/field_bag.h"
+
+namespace bigmac::logs {
+
+/// Reads one bigmac-log JSON object into a FieldBag with simdjson On-Demand. Bare `NaN`,
+/// `Infinity`, `-Infinity` (Python's json) and `nan`/`inf` (printf) are not JSON; a line that
+/// fails to parse and holds such a word outside strings is retried with the word quoted, so the
+/// common path pays nothing for them.
+class JsonLineReader {
+ public:
+  JsonLineReader();
+  ~JsonLineReader();
+  JsonLineReader(JsonLineReader&&) noexcept;
+  JsonLineReader& operator=(JsonLineReader&&) noexcept;
+
+  /// `readable` is how many bytes starting at line.data() may be read (at least line.size());
+  /// with enough slack past the line the parser reads in place, otherwise it copies.
+  /// False with `error` set when the line is not one well-formed JSON object.
+  bool read(std::string_view line, std::size_t readable, FieldBag& bag, std::string& error);
+
+  /// Bytes of readable slack the parser needs past a line to avoid a copy.
+  static std::size_t padding();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bigmac::logs
