@@ -1,5 +1,6 @@
 #include "logs/line_prefix.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace bigmac::logs {
@@ -11,6 +12,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // Length of the escape sequence at the start of `text` (which starts with ESC).
 std::size_t escape_length(std::string_view text) {
   if (text.size() < 2) return text.size();
+  if (text[1] == '(' || text[1] == ')') return std::min<std::size_t>(3, text.size());  // charset
   if (text[1] != '[') return 2;
   std::size_t i = 2;
   while (i < text.size() && !(text[i] >= 0x40 && text[i] <= 0x7e)) ++i;

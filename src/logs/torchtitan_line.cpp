@@ -30,6 +30,7 @@ LineMatch read_torchtitan_line(std::string_view text, StepRecord& out, std::stri
   if (text.substr(0, at).find("valid") != std::string_view::npos) return LineMatch::kNotMine;
   std::string_view rest = text.substr(at + kStep.size());
   if (rest.find("loss:") == std::string_view::npos) return LineMatch::kNotMine;
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);  // `step:  1`
   std::size_t gap = rest.find("  ");
   std::string_view step_text = trim(rest.substr(0, gap));
   auto step = parse_integer(step_text);
