@@ -1,4 +1,5 @@
 #include "config/config_printer.h"
+#include "config/config_writer.h"
 #include "config_fixture.h"
 
 namespace bigmac::config {
@@ -69,6 +70,36 @@ TEST_F(ConfigTest, BadEnvValueNamesTheVariable) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0].format(), HasSubstr("$BIGMAC_TRAIN_MAX_STEPS"));
   EXPECT_THAT(errors[0].format(), HasSubstr("expected an integer"));
+}
+
+}  // namespace
+}  // namespace bigmac::config
+
+namespace bigmac::config {
+namespace {
+
+TEST_F(ConfigTest, WrittenTomlReadsBackToTheSameValues) {
+  Config original = load_ok(
+      "[launch]\nnproc_per_node = 2\n[parallel]\npp_size = 2\n[train]\nlr = 2\nseed = 11\n"
+      "[trainer]\ncommand = [\"python3\", \"t \\\"q\\\".py\"]\n[logs.fields]\nloss = 'l=(\\d+)'\n");
+  std::string text = to_toml(original, "gate dp\nattempt 1");
+  EXPECT_EQ(text.rfind("# gate dp\n# attempt 1\n", 0), 0u);
+  Config back = load_ok(text);
+  for (const Setting& s : original.settings.entries) {
+    // "auto" split points are written expanded; derived values are recomputed on reading.
+    if (s.key == "model.split_points" || s.origin.kind == SourceKind::kDerived) continue;
+    const Setting* read_back = back.settings.find(s.key);
+    ASSERT_NE(read_back, nullptr) << s.key;
+    EXPECT_EQ(value_to_string(read_back->value), value_to_string(s.value)) << s.key;
+  }
+  EXPECT_EQ(back.model.split_points, original.model.split_points);
+  EXPECT_EQ(back.log_fields, original.log_fields);
+}
+
+TEST_F(ConfigTest, YamlHasEveryTableAndTheDerivedValues) {
+  std::string yaml = to_yaml(load_ok(""), "gate single");
+  EXPECT_THAT(yaml, ::testing::HasSubstr("train:\n  micro_batch_size: 2\n"));
+  EXPECT_THAT(yaml, ::testing::HasSubstr("derived:\n  world_size: 4\n  dp: 4\n"));
 }
 
 }  // namespace
