@@ -59,9 +59,10 @@ struct LogStream::Impl {
 
   void unparseable(const RecordOrigin& at, std::string reason, std::string_view text) {
     ++stats.unparseable;
+    ++stats.unparseable_by_rank[at.rank];
     if (stats.unparseable_examples.size() < limits.max_examples) {
-      stats.unparseable_examples.push_back(
-          UnparseableLine{at.line, std::move(reason), std::string(text.substr(0, 160))});
+      stats.unparseable_examples.push_back(UnparseableLine{at.line, at.rank, std::move(reason),
+                                                           std::string(text.substr(0, 160))});
     }
   }
 

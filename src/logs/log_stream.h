@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@ namespace bigmac::logs {
 /// A record-looking line that could not be read, kept as an example for the report.
 struct UnparseableLine {
   std::int64_t line = 0;
+  int rank = -1;        ///< from the line's prefix, else the stream's default
   std::string reason;   ///< `invalid JSON`, `field loss: expected a number`, ...
   std::string excerpt;  ///< the start of the line, prefixes removed
 };
@@ -31,6 +33,7 @@ struct StreamStats {
   std::int64_t unknown_events = 0;   ///< well-formed contract lines with an unknown `ev`
   std::int64_t oversized_lines = 0;  ///< longer than StreamLimits::max_line_bytes
   std::vector<UnparseableLine> unparseable_examples;  ///< the first max_examples
+  std::map<int, std::int64_t> unparseable_by_rank;    ///< rank as in UnparseableLine
   LogFormat detected = LogFormat::kAuto;  ///< kAuto until a record was recognised
 };
 

@@ -1,0 +1,169 @@
+#include "logs/rank_log.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+
+namespace bigmac::logs {
+
+namespace {
+
+struct Adder {
+  RankLog& log;
+  void operator()(RunRecord&& r) { log.run = std::move(r); }
+  void operator()(PgReadyRecord&& r) { log.pg_ready = std::move(r); }
+  void operator()(BatchRecord&& r) { log.batch = std::move(r); }
+  void operator()(ModelRecord&& r) { log.model = std::move(r); }
+  void operator()(LayoutRecord&& r) { log.layout = std::move(r); }
+  void operator()(StepRecord&& r) { log.steps.push_back(std::move(r)); }
+  void operator()(HeartbeatRecord&& r) { log.heartbeats.push_back(r); }
+  void operator()(MicroBatchRecord&& r) { log.micro_batches.push_back(r); }
+  void operator()(ShapeRecord&& r) { log.shapes.push_back(std::move(r)); }
+  void operator()(LossRecord&& r) { log.losses.push_back(r); }
+  void operator()(CheckpointRecord&& r) { log.checkpoints.push_back(std::move(r)); }
+  void operator()(DigestRecord&& r) { log.digest = std::move(r); }
+  void operator()(DoneRecord&& r) { log.done = r; }
+  void operator()(TextLine&& r) { log.context.add(std::move(r)); }
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+/// Gathers records from several streams into one RankLog per rank.
+class Merger {
+ public:
+  void begin_file(const std::string& path) {
+    path_ = path;
+    unranked_ = nullptr;
+  }
+
+  void take(std::vector<Record>& records) {
+    for (Record& record : records) {
+      RankLog& log = rank_log(origin_of(record).rank);
+      if (!std::holds_alternative<TextLine>(record)) ++log.records;
+      std::visit(Adder{log}, std::move(record));
+    }
+    records.clear();
+  }
+
+  void end_file(const StreamStats& stats) {
+    for (const auto& [rank, count] : stats.unparseable_by_rank) rank_log(rank).unparseable += count;
+    files_.push_back(LogFile{path_, stats});
+  }
+
+  LoadedLogs result() && {
+    LoadedLogs logs;
+    for (auto& [rank, log] : by_rank_) logs.ranks.push_back(std::move(log));
+    for (auto& log : unranked_logs_) logs.ranks.push_back(std::move(*log));
+    logs.files = std::move(files_);
+    return logs;
+  }
+
+ private:
+  RankLog& rank_log(int rank) {
+    RankLog* log = nullptr;
+    if (rank >= 0) {
+      log = &by_rank_[rank];
+    } else {
+      if (unranked_ == nullptr) {
+        unranked_logs_.push_back(std::make_unique<RankLog>());
+        unranked_ = unranked_logs_.back().get();
+      }
+      log = unranked_;
+    }
+    log->rank = rank;
+    if (log->sources.empty() || log->sources.back() != path_) log->sources.push_back(path_);
+    return *log;
+  }
+
+  std::string path_;
+  std::map<int, RankLog> by_rank_;
+  std::vector<std::unique_ptr<RankLog>> unranked_logs_;
+  RankLog* unranked_ = nullptr;
+  std::vector<LogFile> files_;
+};
+
+}  // namespace
+
+void RankLog::add(Record record) {
+  if (!std::holds_alternative<TextLine>(record)) ++records;
+  std::visit(Adder{*this}, std::move(record));
+}
+
+const RankLog* LoadedLogs::find(int rank) const {
+  for (const RankLog& log : ranks) {
+    if (log.rank == rank) return &log;
+  }
+  return nullptr;
+}
+
+int rank_from_path(const std::string& path) {
+  std::string_view name = path;
+  if (std::size_t slash = name.rfind('/'); slash != std::string_view::npos) {
+    name.remove_prefix(slash + 1);
+  }
+  std::size_t at = name.rfind("rank");
+  if (at == std::string_view::npos) return -1;
+  std::size_t i = at + 4;
+  if (i < name.size() && (name[i] == '_' || name[i] == '-' || name[i] == '.')) ++i;
+  int value = 0;
+  std::size_t start = i;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i - start < 7) {
+    value = value * 10 + (name[i] - '0');
+    ++i;
+  }
+  return i == start ? -1 : value;
+}
+
+Expected<LoadedLogs> load_logs(const std::vector<std::string>& paths, LogFormat format,
+                               const FieldMap* custom) {
+  Merger merger;
+  std::vector<char> buffer(std::size_t{1} << 20);
+  std::vector<Record> records;
+  for (const std::string& path : paths) {
+    std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+    auto unreadable = [&](int err) {
+      Error error = make_error(ErrorKind::kInput,
+                               std::string("cannot read log: ") + std::strerror(err),
+                               "check the path and its permissions");
+      error.file = path;
+      return tl::unexpected(std::move(error));
+    };
+    if (!file) return unreadable(errno);
+    merger.begin_file(path);
+    LogStream stream(format, rank_from_path(path), custom);
+    while (true) {
+      std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file.get());
+      if (n > 0) {
+        stream.feed(std::string_view(buffer.data(), n), records);
+        merger.take(records);
+      }
+      if (n < buffer.size()) {
+        if (std::ferror(file.get())) return unreadable(errno != 0 ? errno : EIO);
+        break;
+      }
+    }
+    stream.finish(records);
+    merger.take(records);
+    merger.end_file(stream.stats());
+  }
+  return std::move(merger).result();
+}
+
+LoadedLogs load_text(std::string_view text, const std::string& name, LogFormat format,
+                     int default_rank, const FieldMap* custom) {
+  Merger merger;
+  merger.begin_file(name);
+  LogStream stream(format, default_rank, custom);
+  std::vector<Record> records;
+  stream.feed(text, records);
+  stream.finish(records);
+  merger.take(records);
+  merger.end_file(stream.stats());
+  return std::move(merger).result();
+}
+
+}  // namespace bigmac::logs
