@@ -11,15 +11,16 @@ RecordOrigin origin(FieldBag& bag, const RecordOrigin& base) {
   return at;
 }
 
+// Records are built in place at the end of `out`: no temporaries on the hot path.
 template <class T>
-T start(FieldBag& bag, const RecordOrigin& base) {
-  T record;
+T& start(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  T& record = std::get<T>(out.emplace_back(std::in_place_type<T>));
   record.at = origin(bag, base);
   return record;
 }
 
-Record build_run(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<RunRecord>(bag, base);
+void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<RunRecord>(bag, base, out);
   bag.read(Key::kWorldSize, r.world_size);
   bag.read(Key::kLocalRank, r.local_rank);
   bag.read(Key::kDevice, r.device);
@@ -29,19 +30,17 @@ Record build_run(FieldBag& bag, const RecordOrigin& base) {
   bag.read(Key::kTorchVersion, r.torch_version);
   bag.read(Key::kPid, r.pid);
   bag.read(Key::kToolVersion, r.tool_version);
-  return r;
 }
 
-Record build_pg_ready(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<PgReadyRecord>(bag, base);
+void build_pg_ready(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<PgReadyRecord>(bag, base, out);
   bag.read(Key::kInitMs, r.init_ms);
   bag.read(Key::kWorldSize, r.world_size);
   bag.read(Key::kBackend, r.backend);
-  return r;
 }
 
-Record build_batch(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<BatchRecord>(bag, base);
+void build_batch(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<BatchRecord>(bag, base, out);
   bag.read(Key::kMicroBatchSize, r.micro_batch_size);
   bag.read(Key::kGradAccum, r.grad_accum);
   bag.read(Key::kDp, r.dp);
@@ -49,18 +48,16 @@ Record build_batch(FieldBag& bag, const RecordOrigin& base) {
   bag.read(Key::kSeqLength, r.seq_length);
   bag.read(Key::kInputShape, r.input_shape);
   bag.read(Key::kInputDtype, r.input_dtype);
-  return r;
 }
 
-Record build_model(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<ModelRecord>(bag, base);
+void build_model(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<ModelRecord>(bag, base, out);
   bag.read(Key::kParamCount, r.param_count);
   bag.read(Key::kParamDigest, r.param_digest);
-  return r;
 }
 
-Record build_layout(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<LayoutRecord>(bag, base);
+void build_layout(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<LayoutRecord>(bag, base, out);
   bag.read(Key::kStage, r.stage);
   bag.read(Key::kNumStages, r.num_stages);
   bag.read(Key::kFirstLayer, r.first_layer);
@@ -70,11 +67,10 @@ Record build_layout(FieldBag& bag, const RecordOrigin& base) {
   bag.read(Key::kParamCount, r.param_count);
   bag.read(Key::kTied, r.tied);
   bag.read(Key::kTiedDuplicateCount, r.tied_duplicate_count);
-  return r;
 }
 
-Record build_step(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<StepRecord>(bag, base);
+void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<StepRecord>(bag, base, out);
   bag.require(Key::kGlobalStep);
   bag.read(Key::kGlobalStep, r.global_step);
   bag.read(Key::kLoss, r.loss);
@@ -82,18 +78,16 @@ Record build_step(FieldBag& bag, const RecordOrigin& base) {
   bag.read(Key::kLr, r.lr);
   bag.read(Key::kSamplesPerStep, r.samples_per_step);
   bag.read(Key::kStepMs, r.step_ms);
-  return r;
 }
 
-Record build_heartbeat(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<HeartbeatRecord>(bag, base);
+void build_heartbeat(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<HeartbeatRecord>(bag, base, out);
   bag.require(Key::kGlobalStep);
   bag.read(Key::kGlobalStep, r.global_step);
-  return r;
 }
 
-Record build_mb(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<MicroBatchRecord>(bag, base);
+void build_mb(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<MicroBatchRecord>(bag, base, out);
   bag.read(Key::kGlobalStep, r.global_step);
   bag.read(Key::kStage, r.stage);
   bag.read(Key::kMb, r.mb);
@@ -101,11 +95,10 @@ Record build_mb(FieldBag& bag, const RecordOrigin& base) {
   if (r.phase != 'F' && r.phase != 'B') bag.fail("field phase: expected F or B");
   bag.read(Key::kStart, r.start);
   bag.read(Key::kEnd, r.end);
-  return r;
 }
 
-Record build_shape(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<ShapeRecord>(bag, base);
+void build_shape(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<ShapeRecord>(bag, base, out);
   bag.read(Key::kGlobalStep, r.global_step);
   bag.read(Key::kStage, r.stage);
   bag.read(Key::kMb, r.mb);
@@ -114,40 +107,35 @@ Record build_shape(FieldBag& bag, const RecordOrigin& base) {
   bag.read(Key::kShape, r.shape);
   bag.read(Key::kDtype, r.dtype);
   bag.read(Key::kDevice, r.device);
-  return r;
 }
 
-Record build_loss(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<LossRecord>(bag, base);
+void build_loss(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<LossRecord>(bag, base, out);
   bag.read(Key::kGlobalStep, r.global_step);
   bag.read(Key::kStage, r.stage);
   bag.read(Key::kMb, r.mb);
   bag.require(Key::kValue);
   bag.read(Key::kValue, r.value);
-  return r;
 }
 
-Record build_ckpt(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<CheckpointRecord>(bag, base);
+void build_ckpt(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<CheckpointRecord>(bag, base, out);
   bag.read(Key::kStep, r.step);
   bag.read(Key::kPath, r.path);
-  return r;
 }
 
-Record build_digest(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<DigestRecord>(bag, base);
+void build_digest(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<DigestRecord>(bag, base, out);
   bag.read(Key::kParamDigest, r.param_digest);
   bag.read(Key::kGlobalStep, r.global_step);
-  return r;
 }
 
-Record build_done(FieldBag& bag, const RecordOrigin& base) {
-  auto r = start<DoneRecord>(bag, base);
+void build_done(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<DoneRecord>(bag, base, out);
   bag.read(Key::kSteps, r.steps);
-  return r;
 }
 
-using Builder = Record (*)(FieldBag&, const RecordOrigin&);
+using Builder = void (*)(FieldBag&, const RecordOrigin&, std::vector<Record>&);
 
 struct EventBuilder {
   std::string_view name;
@@ -165,7 +153,8 @@ constexpr EventBuilder kBuilders[] = {
 
 }  // namespace
 
-ContractResult build_contract_record(FieldBag& bag, const RecordOrigin& base, Record& out) {
+ContractResult build_contract_record(FieldBag& bag, const RecordOrigin& base,
+                                     std::vector<Record>& out) {
   const Slot& ev = bag.at(Key::kEv);
   if (ev.kind != Slot::Kind::kString && ev.kind != Slot::Kind::kText) {
     bag.fail(ev.kind == Slot::Kind::kAbsent ? "missing field ev" : "field ev: expected a string");
@@ -173,8 +162,10 @@ ContractResult build_contract_record(FieldBag& bag, const RecordOrigin& base, Re
   }
   for (const EventBuilder& builder : kBuilders) {
     if (builder.name == ev.s) {
-      out = builder.build(bag, base);
-      return bag.error().empty() ? ContractResult::kRecord : ContractResult::kBad;
+      builder.build(bag, base, out);
+      if (bag.error().empty()) return ContractResult::kRecord;
+      out.pop_back();
+      return ContractResult::kBad;
     }
   }
   return bag.error().empty() ? ContractResult::kUnknownEvent : ContractResult::kBad;

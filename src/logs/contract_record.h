@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "logs/field_bag.h"
 #include "logs/record.h"
@@ -14,8 +15,10 @@ enum class ContractResult {
   kBad,           ///< missing or wrongly typed field; `bag.error()` says which
 };
 
-/// Builds the record named by the bag's `ev`. `base` carries the line number and the prefix's
-/// rank and time; the line's own `rank` and `t` take precedence.
-ContractResult build_contract_record(FieldBag& bag, const RecordOrigin& base, Record& out);
+/// Builds the record named by the bag's `ev` and appends it to `out` (only on kRecord).
+/// `base` carries the line number and the prefix's rank and time; the line's own `rank` and `t`
+/// take precedence.
+ContractResult build_contract_record(FieldBag& bag, const RecordOrigin& base,
+                                     std::vector<Record>& out);
 
 }  // namespace bigmac::logs

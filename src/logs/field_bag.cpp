@@ -21,32 +21,30 @@ constexpr std::array<std::string_view, static_cast<std::size_t>(Key::kCount)> kK
 constexpr std::size_t kTableSize = 256;
 constexpr std::uint8_t kEmpty = 0xff;
 
-std::size_t hash_name(std::string_view name) {
-  std::size_t h = name.size() * 31u;
-  if (!name.empty()) {
-    h += static_cast<unsigned char>(name.front()) * 7u;
-    h += static_cast<unsigned char>(name.back()) * 13u;
-    h += static_cast<unsigned char>(name[name.size() / 2]);
-  }
-  return h % kTableSize;
+std::uint32_t hash_name(std::string_view name, std::uint32_t seed) {
+  std::uint32_t h = seed;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;  // FNV-1a
+  return (h ^ (h >> 15)) % kTableSize;
 }
 
+// A perfect hash: the first seed under which every key has its own slot, so a lookup is one
+// probe and one compare.
 struct KeyTable {
   std::array<std::uint8_t, kTableSize> slot{};
+  std::uint32_t seed = 2166136261u;
   KeyTable() {
-    slot.fill(kEmpty);
-    for (std::size_t k = 0; k < kKeyNames.size(); ++k) {
-      std::size_t h = hash_name(kKeyNames[k]);
-      while (slot[h] != kEmpty) h = (h + 1) % kTableSize;
-      slot[h] = static_cast<std::uint8_t>(k);
+    for (;; ++seed) {
+      slot.fill(kEmpty);
+      bool clash = false;
+      for (std::size_t k = 0; k < kKeyNames.size() && !clash; ++k) {
+        std::uint32_t h = hash_name(kKeyNames[k], seed);
+        clash = slot[h] != kEmpty;
+        slot[h] = static_cast<std::uint8_t>(k);
+      }
+      if (!clash) return;
     }
   }
 };
-
-const KeyTable& key_table() {
-  static const KeyTable table;
-  return table;
-}
 
 const char* kind_name(Slot::Kind kind) {
   switch (kind) {
@@ -86,33 +84,33 @@ bool split_list(std::string_view text, std::vector<std::string_view>& items) {
 }  // namespace
 
 std::optional<Key> find_key(std::string_view name) {
-  const KeyTable& table = key_table();
-  for (std::size_t h = hash_name(name), probes = 0; probes < kTableSize;
-       h = (h + 1) % kTableSize, ++probes) {
-    std::uint8_t k = table.slot[h];
-    if (k == kEmpty) return std::nullopt;
-    std::string_view candidate = kKeyNames[k];
-    if (candidate.size() == name.size() &&
-        std::memcmp(candidate.data(), name.data(), name.size()) == 0) {
-      return static_cast<Key>(k);
-    }
+  static const KeyTable table;
+  std::uint8_t k = table.slot[hash_name(name, table.seed)];
+  if (k == kEmpty) return std::nullopt;
+  std::string_view candidate = kKeyNames[k];
+  if (candidate.size() != name.size()) return std::nullopt;
+  // Keys are short: an inline loop beats a call to memcmp here.
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (candidate[i] != name[i]) return std::nullopt;
   }
-  return std::nullopt;
+  return static_cast<Key>(k);
 }
 
 std::string_view key_name(Key key) { return kKeyNames[static_cast<std::size_t>(key)]; }
 
 void FieldBag::clear() {
-  for (Key key : touched_) slots_[static_cast<std::size_t>(key)] = Slot{};
-  touched_.clear();
-  owned_.clear();
-  error_.clear();
+  for (std::size_t i = 0; i < touched_count_; ++i) {
+    slots_[static_cast<std::size_t>(touched_[i])].kind = Slot::Kind::kAbsent;
+  }
+  touched_count_ = 0;
+  if (!owned_.empty()) owned_.clear();
+  if (!error_.empty()) error_.clear();
 }
 
 Slot& FieldBag::set(Key key) {
   Slot& slot = slots_[static_cast<std::size_t>(key)];
-  if (slot.kind == Slot::Kind::kAbsent) touched_.push_back(key);
-  slot = Slot{};
+  // Each key is recorded once, so touched_ never holds more than kCount entries.
+  if (slot.kind == Slot::Kind::kAbsent) touched_[touched_count_++] = key;
   slot.kind = Slot::Kind::kOther;
   return slot;
 }

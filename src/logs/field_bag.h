@@ -67,7 +67,8 @@ class FieldBag {
   std::array<Slot, static_cast<std::size_t>(Key::kCount)> slots_{};
   std::array<std::vector<std::int64_t>, static_cast<std::size_t>(Key::kCount)> int_lists_;
   std::array<std::vector<std::string>, static_cast<std::size_t>(Key::kCount)> str_lists_;
-  std::vector<Key> touched_;
+  std::array<Key, static_cast<std::size_t>(Key::kCount)> touched_{};
+  std::size_t touched_count_ = 0;
   std::deque<std::string> owned_;
   std::string error_;
 };

@@ -59,14 +59,16 @@ simdjson::error_code read_value(ondemand::value& value, Key key, FieldBag& bag) 
   if (auto error = value.type().get(type)) return error;
   switch (type) {
     case ondemand::json_type::number: {
-      ondemand::number_type number_type;
-      if (auto error = value.get_number_type().get(number_type)) return error;
-      if (number_type == ondemand::number_type::signed_integer) {
+      ondemand::number number;
+      if (auto error = value.get_number().get(number)) return error;  // parses once
+      if (number.get_number_type() == ondemand::number_type::signed_integer) {
         slot.kind = Slot::Kind::kInt;
-        return value.get_int64().get(slot.i);
+        slot.i = number.get_int64();
+      } else {
+        slot.kind = Slot::Kind::kReal;
+        slot.d = number.as_double();
       }
-      slot.kind = Slot::Kind::kReal;
-      return value.get_double().get(slot.d);
+      return simdjson::SUCCESS;
     }
     case ondemand::json_type::string:
       slot.kind = Slot::Kind::kString;

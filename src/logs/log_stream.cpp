@@ -84,11 +84,10 @@ struct LogStream::Impl {
 
   void contract(const RecordOrigin& at, std::string_view text, LogFormat format,
                 std::vector<Record>& out) {
-    Record r;
-    switch (build_contract_record(bag, at, r)) {
+    switch (build_contract_record(bag, at, out)) {
       case ContractResult::kRecord:
         detected(format);
-        record(std::move(r), out);
+        ++stats.records;
         return;
       case ContractResult::kUnknownEvent:
         detected(format);
