@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "proc/process_table.h"
+#include "proc/program_path.h"
 
 extern char** environ;
 
@@ -50,32 +51,6 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   for (std::string& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
-}
-
-// PATH lookup happens here, before fork, so a missing program is an error with a message
-// rather than an exit code 127 that looks like a trainer failure.
-Expected<std::string> resolve_program(const std::string& name, const std::string& path_var) {
-  auto executable = [](const std::string& p) { return ::access(p.c_str(), X_OK) == 0; };
-  if (name.find('/') != std::string::npos) {
-    if (executable(name) && !std::filesystem::is_directory(name)) return name;
-    return tl::unexpected(make_error(
-        ErrorKind::kInfrastructure,
-        fmt::format("cannot execute '{}': {}", name,
-                    std::filesystem::exists(name) ? "not an executable file" : "no such file"),
-        "build it or fix the path"));
-  }
-  std::size_t start = 0;
-  while (start <= path_var.size()) {
-    std::size_t end = path_var.find(':', start);
-    if (end == std::string::npos) end = path_var.size();
-    std::string dir = path_var.substr(start, end - start);
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (executable(candidate) && !std::filesystem::is_directory(candidate)) return candidate;
-    start = end + 1;
-  }
-  return tl::unexpected(make_error(ErrorKind::kInfrastructure,
-                                   fmt::format("'{}' not found in PATH ({})", name, path_var),
-                                   "install it or give its full path"));
 }
 
 Fd open_output(const std::filesystem::path& path, std::string& error) {
@@ -157,7 +132,9 @@ Expected<pid_t> PosixProcessRunner::spawn(const RankSpec& spec) {
   std::vector<std::string> env_strings = build_environment(spec.env);
   const char* path_var = std::getenv("PATH");
   auto found = spec.env.find("PATH");
-  Expected<std::string> program = resolve_program(
+  // PATH lookup happens before fork, so a missing program is an error with a message rather
+  // than an exit code 127 that looks like a trainer failure.
+  Expected<std::string> program = find_program(
       spec.argv[0], found != spec.env.end() ? found->second : (path_var ? path_var : ""));
   if (!program) return fail(program.error().message, program.error().hint);
 

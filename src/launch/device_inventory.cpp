@@ -1,0 +1,78 @@
+#include "launch/device_inventory.h"
+
+#include <cstdlib>
+
+#include "proc/posix_process_runner.h"
+#include "proc/program_path.h"
+
+namespace bigmac::launch {
+
+std::vector<std::string> parse_cuda_visible_devices(std::string_view value) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    std::size_t end = value.find(',', start);
+    if (end == std::string_view::npos) end = value.size();
+    std::string_view item = value.substr(start, end - start);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    // CUDA stops at the first invalid entry; "-1" is the usual way to hide every device.
+    if (item.empty() || item.front() == '-') break;
+    out.emplace_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+DeviceInventory probe_devices(const std::optional<std::string>& cuda_visible) {
+  DeviceInventory inventory;
+  if (cuda_visible) {
+    inventory.cuda_devices = parse_cuda_visible_devices(*cuda_visible);
+    inventory.source = "CUDA_VISIBLE_DEVICES";
+    return inventory;
+  }
+  auto smi = proc::find_program("nvidia-smi");
+  if (!smi) {
+    inventory.source = "none found";
+    return inventory;
+  }
+  proc::PosixProcessRunner runner;
+  proc::RankSpec spec;
+  spec.argv = {*smi, "--query-gpu=index", "--format=csv,noheader"};
+  std::string out;
+  const proc::OutputSink sink = [&](int, proc::Stream stream, std::string_view bytes) {
+    if (stream == proc::Stream::kStdout && out.size() < 65536) out.append(bytes);
+  };
+  std::optional<proc::ExitStatus> status;
+  if (runner.spawn(spec)) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!status && std::chrono::steady_clock::now() < deadline) {
+      for (const proc::RankExit& e : runner.poll(std::chrono::milliseconds(200), sink).exited) {
+        status = e.status;
+      }
+    }
+    runner.terminate(std::chrono::milliseconds(1000), sink);
+  }
+  inventory.source = "nvidia-smi";
+  if (!status || !status->success()) {
+    inventory.source = "nvidia-smi (failed)";
+    return inventory;
+  }
+  std::size_t start = 0;
+  while (start < out.size()) {
+    std::size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    std::string line = out.substr(start, end - start);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) inventory.cuda_devices.push_back(line);
+    start = end + 1;
+  }
+  return inventory;
+}
+
+DeviceInventory probe_devices() {
+  const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
+  return probe_devices(value ? std::optional<std::string>(value) : std::nullopt);
+}
+
+}  // namespace bigmac::launch

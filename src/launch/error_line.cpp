@@ -1,0 +1,55 @@
+#include "launch/error_line.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace bigmac::launch {
+namespace {
+
+constexpr std::size_t kMaxKept = 500;
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// `RuntimeError: ...`, `ValueError: ...`, `torch.distributed.DistBackendError: ...`.
+bool is_exception_line(std::string_view s) {
+  std::size_t colon = s.find(": ");
+  if (colon == std::string_view::npos) return false;
+  std::string_view name = s.substr(0, colon);
+  if (name.find(' ') != std::string_view::npos) return false;
+  return name.ends_with("Error") || name.ends_with("Exception");
+}
+
+bool mentions_failure(std::string_view s) {
+  std::string lower(s.substr(0, kMaxKept));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (std::string_view word : {"error", "fatal", "abort", "terminate called", "segmentation fault",
+                                "exception", "killed"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void ErrorLine::add(std::string_view raw) {
+  std::string_view line = trimmed(raw);
+  if (line.empty()) return;
+  std::string kept(line.substr(0, kMaxKept));
+  // A traceback ends with its exception; a chained one repeats — the first exception is the cause.
+  if (exception_.empty() && is_exception_line(line)) exception_ = kept;
+  if (mention_.empty() && mentions_failure(line)) mention_ = kept;
+  last_ = std::move(kept);
+}
+
+std::string ErrorLine::best() const {
+  if (!exception_.empty()) return exception_;
+  if (!mention_.empty()) return mention_;
+  return last_;
+}
+
+}  // namespace bigmac::launch

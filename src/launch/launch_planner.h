@@ -1,0 +1,43 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/error.h"
+#include "launch/launch_plan.h"
+
+namespace bigmac::launch {
+
+/// What the planner needs besides the configuration.
+struct PlanInputs {
+  /// The trainer's argv (bigmac-train: `[<path>, --config, <gate.toml>, --log-file, {log_file}]`,
+  /// or an external command with the gate engine's placeholders already filled in). Per rank the
+  /// planner replaces `{rank}`, `{local_rank}`, `{world_size}` and `{log_file}`. torchrun and
+  /// srun start one argv for many ranks: there only `{world_size}` and `{log_file}` are replaced
+  /// and `{rank}` is left for the trainer to expand from $RANK.
+  std::vector<std::string> trainer_argv;
+  std::filesystem::path log_dir;      ///< the gate attempt's folder; rank logs go here
+  std::filesystem::path working_dir;  ///< empty: the orchestrator's
+  /// CUDA device ids visible to the orchestrator (its CUDA_VISIBLE_DEVICES, or 0..n-1 from
+  /// nvidia-smi). Local rank i gets the i-th. Used when devices is cuda, or auto with GPUs.
+  std::vector<std::string> visible_devices;
+  /// builtin + cuda: give each rank exactly its device in CUDA_VISIBLE_DEVICES (the rank then
+  /// sees it as cuda:0). false keeps the orchestrator's list and relies on LOCAL_RANK, for
+  /// trainers that call set_device(LOCAL_RANK).
+  bool one_device_per_rank = true;
+  std::map<std::string, std::string> extra_env;  ///< BIGMAC_* values, for every rank
+  std::string torchrun_program = "torchrun";
+  std::string srun_program = "srun";
+};
+
+/// Plans the ranks of one gate from the [launch] layer. Input errors name the config key.
+/// builtin and torchrun start processes on this host only, so they need launch.nnodes = 1.
+Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs& inputs);
+
+/// Replaces `{name}` for every entry of `values` in `text`; other braces are left alone.
+std::string substitute(std::string text, const std::map<std::string, std::string>& values);
+
+}  // namespace bigmac::launch

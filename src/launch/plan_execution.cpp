@@ -1,0 +1,257 @@
+#include "launch/plan_execution.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "launch/error_line.h"
+#include "launch/process_record.h"
+#include "logs/log_stream.h"
+
+namespace bigmac::launch {
+namespace {
+
+using std::chrono::milliseconds;
+
+/// The live state of one planned process (elastic's WorkerGroup, minus the decisions).
+struct LiveProcess {
+  const PlannedProcess* planned = nullptr;
+  pid_t pid = 0;
+  Clock::time_point started;
+  std::optional<Clock::time_point> first_output;
+  std::optional<Clock::time_point> ended;
+  std::optional<proc::ExitStatus> exit;
+  bool stopped_by_us = false;
+  logs::LogStream out;
+  logs::LogStream err;
+  ErrorLine process_error;  // stderr lines that name no rank
+};
+
+class Execution {
+ public:
+  Execution(const LaunchPlan& plan, proc::ProcessRunner& runner, const Clock& clock,
+            const RunOptions& options, const RecordSink& on_record)
+      : plan_(plan),
+        runner_(runner),
+        clock_(clock),
+        options_(options),
+        on_record_(on_record),
+        start_(clock.now()),
+        watchdog_(all_ranks(plan), options.limits, start_) {}
+
+  RunResult run();
+
+ private:
+  static std::vector<int> all_ranks(const LaunchPlan& plan) {
+    std::vector<int> ranks;
+    for (const RankAssignment& r : plan.ranks) ranks.push_back(r.rank);
+    return ranks;
+  }
+
+  void on_output(int spec_rank, proc::Stream stream, std::string_view bytes);
+  void handle(LiveProcess& live, proc::Stream stream, const std::vector<logs::Record>& records);
+  void on_exit(const proc::RankExit& exit, bool during_teardown);
+  std::optional<RunStatus> verdict_now();
+  RunResult finish(RunStatus status);
+
+  const LaunchPlan& plan_;
+  proc::ProcessRunner& runner_;
+  const Clock& clock_;
+  const RunOptions& options_;
+  const RecordSink& on_record_;
+  const Clock::time_point start_;
+  Watchdog watchdog_;
+  std::vector<LiveProcess> live_;
+  std::map<int, std::size_t> by_spec_rank_;
+  std::map<int, ErrorLine> rank_errors_;
+  std::vector<ProcessFailure> failures_;
+  WatchdogVerdict last_verdict_;
+  std::vector<logs::Record> scratch_;
+};
+
+void Execution::on_output(int spec_rank, proc::Stream stream, std::string_view bytes) {
+  auto it = by_spec_rank_.find(spec_rank);
+  if (it == by_spec_rank_.end()) return;
+  LiveProcess& live = live_[it->second];
+  if (!live.first_output) live.first_output = clock_.now();
+  scratch_.clear();
+  (stream == proc::Stream::kStdout ? live.out : live.err).feed(bytes, scratch_);
+  handle(live, stream, scratch_);
+}
+
+void Execution::handle(LiveProcess& live, proc::Stream stream,
+                       const std::vector<logs::Record>& records) {
+  const Clock::time_point now = clock_.now();
+  const std::vector<int>& ranks = live.planned->ranks;
+  for (const logs::Record& record : records) {
+    int rank = logs::origin_of(record).rank;
+    // A line that names no rank belongs to the process's only rank; with several ranks behind
+    // one process (torchrun's own messages) it is nobody's progress.
+    if (rank < 0 && ranks.size() == 1) rank = ranks.front();
+    const bool known = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+    if (known) watchdog_.observe(observation_of(record, rank, now));
+    if (stream == proc::Stream::kStderr) {
+      if (const auto* text = std::get_if<logs::TextLine>(&record)) {
+        (known ? rank_errors_[rank] : live.process_error).add(text->text);
+      }
+    }
+    if (on_record_) on_record_(record, stream);
+  }
+}
+
+void Execution::on_exit(const proc::RankExit& exit, bool during_teardown) {
+  auto it = by_spec_rank_.find(exit.rank);
+  if (it == by_spec_rank_.end()) return;
+  LiveProcess& live = live_[it->second];
+  live.exit = exit.status;
+  live.ended = clock_.now();
+  live.stopped_by_us = during_teardown;
+  for (int rank : live.planned->ranks) watchdog_.rank_exited(rank);
+  if (exit.status.success() || during_teardown) return;
+  ProcessFailure failure;
+  failure.rank = exit.rank;
+  failure.pid = exit.pid;
+  failure.status = exit.status;
+  failure.at = *live.ended - start_;
+  // Output that arrived before the exit is parsed; a last line without newline is flushed here.
+  scratch_.clear();
+  live.err.finish(scratch_);
+  handle(live, proc::Stream::kStderr, scratch_);
+  auto own = rank_errors_.find(exit.rank);
+  failure.first_error_line =
+      own != rank_errors_.end() && !own->second.best().empty() ? own->second.best()
+                                                               : live.process_error.best();
+  failures_.push_back(std::move(failure));
+}
+
+std::optional<RunStatus> Execution::verdict_now() {
+  if (options_.cancel != nullptr && options_.cancel->load()) return RunStatus::kInterrupted;
+  if (!failures_.empty()) return RunStatus::kFailed;
+  last_verdict_ = watchdog_.check(clock_.now());
+  if (last_verdict_.stop) {
+    return last_verdict_.stalls.empty() ? RunStatus::kNonFinite : RunStatus::kStalled;
+  }
+  if (runner_.running() == 0) return RunStatus::kSucceeded;
+  return std::nullopt;
+}
+
+RunResult Execution::run() {
+  live_.reserve(plan_.processes.size());
+  const proc::OutputSink sink = [this](int r, proc::Stream s, std::string_view b) {
+    on_output(r, s, b);
+  };
+  std::optional<Error> launch_error;
+  for (const PlannedProcess& planned : plan_.processes) {
+    LiveProcess& live = live_.emplace_back();
+    live.planned = &planned;
+    const int default_rank = planned.ranks.size() == 1 ? planned.ranks.front() : -1;
+    live.out = logs::LogStream(options_.format, default_rank, options_.fields);
+    live.err = logs::LogStream(options_.format, default_rank, options_.fields);
+    by_spec_rank_[planned.spec.rank] = live_.size() - 1;
+    live.started = clock_.now();
+    auto pid = runner_.spawn(planned.spec);
+    if (!pid) {
+      launch_error = pid.error();
+      break;
+    }
+    live.pid = *pid;
+  }
+  if (!options_.process_record.empty() && runner_.process_group() != 0) {
+    // Best effort: failing to write the record must not stop a launch that already started.
+    (void)write_process_record(options_.process_record,
+                               ProcessRecord{runner_.process_group(), runner_.pids()});
+  }
+  if (launch_error) {
+    for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
+    RunResult result = finish(RunStatus::kLaunchFailed);
+    result.launch_error = launch_error;
+    return result;
+  }
+
+  std::optional<RunStatus> status;
+  while (!(status = verdict_now())) {
+    const Clock::time_point now = clock_.now();
+    Clock::duration wait = options_.poll_interval;
+    const Clock::time_point deadline = watchdog_.next_deadline();
+    if (deadline != Clock::time_point::max()) wait = std::min(wait, deadline - now);
+    // Round up so that the wake-up lands at or just past the deadline, never just before it.
+    auto wait_ms = std::chrono::ceil<milliseconds>(std::max(wait, Clock::duration::zero()));
+    for (const proc::RankExit& e : runner_.poll(wait_ms, sink).exited) on_exit(e, false);
+  }
+  for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
+  return finish(*status);
+}
+
+RunResult Execution::finish(RunStatus status) {
+  for (LiveProcess& live : live_) {
+    scratch_.clear();
+    live.out.finish(scratch_);
+    handle(live, proc::Stream::kStdout, scratch_);
+    scratch_.clear();
+    live.err.finish(scratch_);
+    handle(live, proc::Stream::kStderr, scratch_);
+  }
+  RunResult result;
+  result.status = status;
+  result.process_group = runner_.process_group();
+  result.duration = clock_.now() - start_;
+  result.failures = failures_;
+  std::stable_sort(result.failures.begin(), result.failures.end(),
+                   [](const ProcessFailure& a, const ProcessFailure& b) { return a.at < b.at; });
+  if (!result.failures.empty()) result.root_cause = result.failures.front();
+  if (status == RunStatus::kStalled) result.stalls = last_verdict_.stalls;
+  result.non_finite = last_verdict_.non_finite;
+  for (const LiveProcess& live : live_) {
+    for (int rank : live.planned->ranks) {
+      RankOutcome o;
+      o.rank = rank;
+      o.pid = live.pid;
+      o.exit = live.exit;
+      o.stopped_by_us = live.stopped_by_us;
+      auto own = rank_errors_.find(rank);
+      o.first_error_line = own != rank_errors_.end() ? own->second.best() : std::string();
+      if (o.first_error_line.empty()) o.first_error_line = live.process_error.best();
+      auto state = watchdog_.ranks().find(rank);
+      if (state != watchdog_.ranks().end()) {
+        o.rendezvous_done = state->second.rendezvous_done;
+        o.last_step = state->second.last_step;
+      }
+      if (live.first_output) o.first_output = *live.first_output - live.started;
+      if (live.ended) o.duration = *live.ended - live.started;
+      result.ranks.push_back(std::move(o));
+    }
+  }
+  std::sort(result.ranks.begin(), result.ranks.end(),
+            [](const RankOutcome& a, const RankOutcome& b) { return a.rank < b.rank; });
+  return result;
+}
+
+}  // namespace
+
+Observation observation_of(const logs::Record& record, int rank, Clock::time_point time) {
+  Observation o;
+  o.rank = rank;
+  o.time = time;
+  if (std::holds_alternative<logs::PgReadyRecord>(record)) {
+    o.kind = ProgressKind::kPgReady;
+  } else if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
+    o.kind = ProgressKind::kStep;
+    o.global_step = step->global_step;
+    o.loss = step->loss;
+  } else if (const auto* beat = std::get_if<logs::HeartbeatRecord>(&record)) {
+    o.kind = ProgressKind::kHeartbeat;
+    o.global_step = beat->global_step;
+  } else if (const auto* layout = std::get_if<logs::LayoutRecord>(&record)) {
+    o.kind = ProgressKind::kLayout;
+    o.stage = layout->stage;
+  }
+  return o;
+}
+
+RunResult execute_plan(const LaunchPlan& plan, proc::ProcessRunner& runner, const Clock& clock,
+                       const RunOptions& options, const RecordSink& on_record) {
+  Execution execution(plan, runner, clock, options, on_record);
+  return execution.run();
+}
+
+}  // namespace bigmac::launch

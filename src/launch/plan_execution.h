@@ -1,0 +1,48 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+
+#include "launch/clock.h"
+#include "launch/launch_plan.h"
+#include "launch/run_result.h"
+#include "launch/watchdog.h"
+#include "logs/field_map.h"
+#include "logs/log_format.h"
+#include "logs/record.h"
+#include "proc/process_runner.h"
+
+namespace bigmac::launch {
+
+/// How execute_plan watches and stops a launch.
+struct RunOptions {
+  WatchdogLimits limits;
+  /// Longest wait between two looks at the watchdog and the cancel flag. The loop also wakes at
+  /// the watchdog's next deadline, so a stall is seen at its limit, not a poll interval later.
+  std::chrono::milliseconds poll_interval{200};
+  std::chrono::milliseconds term_grace{5000};  ///< SIGTERM to SIGKILL
+  /// Set from a SIGINT handler by the CLI; the run is torn down and ends kInterrupted.
+  const std::atomic<bool>* cancel = nullptr;
+  logs::LogFormat format = logs::LogFormat::kAuto;
+  const logs::FieldMap* fields = nullptr;  ///< for LogFormat::kRegex
+  /// Where the process group and pids are recorded once started, so that preflight of a later
+  /// run of this run directory finds leftovers. Empty: not recorded.
+  std::filesystem::path process_record;
+};
+
+/// Receives every record of every rank as it is parsed (the rank is in the record's origin).
+using RecordSink = std::function<void(const logs::Record& record, proc::Stream stream)>;
+
+/// Runs `plan` to completion under the watchdog: starts every process, streams output to the
+/// log parser, stops the whole group at the first failure, stall, non-finite loss or cancel
+/// (SIGTERM, `term_grace`, SIGKILL) and reports per-rank outcomes with the root cause.
+/// Nothing is left running when it returns.
+RunResult execute_plan(const LaunchPlan& plan, proc::ProcessRunner& runner, const Clock& clock,
+                       const RunOptions& options, const RecordSink& on_record = {});
+
+/// The watchdog's view of a record of `rank` seen at `time`.
+Observation observation_of(const logs::Record& record, int rank, Clock::time_point time);
+
+}  // namespace bigmac::launch

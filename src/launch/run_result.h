@@ -1,0 +1,70 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "launch/clock.h"
+#include "launch/watchdog.h"
+#include "proc/rank_process.h"
+
+namespace bigmac::launch {
+
+/// How a gate's launch ended (elastic's WorkerState at the end of a run).
+enum class RunStatus {
+  kSucceeded,     ///< every process exited 0
+  kFailed,        ///< a process exited non-zero or was killed by a signal it did not get from us
+  kStalled,       ///< the watchdog stopped the run: a rank made no progress in time
+  kNonFinite,     ///< the watchdog stopped the run: a non-finite loss
+  kInterrupted,   ///< cancelled (Ctrl-C); the CLI exits 130
+  kLaunchFailed,  ///< a process could not be started (missing binary, permission)
+};
+
+std::string_view run_status_name(RunStatus status);
+
+/// A failure is data (elastic's ProcessFailure): which rank, which pid, how, and when.
+struct ProcessFailure {
+  int rank = 0;
+  pid_t pid = 0;
+  proc::ExitStatus status;
+  std::string first_error_line;
+  Clock::duration at{};  ///< since the launch started
+
+  /// "rank 1 (pid 4242) exit code 3 after 2.1 s: RuntimeError: ..."
+  std::string describe() const;
+};
+
+/// One rank at the end of the run.
+struct RankOutcome {
+  int rank = 0;
+  pid_t pid = 0;
+  std::optional<proc::ExitStatus> exit;  ///< empty when never started
+  bool stopped_by_us = false;            ///< ended by our teardown (TERM/KILL), not by itself
+  std::string first_error_line;          ///< from its stderr; empty when it printed none
+  bool rendezvous_done = false;
+  std::optional<std::int64_t> last_step;
+  std::optional<Clock::duration> first_output;  ///< spawn to first byte
+  std::optional<Clock::duration> duration;      ///< spawn to exit
+};
+
+/// The result of running a LaunchPlan (elastic's RunResult).
+struct RunResult {
+  RunStatus status = RunStatus::kSucceeded;
+  std::vector<RankOutcome> ranks;         ///< by rank
+  std::vector<ProcessFailure> failures;   ///< in the order they happened
+  std::optional<ProcessFailure> root_cause;  ///< the earliest failure
+  std::vector<Stall> stalls;
+  std::optional<NonFiniteLoss> non_finite;
+  std::optional<Error> launch_error;
+  pid_t process_group = 0;
+  Clock::duration duration{};
+
+  /// One paragraph: status, then the root cause / stalls / non-finite loss.
+  std::string summary() const;
+};
+
+}  // namespace bigmac::launch

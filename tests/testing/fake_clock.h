@@ -1,0 +1,22 @@
+#pragma once
+
+#include <chrono>
+
+#include "launch/clock.h"
+
+namespace bigmac::testing {
+
+/// A clock that only moves when a test (or a fake runner) advances it.
+class FakeClock final : public launch::Clock {
+ public:
+  FakeClock() : now_(std::chrono::steady_clock::time_point{} + std::chrono::hours(1)) {}
+
+  time_point now() const override { return now_; }
+  void advance(duration d) { now_ += d; }
+  void advance_seconds(double s) { now_ += launch::duration_of_seconds(s); }
+
+ private:
+  time_point now_;
+};
+
+}  // namespace bigmac::testing
