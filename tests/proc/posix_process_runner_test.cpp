@@ -1,12 +1,15 @@
 #include "proc/posix_process_runner.h"
 
-#include <csignal>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -224,6 +227,36 @@ TEST_F(PosixProcessRunnerTest, RanksDieWithTheOrchestrator) {
   ASSERT_TRUE(pump_until(runner, seen, [&] { return seen.exits.size() == 1; }));
   runner.terminate(milliseconds(1000), seen.sink());
   EXPECT_EQ(seen.out[0], "pdeathsig=" + std::to_string(SIGKILL) + "\n");
+}
+
+TEST_F(PosixProcessRunnerTest, RankDiesWhenItsOrchestratorIsKilled) {
+  PosixProcessRunner runner;
+  RankSpec s = spec(0, {});
+  s.argv = {std::string(BIGMAC_BIN_DIR) + "/bigmac-test-orchestrator", kRankProgram};
+  ASSERT_TRUE(runner.spawn(s));
+  Seen seen;
+  ASSERT_TRUE(pump_until(runner, seen, [&] { return seen.out[0].find('\n') != std::string::npos; }));
+  ASSERT_EQ(seen.out[0].rfind("rank ", 0), 0u) << seen.out[0];
+  const pid_t rank = std::stoi(seen.out[0].substr(5));
+  ASSERT_TRUE(read_process(rank).has_value());
+  // SIGKILL: the orchestrator runs no teardown; only the kernel's parent-death signal is left.
+  ::kill(runner.pids()[0], SIGKILL);
+  ASSERT_TRUE(pump_until(runner, seen, [&] { return seen.exits.size() == 1; }));
+  EXPECT_EQ(seen.exits[0].status.signal, SIGKILL);
+  // The orphaned rank is re-parented to us (subreaper) and must die by itself.
+  int status = 0;
+  pid_t reaped = 0;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while ((reaped = ::waitpid(rank, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));  // polling the condition, with a deadline
+  }
+  if (reaped != rank) ::kill(rank, SIGKILL);  // do not leak it when the check fails
+  ASSERT_EQ(reaped, rank) << "the rank outlived its orchestrator";
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  runner.terminate(milliseconds(1000), seen.sink());
+  expect_nothing_left(runner.process_group());
 }
 
 TEST_F(PosixProcessRunnerTest, MissingProgramIsAnErrorNotAnExitCode) {
