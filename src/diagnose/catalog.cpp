@@ -1,0 +1,319 @@
+#include "diagnose/catalog.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include "core/edit_distance.h"
+#include "diagnose/message_template.h"
+#include "diagnose/metric_rules.h"
+
+namespace bigmac::diagnose {
+
+// Defined in the generated catalog_text.cpp (stages/diagnoses.toml at build time).
+extern const char* const kBuiltinCatalogText;
+
+namespace {
+
+constexpr std::array<std::string_view, 13> kSignatureKeys = {
+    "id",         "class",  "gate",     "specificity",  "confidence", "symptom", "cause",
+    "fix",        "patterns", "rank_capture", "fallback", "follow",  "comment"};
+constexpr std::array<std::string_view, 9> kRuleKeys = {
+    "id", "class", "gate", "specificity", "confidence", "symptom", "cause", "fix", "comment"};
+
+// Parses catalog entries, keeping the DataFile for positions.
+class CatalogReader {
+ public:
+  explicit CatalogReader(const config::DataFile& file) : file_(file) {}
+
+  Expected<Catalog> read() {
+    Catalog catalog;
+    catalog.path = file_.path;
+    for (const auto& [key, value] : file_.root.items()) {
+      if (key != "signature" && key != "rule") {
+        return tl::unexpected(error(key, fmt::format("unknown table `{}`", key),
+                                    "the catalog holds [[signature]] and [[rule]] entries"));
+      }
+      if (!value.is_array()) {
+        return tl::unexpected(error(key, fmt::format("`{}` must be an array of tables", key),
+                                    fmt::format("write [[{}]]", key)));
+      }
+    }
+    std::set<std::string> ids;
+    if (auto it = file_.root.find("signature"); it != file_.root.end()) {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        auto sig = read_signature((*it)[i], fmt::format("signature[{}]", i));
+        if (!sig) return tl::unexpected(sig.error());
+        if (!ids.insert(sig->text.id).second) {
+          return tl::unexpected(duplicate(fmt::format("signature[{}].id", i), sig->text.id));
+        }
+        catalog.signatures.push_back(std::move(*sig));
+      }
+    }
+    if (auto it = file_.root.find("rule"); it != file_.root.end()) {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        auto rule = read_rule((*it)[i], fmt::format("rule[{}]", i));
+        if (!rule) return tl::unexpected(rule.error());
+        if (!ids.insert(rule->text.id).second) {
+          return tl::unexpected(duplicate(fmt::format("rule[{}].id", i), rule->text.id));
+        }
+        catalog.rules.push_back(std::move(*rule));
+      }
+    }
+    return catalog;
+  }
+
+ private:
+  Error error(const std::string& key, std::string message, std::string hint = {}) const {
+    return file_.error_at(key, std::move(message), std::move(hint));
+  }
+
+  Error duplicate(const std::string& key, const std::string& id) const {
+    return error(key, fmt::format("entry `{}` is defined twice", id), "ids must be unique");
+  }
+
+  // Rejects keys the entry does not know, suggesting the closest known one.
+  template <std::size_t N>
+  Expected<void> check_keys(const nlohmann::json& entry, const std::string& at,
+                            const std::array<std::string_view, N>& known) const {
+    for (const auto& [key, value] : entry.items()) {
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      std::string hint = "known keys: id, class, gate, specificity, confidence, symptom, cause, fix";
+      if (auto near = closest_match(key, std::span<const std::string_view>(known))) {
+        hint = fmt::format("did you mean `{}`?", *near);
+      }
+      return tl::unexpected(error(at + "." + key, fmt::format("unknown key `{}`", key), hint));
+    }
+    return {};
+  }
+
+  Expected<std::string> string_at(const nlohmann::json& entry, const std::string& at,
+                                  const char* key, bool required) const {
+    auto it = entry.find(key);
+    if (it == entry.end()) {
+      if (!required) return std::string();
+      return tl::unexpected(error(at, fmt::format("entry lacks `{}`", key)));
+    }
+    if (!it->is_string() || (required && it->get<std::string>().empty())) {
+      return tl::unexpected(error(at + "." + key, fmt::format("`{}` must be a non-empty string", key)));
+    }
+    return it->get<std::string>();
+  }
+
+  Expected<EntryText> read_text(const nlohmann::json& entry, const std::string& at) const {
+    if (!entry.is_object()) return tl::unexpected(error(at, "an entry must be a table"));
+    EntryText text;
+    if (auto p = file_.positions.find(at + ".id"); p != file_.positions.end()) {
+      text.line = p->second.line;
+    }
+    const std::pair<const char*, std::string*> strings[] = {
+        {"id", &text.id},         {"class", &text.klass}, {"gate", &text.gate},
+        {"symptom", &text.symptom}, {"cause", &text.cause}, {"fix", &text.fix}};
+    for (const auto& [key, target] : strings) {
+      auto value = string_at(entry, at, key, true);
+      if (!value) return tl::unexpected(value.error());
+      *target = std::move(*value);
+    }
+    const auto& gates = kGateIds;
+    if (std::find(std::begin(gates), std::end(gates), text.gate) == std::end(gates)) {
+      return tl::unexpected(error(at + ".gate", fmt::format("entry `{}`: unknown gate `{}`", text.id, text.gate),
+                                  "one of single, dp, pp2, shapes, target"));
+    }
+    if (auto it = entry.find("specificity"); it != entry.end()) {
+      if (!it->is_number_integer() || *it < 1 || *it > 100) {
+        return tl::unexpected(error(at + ".specificity",
+                                    fmt::format("entry `{}`: specificity must be an integer 1..100", text.id)));
+      }
+      text.specificity = it->get<int>();
+    }
+    if (auto it = entry.find("confidence"); it != entry.end()) {
+      if (!it->is_number() || *it < 0.0 || *it > 1.0) {
+        return tl::unexpected(error(at + ".confidence",
+                                    fmt::format("entry `{}`: confidence must be a number 0..1", text.id)));
+      }
+      text.confidence = it->get<double>();
+    }
+    return text;
+  }
+
+  // Checks that every placeholder of the entry's texts is in `defined`.
+  Expected<void> check_placeholders(const EntryText& text, const std::string& at,
+                                    const std::set<std::string, std::less<>>& defined,
+                                    const std::string& what) const {
+    const std::pair<const char*, const std::string*> texts[] = {
+        {"symptom", &text.symptom}, {"cause", &text.cause}, {"fix", &text.fix}};
+    for (const auto& [key, value] : texts) {
+      auto names = template_placeholders(*value);
+      if (!names) {
+        return tl::unexpected(error(at + "." + key,
+                                    fmt::format("entry `{}`: {}: {}", text.id, key, names.error())));
+      }
+      for (const std::string& name : *names) {
+        if (defined.count(name) == 0) {
+          return tl::unexpected(error(
+              at + "." + key,
+              fmt::format("entry `{}`: {} uses `{{{}}}`, which {}", text.id, key, name, what),
+              defined.empty() ? "this entry provides no values"
+                              : fmt::format("available: {}", fmt::join(defined, ", "))));
+        }
+      }
+    }
+    return {};
+  }
+
+  Expected<std::vector<std::string>> read_patterns(const nlohmann::json& list, const std::string& at,
+                                                   const std::string& id) const {
+    if (!list.is_array() || list.empty()) {
+      return tl::unexpected(error(at, fmt::format("entry `{}`: `patterns` must be a non-empty list of strings", id)));
+    }
+    std::vector<std::string> patterns;
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      const std::string key = fmt::format("{}[{}]", at, j);
+      if (!list[j].is_string()) {
+        return tl::unexpected(error(key, fmt::format("entry `{}`: a pattern must be a string", id)));
+      }
+      RE2::Options options;
+      options.set_log_errors(false);
+      RE2 re(list[j].get<std::string>(), options);
+      if (!re.ok()) {
+        return tl::unexpected(error(key, fmt::format("entry `{}`: pattern does not compile: {}", id, re.error()),
+                                    "patterns are RE2 syntax (no look-around or back-references)"));
+      }
+      patterns.push_back(list[j].get<std::string>());
+    }
+    return patterns;
+  }
+
+  Expected<Signature> read_signature(const nlohmann::json& entry, const std::string& at) const {
+    auto text = read_text(entry, at);
+    if (!text) return tl::unexpected(text.error());
+    if (auto ok = check_keys(entry, at, kSignatureKeys); !ok) return tl::unexpected(ok.error());
+    Signature sig;
+    sig.text = std::move(*text);
+    auto patterns_it = entry.find("patterns");
+    if (patterns_it == entry.end()) {
+      return tl::unexpected(error(at, fmt::format("entry `{}` lacks `patterns`", sig.text.id)));
+    }
+    auto patterns = read_patterns(*patterns_it, at + ".patterns", sig.text.id);
+    if (!patterns) return tl::unexpected(patterns.error());
+    sig.patterns = std::move(*patterns);
+    auto rank_capture = string_at(entry, at, "rank_capture", false);
+    if (!rank_capture) return tl::unexpected(rank_capture.error());
+    sig.rank_capture = std::move(*rank_capture);
+    if (auto it = entry.find("fallback"); it != entry.end()) {
+      if (!it->is_boolean()) return tl::unexpected(error(at + ".fallback", "`fallback` must be true or false"));
+      sig.fallback = it->get<bool>();
+    }
+    if (auto it = entry.find("follow"); it != entry.end()) {
+      auto follow = read_follow(*it, at + ".follow", sig.text.id);
+      if (!follow) return tl::unexpected(follow.error());
+      sig.follow = std::move(*follow);
+    }
+
+    // A placeholder must be defined by every pattern (so every match can fill it) or by a
+    // follow pattern (optional lines; missing values print as `?`).
+    std::set<std::string, std::less<>> defined;
+    bool first = true;
+    for (const std::string& pattern : sig.patterns) {
+      RE2 re(pattern);
+      std::set<std::string, std::less<>> mine;
+      for (int n = 1; n <= re.NumberOfCapturingGroups(); ++n) mine.insert(std::to_string(n));
+      for (const auto& [name, index] : re.NamedCapturingGroups()) mine.insert(name);
+      if (first) {
+        defined = std::move(mine);
+        first = false;
+      } else {
+        std::set<std::string, std::less<>> both;
+        std::set_intersection(defined.begin(), defined.end(), mine.begin(), mine.end(),
+                              std::inserter(both, both.end()));
+        defined = std::move(both);
+      }
+    }
+    for (const std::string& pattern : sig.follow.patterns) {
+      RE2 re(pattern);
+      for (const auto& [name, index] : re.NamedCapturingGroups()) defined.insert(name);
+    }
+    if (auto ok = check_placeholders(sig.text, at, defined, "not every pattern of the entry captures");
+        !ok) {
+      return tl::unexpected(ok.error());
+    }
+    if (!sig.rank_capture.empty() && defined.count(sig.rank_capture) == 0) {
+      return tl::unexpected(error(at + ".rank_capture",
+                                  fmt::format("entry `{}`: rank_capture `{}` is not captured by every pattern",
+                                              sig.text.id, sig.rank_capture)));
+    }
+    return sig;
+  }
+
+  Expected<FollowSpec> read_follow(const nlohmann::json& entry, const std::string& at,
+                                   const std::string& id) const {
+    if (!entry.is_object()) return tl::unexpected(error(at, "`follow` must be a table"));
+    FollowSpec follow;
+    auto within = entry.find("within");
+    if (within == entry.end() || !within->is_number_integer() || *within < 1 || *within > 100) {
+      return tl::unexpected(error(at, fmt::format("entry `{}`: follow.within must be an integer 1..100", id)));
+    }
+    follow.within = within->get<int>();
+    auto patterns = entry.find("patterns");
+    if (patterns == entry.end()) {
+      return tl::unexpected(error(at, fmt::format("entry `{}`: follow lacks `patterns`", id)));
+    }
+    auto list = read_patterns(*patterns, at + ".patterns", id);
+    if (!list) return tl::unexpected(list.error());
+    follow.patterns = std::move(*list);
+    return follow;
+  }
+
+  Expected<RuleText> read_rule(const nlohmann::json& entry, const std::string& at) const {
+    auto text = read_text(entry, at);
+    if (!text) return tl::unexpected(text.error());
+    if (auto ok = check_keys(entry, at, kRuleKeys); !ok) return tl::unexpected(ok.error());
+    const auto specs = metric_rule_specs();
+    auto spec = std::find_if(specs.begin(), specs.end(),
+                             [&](const MetricRuleSpec& s) { return s.id == text->id; });
+    if (spec == specs.end()) {
+      std::vector<std::string_view> ids;
+      for (const MetricRuleSpec& s : specs) ids.push_back(s.id);
+      auto near = closest_match(text->id, ids);
+      return tl::unexpected(error(at + ".id", fmt::format("no metric rule is named `{}`", text->id),
+                                  near ? fmt::format("did you mean `{}`?", *near)
+                                       : "rules are implemented in src/diagnose/metric_rules.cpp"));
+    }
+    std::set<std::string, std::less<>> defined(spec->values.begin(), spec->values.end());
+    if (auto ok = check_placeholders(*text, at, defined, "this rule does not provide"); !ok) {
+      return tl::unexpected(ok.error());
+    }
+    return RuleText{std::move(*text)};
+  }
+
+  const config::DataFile& file_;
+};
+
+}  // namespace
+
+const RuleText* Catalog::rule(std::string_view id) const {
+  for (const RuleText& r : rules) {
+    if (r.text.id == id) return &r;
+  }
+  return nullptr;
+}
+
+Expected<Catalog> parse_catalog(const config::DataFile& file) { return CatalogReader(file).read(); }
+
+Expected<Catalog> load_catalog(const std::filesystem::path& path) {
+  auto file = config::load_data_file(path);
+  if (!file) return tl::unexpected(file.error());
+  return parse_catalog(*file);
+}
+
+Expected<Catalog> builtin_catalog() {
+  auto file = config::parse_data_file(kBuiltinCatalogText, "stages/diagnoses.toml (built in)");
+  if (!file) return tl::unexpected(file.error());
+  return parse_catalog(*file);
+}
+
+}  // namespace bigmac::diagnose

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/data_file.h"
+#include "core/error.h"
+
+namespace bigmac::diagnose {
+
+/// Extra lines read after a signature matched (multi-line summaries such as torchrun's
+/// ChildFailedError): their named captures join the match.
+struct FollowSpec {
+  int within = 0;
+  std::vector<std::string> patterns;
+};
+
+/// The words every catalog entry carries (stages/diagnoses.toml).
+struct EntryText {
+  std::string id;
+  std::string klass;
+  std::string gate;  ///< single | dp | pp2 | shapes | target
+  int specificity = 50;
+  double confidence = 0.5;
+  std::string symptom, cause, fix;  ///< templates with `{capture}` / `{value}` placeholders
+  int line = 0;                     ///< where the entry starts in the catalog
+};
+
+/// A text signature: RE2 patterns over non-record log lines.
+struct Signature {
+  EntryText text;
+  std::vector<std::string> patterns;
+  std::string rank_capture;  ///< capture naming the failed rank; empty: the line's rank
+  bool fallback = false;     ///< counts only on lines no other signature matched
+  FollowSpec follow;
+};
+
+/// The words of a metric rule; the detection is code (metric_rules.h).
+struct RuleText {
+  EntryText text;
+};
+
+/// The diagnosis catalog: data, so a user adds a signature with one TOML entry.
+struct Catalog {
+  std::string path;
+  std::vector<Signature> signatures;
+  std::vector<RuleText> rules;
+
+  /// The rule entry named `id`, or nullptr when the catalog leaves the rule out (it then does
+  /// not run).
+  const RuleText* rule(std::string_view id) const;
+};
+
+/// Reads and checks a catalog: every pattern compiles, every placeholder is defined by every
+/// pattern of its entry, gates and rule ids are known. Errors name the entry (file:line:col).
+Expected<Catalog> parse_catalog(const config::DataFile& file);
+Expected<Catalog> load_catalog(const std::filesystem::path& path);
+
+/// The catalog compiled into the program from stages/diagnoses.toml.
+Expected<Catalog> builtin_catalog();
+
+}  // namespace bigmac::diagnose

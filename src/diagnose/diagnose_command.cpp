@@ -1,0 +1,63 @@
+#include "diagnose/diagnose_command.h"
+
+#include <cstdlib>
+
+#include "core/exit_code.h"
+#include "diagnose/diagnoser.h"
+#include "diagnose/log_reading.h"
+
+namespace bigmac::diagnose {
+namespace {
+
+Expected<Catalog> resolve_catalog(const std::string& given) {
+  if (!given.empty()) return load_catalog(given);
+  if (const char* env = std::getenv("BIGMAC_DIAGNOSES"); env != nullptr && *env != '\0') {
+    return load_catalog(env);
+  }
+  return builtin_catalog();
+}
+
+int fail(std::ostream& err, const Error& error) {
+  err << "error: " << error.format() << '\n';
+  return to_int(exit_code_for(error.kind) == ExitCode::kInfrastructure ? ExitCode::kInfrastructure
+                                                                         : ExitCode::kBadInput);
+}
+
+}  // namespace
+
+int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.paths.empty()) {
+    return fail(err, make_error(ErrorKind::kUsage, "diagnose needs at least one log file or directory"));
+  }
+  auto catalog = resolve_catalog(options.catalog);
+  if (!catalog) return fail(err, catalog.error());
+  auto diagnoser = Diagnoser::create(std::move(*catalog));
+  if (!diagnoser) return fail(err, diagnoser.error());
+
+  auto files = collect_log_files(options.paths);
+  if (!files) return fail(err, files.error());
+  if (files->empty()) {
+    Error e = make_error(ErrorKind::kInput, "no log files found",
+                         "logs end in .log, .txt, .out, .err or .jsonl, or have no extension");
+    e.file = options.paths.front();
+    return fail(err, e);
+  }
+  std::vector<LogRecords> logs;
+  for (const auto& file : *files) {
+    auto records = read_log_records(file);
+    if (!records) return fail(err, records.error());
+    logs.push_back(std::move(*records));
+  }
+  MetricInput input;
+  input.logs = logs;
+  const std::vector<Diagnosis> diagnoses = diagnoser->diagnose(input);
+  if (options.json) {
+    nlohmann::json doc = {{"files", files->size()}, {"diagnoses", to_json(diagnoses)}};
+    out << doc.dump(2) << '\n';
+  } else {
+    print_diagnoses(out, diagnoses);
+  }
+  return diagnoses.empty() ? to_int(ExitCode::kGateFailed) : to_int(ExitCode::kOk);
+}
+
+}  // namespace bigmac::diagnose

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace bigmac::diagnose {
+
+/// `bigmac-bringup diagnose LOG... [--json] [--catalog FILE]`.
+struct DiagnoseOptions {
+  std::vector<std::string> paths;  ///< log files or directories of logs
+  bool json = false;
+  /// Empty: $BIGMAC_DIAGNOSES when set, else the catalog built into the program.
+  std::string catalog;
+};
+
+/// Reads the logs (any run, including ones this tool did not start), prints every diagnosis
+/// best first, as text or JSON. Returns the exit code: 0 a diagnosis was found, 1 none,
+/// 2 unreadable input or a bad catalog (printed on `err`).
+int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace bigmac::diagnose

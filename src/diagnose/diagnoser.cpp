@@ -1,0 +1,37 @@
+#include "diagnose/diagnoser.h"
+
+#include "diagnose/ranking.h"
+#include "diagnose/text_matcher.h"
+
+namespace bigmac::diagnose {
+
+Diagnoser::Diagnoser() = default;
+Diagnoser::Diagnoser(Diagnoser&&) noexcept = default;
+Diagnoser& Diagnoser::operator=(Diagnoser&&) noexcept = default;
+Diagnoser::~Diagnoser() = default;
+
+Expected<Diagnoser> Diagnoser::create(Catalog catalog) {
+  Diagnoser d;
+  d.catalog_ = std::make_unique<Catalog>(std::move(catalog));
+  auto matcher = TextMatcher::build(*d.catalog_);
+  if (!matcher) return tl::unexpected(matcher.error());
+  d.matcher_ = std::make_unique<TextMatcher>(std::move(*matcher));
+  return d;
+}
+
+std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
+  TextScan scan(*matcher_);
+  for (const LogRecords& log : input.logs) {
+    scan.begin_file(log.file);
+    for (const logs::Record& record : log.records) {
+      if (const auto* line = std::get_if<logs::TextLine>(&record)) scan.add_line(*line);
+    }
+  }
+  std::vector<Diagnosis> all = scan.finish();
+  std::vector<Diagnosis> metrics = apply_metric_rules(*catalog_, input);
+  all.insert(all.end(), std::make_move_iterator(metrics.begin()), std::make_move_iterator(metrics.end()));
+  rank_diagnoses(all);
+  return all;
+}
+
+}  // namespace bigmac::diagnose

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/error.h"
+#include "diagnose/catalog.h"
+#include "diagnose/diagnosis.h"
+#include "diagnose/metric_rules.h"
+
+namespace bigmac::diagnose {
+
+class TextMatcher;
+
+/// The diagnosis engine: a catalog with its compiled signatures. The gate engine, the watcher
+/// and the `diagnose` command all ask it the same question: what do these logs say went wrong?
+class Diagnoser {
+ public:
+  static Expected<Diagnoser> create(Catalog catalog);
+
+  Diagnoser(Diagnoser&&) noexcept;
+  Diagnoser& operator=(Diagnoser&&) noexcept;
+  ~Diagnoser();
+
+  /// Text signatures over every TextLine of `input.logs`, metric rules over the records, the
+  /// baseline and the launcher's facts; all findings ranked, best first.
+  std::vector<Diagnosis> diagnose(const MetricInput& input) const;
+
+  const Catalog& catalog() const { return *catalog_; }
+
+ private:
+  Diagnoser();
+  std::unique_ptr<Catalog> catalog_;  ///< stable address for the matcher
+  std::unique_ptr<TextMatcher> matcher_;
+};
+
+}  // namespace bigmac::diagnose

@@ -1,0 +1,80 @@
+#include "diagnose/diagnosis.h"
+
+#include <fmt/format.h>
+
+namespace bigmac::diagnose {
+namespace {
+
+std::string location_of(const Evidence& e) {
+  std::string where = e.rank >= 0 ? fmt::format("rank {}", e.rank) : std::string("rank ?");
+  if (!e.file.empty()) {
+    where += e.line > 0 ? fmt::format(", {}:{}", e.file, e.line) : fmt::format(", {}", e.file);
+  }
+  return where;
+}
+
+}  // namespace
+
+void print_diagnosis(std::ostream& out, const Diagnosis& d, int index) {
+  const std::string number = index > 0 ? fmt::format("{}. ", index) : std::string();
+  out << fmt::format("{}[{}] {}\n", number, d.klass, d.symptom);
+  if (!d.evidence.empty()) {
+    out << "   evidence:\n";
+    for (const Evidence& e : d.evidence) {
+      out << fmt::format("     {}: {}\n", location_of(e), e.text);
+    }
+    if (d.matches > static_cast<std::int64_t>(d.evidence.size())) {
+      out << fmt::format("     ... {} more matching lines\n",
+                         d.matches - static_cast<std::int64_t>(d.evidence.size()));
+    }
+  }
+  out << fmt::format("   cause: {}\n", d.cause);
+  out << fmt::format("   fix:   {}\n", d.fix);
+  out << fmt::format("   go back to gate: {}   (confidence {:.2f}, {})\n", d.gate, d.confidence,
+                     d.id);
+}
+
+void print_diagnoses(std::ostream& out, const std::vector<Diagnosis>& diagnoses) {
+  if (diagnoses.empty()) {
+    out << "no diagnosis: nothing in these logs matches the catalog\n";
+    return;
+  }
+  out << fmt::format("{} diagnos{}, most likely root cause first:\n\n", diagnoses.size(),
+                     diagnoses.size() == 1 ? "is" : "es");
+  int index = 1;
+  for (const Diagnosis& d : diagnoses) {
+    print_diagnosis(out, d, index++);
+    out << '\n';
+  }
+}
+
+nlohmann::json to_json(const Diagnosis& d) {
+  nlohmann::json evidence = nlohmann::json::array();
+  for (const Evidence& e : d.evidence) {
+    nlohmann::json item = {{"rank", e.rank}, {"text", e.text}};
+    if (!e.file.empty()) item["file"] = e.file;
+    if (e.line > 0) item["line"] = e.line;
+    if (e.t > 0) item["t"] = e.t;
+    evidence.push_back(std::move(item));
+  }
+  nlohmann::json out = {{"id", d.id},
+                        {"class", d.klass},
+                        {"symptom", d.symptom},
+                        {"cause", d.cause},
+                        {"fix", d.fix},
+                        {"gate", d.gate},
+                        {"confidence", d.confidence},
+                        {"specificity", d.specificity},
+                        {"matches", d.matches},
+                        {"evidence", std::move(evidence)}};
+  if (d.failed_rank >= 0) out["failed_rank"] = d.failed_rank;
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<Diagnosis>& diagnoses) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Diagnosis& d : diagnoses) list.push_back(to_json(d));
+  return list;
+}
+
+}  // namespace bigmac::diagnose

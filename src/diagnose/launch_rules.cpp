@@ -1,0 +1,84 @@
+#include <map>
+#include <set>
+
+#include "diagnose/rule_finding.h"
+
+namespace bigmac::diagnose::detail {
+namespace {
+
+void process_group(const MetricInput& in, std::vector<Finding>& out) {
+  std::map<int, Sourced<logs::RunRecord>> runs;
+  int world = 0;
+  for (const auto& r : all_of<logs::RunRecord>(in.logs)) {
+    if (r.record->world_size > 1) {
+      runs.emplace(r.record->at.rank, r);
+      world = std::max(world, r.record->world_size);
+    }
+  }
+  if (runs.empty()) return;
+  // A rank that formed its group says so with pg_ready; one that trains or heartbeats formed it
+  // even if its trainer does not log pg_ready.
+  std::set<int> ready;
+  for (const auto& p : all_of<logs::PgReadyRecord>(in.logs)) ready.insert(p.record->at.rank);
+  for (const auto& s : all_of<logs::StepRecord>(in.logs)) ready.insert(s.record->at.rank);
+  for (const auto& h : all_of<logs::HeartbeatRecord>(in.logs)) ready.insert(h.record->at.rank);
+  for (const auto& m : all_of<logs::MicroBatchRecord>(in.logs)) ready.insert(m.record->at.rank);
+  std::vector<std::string> missing;
+  Finding f{"process_group_not_formed", {}, {}, -1};
+  for (const auto& [rank, run] : runs) {
+    if (ready.count(rank) != 0) continue;
+    missing.push_back(std::to_string(rank));
+    f.evidence.push_back(evidence_of(run, fmt::format("ev=run world_size={} backend={} (no pg_ready follows)",
+                                                      run.record->world_size, run.record->backend)));
+    if (f.failed_rank < 0) f.failed_rank = rank;
+  }
+  if (missing.empty()) return;
+  f.values = {{"missing", fmt::format("{}", fmt::join(missing, ", "))}, {"world_size", std::to_string(world)}};
+  out.push_back(std::move(f));
+}
+
+void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
+  if (in.launch == nullptr) return;
+  const LaunchFacts& facts = *in.launch;
+  if (facts.port_holder) {
+    const PortHolder& h = *facts.port_holder;
+    out.push_back({"port_held_by_process",
+                   {{"port", std::to_string(h.port)}, {"pid", std::to_string(h.pid)}, {"command", h.command}},
+                   {launcher_evidence(-1, fmt::format("port {} is held by pid {} ({})", h.port, h.pid, h.command))},
+                   -1});
+  }
+  if (facts.planned_world_size > 0 && facts.processes_started > 0 &&
+      facts.planned_world_size > facts.processes_started) {
+    out.push_back({"world_size_exceeds_processes",
+                   {{"planned", std::to_string(facts.planned_world_size)},
+                    {"started", std::to_string(facts.processes_started)}},
+                   {launcher_evidence(-1, fmt::format("WORLD_SIZE={} with {} processes started",
+                                                      facts.planned_world_size, facts.processes_started))},
+                   -1});
+  }
+  for (const EnvMismatch& m : facts.env_mismatches) {
+    std::vector<std::string> values;
+    Finding f{"env_mismatch", {}, {}, -1};
+    for (const auto& [rank, value] : m.values) {
+      values.push_back(fmt::format("rank {}: {}", rank, value));
+      f.evidence.push_back(launcher_evidence(rank, fmt::format("{}={}", m.name, value)));
+    }
+    f.values = {{"name", m.name}, {"values", fmt::format("{}", fmt::join(values, ", "))}};
+    out.push_back(std::move(f));
+  }
+  for (const StalledRank& s : facts.stalled) {
+    out.push_back({"rank_stalled",
+                   {{"rank", std::to_string(s.rank)}, {"where", s.where}, {"idle_s", number(s.idle_s)}},
+                   {launcher_evidence(s.rank, fmt::format("no progress for {} s, last: {}", number(s.idle_s), s.where))},
+                   s.rank});
+  }
+}
+
+}  // namespace
+
+void launch_rules(const MetricInput& in, std::vector<Finding>& out) {
+  process_group(in, out);
+  launch_facts(in, out);
+}
+
+}  // namespace bigmac::diagnose::detail

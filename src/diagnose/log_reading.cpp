@@ -1,0 +1,96 @@
+#include "diagnose/log_reading.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "logs/log_stream.h"
+
+namespace bigmac::diagnose {
+namespace fs = std::filesystem;
+namespace {
+
+bool looks_like_log(const fs::path& file) {
+  static constexpr std::array<std::string_view, 5> kExtensions = {".log", ".txt", ".out", ".err", ".jsonl"};
+  const std::string ext = file.extension().string();
+  if (ext.empty()) return file.filename().string().front() != '.';
+  return std::find(kExtensions.begin(), kExtensions.end(), ext) != kExtensions.end();
+}
+
+int parse_int(std::string_view digits) {
+  int value = -1;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return ec == std::errc() && end == digits.data() + digits.size() ? value : -1;
+}
+
+Error input_error(const fs::path& path, std::string message) {
+  Error e = make_error(ErrorKind::kInput, std::move(message));
+  e.file = path.string();
+  return e;
+}
+
+}  // namespace
+
+Expected<std::vector<fs::path>> collect_log_files(const std::vector<std::string>& paths) {
+  std::vector<fs::path> files;
+  for (const std::string& given : paths) {
+    const fs::path path(given);
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) return tl::unexpected(input_error(path, "no such file or directory"));
+    if (!fs::is_directory(status)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec) && looks_like_log(it->path())) found.push_back(it->path());
+    }
+    if (ec) return tl::unexpected(input_error(path, fmt::format("cannot list directory: {}", ec.message())));
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+int rank_from_file_name(const fs::path& file) {
+  std::string stem = file.stem().string();
+  std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (auto pos = stem.rfind("rank"); pos != std::string::npos) {
+    std::size_t begin = pos + 4;
+    while (begin < stem.size() && (stem[begin] == '-' || stem[begin] == '_')) ++begin;
+    std::size_t end = begin;
+    while (end < stem.size() && std::isdigit(static_cast<unsigned char>(stem[end])) != 0) ++end;
+    if (end > begin) return parse_int(std::string_view(stem).substr(begin, end - begin));
+  }
+  // torchrun --log-dir: <dir>/<run>/attempt_<n>/<local_rank>/{stdout,stderr}.log
+  const fs::path parent = file.parent_path();
+  if (parent.has_filename() && parent.parent_path().filename().string().rfind("attempt_", 0) == 0) {
+    return parse_int(parent.filename().string());
+  }
+  return -1;
+}
+
+Expected<LogRecords> read_log_records(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return tl::unexpected(input_error(file, "cannot open for reading"));
+  LogRecords out;
+  out.file = file.string();
+  logs::LogStream stream(logs::LogFormat::kAuto, rank_from_file_name(file));
+  std::array<char, 1 << 16> buffer{};
+  while (in) {
+    in.read(buffer.data(), buffer.size());
+    const auto got = in.gcount();
+    if (got > 0) stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)), out.records);
+  }
+  if (in.bad()) return tl::unexpected(input_error(file, "read error"));
+  stream.finish(out.records);
+  return out;
+}
+
+}  // namespace bigmac::diagnose

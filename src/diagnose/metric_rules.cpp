@@ -1,0 +1,329 @@
+#include "diagnose/metric_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "diagnose/rule_finding.h"
+
+namespace bigmac::diagnose {
+namespace {
+
+using detail::all_of;
+using detail::evidence_of;
+using detail::Finding;
+using detail::number;
+using detail::Sourced;
+
+std::string optional_number(const std::optional<double>& v) { return v ? number(*v) : "-"; }
+
+Evidence step_evidence(const Sourced<logs::StepRecord>& s) {
+  const logs::StepRecord& r = *s.record;
+  return evidence_of(s, fmt::format("ev=step global_step={} loss={} grad_norm={} lr={}", r.global_step,
+                                    optional_number(r.loss), optional_number(r.grad_norm),
+                                    optional_number(r.lr)));
+}
+
+bool close_to(double a, double b, double rtol, double atol) {
+  return std::fabs(a - b) <= atol + rtol * std::fabs(b);
+}
+
+// Steps of each rank that logs them, in log order.
+std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(std::span<const LogRecords> logs) {
+  std::map<int, std::vector<Sourced<logs::StepRecord>>> out;
+  for (const auto& s : all_of<logs::StepRecord>(logs)) out[s.record->at.rank].push_back(s);
+  return out;
+}
+
+// The rank that owns the loss: the one with the most step records (lowest rank on a tie).
+const std::vector<Sourced<logs::StepRecord>>* loss_owner(
+    const std::map<int, std::vector<Sourced<logs::StepRecord>>>& by_rank) {
+  const std::vector<Sourced<logs::StepRecord>>* best = nullptr;
+  for (const auto& [rank, steps] : by_rank) {
+    if (best == nullptr || steps.size() > best->size()) best = &steps;
+  }
+  return best;
+}
+
+void loss_non_finite(const MetricInput& in, std::vector<Finding>& out) {
+  for (const auto& s : all_of<logs::StepRecord>(in.logs)) {
+    if (s.record->loss && !std::isfinite(*s.record->loss)) {
+      out.push_back({"loss_non_finite",
+                     {{"step", std::to_string(s.record->global_step)}, {"value", number(*s.record->loss)}},
+                     {step_evidence(s)},
+                     s.record->at.rank});
+      return;
+    }
+  }
+  for (const auto& s : all_of<logs::LossRecord>(in.logs)) {
+    if (!std::isfinite(s.record->value)) {
+      out.push_back({"loss_non_finite",
+                     {{"step", std::to_string(s.record->global_step)}, {"value", number(s.record->value)}},
+                     {evidence_of(s, fmt::format("ev=loss global_step={} stage={} mb={} value={}",
+                                                 s.record->global_step, s.record->stage, s.record->mb,
+                                                 number(s.record->value)))},
+                     s.record->at.rank});
+      return;
+    }
+  }
+}
+
+void grad_norm_checks(const MetricInput& in, std::vector<Finding>& out) {
+  for (const auto& [rank, steps] : steps_by_rank(in.logs)) {
+    for (const auto& s : steps) {
+      if (s.record->grad_norm && *s.record->grad_norm == 0.0) {
+        out.push_back({"grad_norm_zero", {{"step", std::to_string(s.record->global_step)}}, {step_evidence(s)}, rank});
+        break;
+      }
+    }
+    // The longest run of strict increases, judged by count and total growth.
+    std::size_t start = 0;
+    for (std::size_t i = 1; i <= steps.size(); ++i) {
+      const bool grows = i < steps.size() && steps[i].record->grad_norm && steps[i - 1].record->grad_norm &&
+                         std::isfinite(*steps[i].record->grad_norm) &&
+                         *steps[i].record->grad_norm > *steps[i - 1].record->grad_norm;
+      if (grows) continue;
+      const std::size_t increases = i - 1 - start;
+      if (increases >= static_cast<std::size_t>(in.limits.grad_growth_steps)) {
+        const auto& a = steps[start];
+        const auto& b = steps[i - 1];
+        const double first = *a.record->grad_norm;
+        const double last = *b.record->grad_norm;
+        if (first > 0 && last / first >= in.limits.grad_growth_factor) {
+          out.push_back({"grad_norm_growing",
+                         {{"first_step", std::to_string(a.record->global_step)},
+                          {"last_step", std::to_string(b.record->global_step)},
+                          {"first", number(first)},
+                          {"last", number(last)}},
+                         {step_evidence(a), step_evidence(b)},
+                         rank});
+          break;
+        }
+      }
+      start = i;
+    }
+  }
+}
+
+void step_sequence(const MetricInput& in, std::vector<Finding>& out) {
+  for (const auto& [rank, steps] : steps_by_rank(in.logs)) {
+    std::set<std::int64_t> seen;
+    std::int64_t expected = 0;
+    bool gap_reported = false;
+    bool repeat_reported = false;
+    const Sourced<logs::StepRecord>* previous = nullptr;
+    for (const auto& s : steps) {
+      const std::int64_t step = s.record->global_step;
+      if (!seen.insert(step).second) {
+        if (!repeat_reported) {
+          out.push_back({"step_repeated",
+                         {{"step", std::to_string(step)}, {"rank", std::to_string(rank)}},
+                         {step_evidence(s)},
+                         rank});
+          repeat_reported = true;
+        }
+      } else if (step > expected && !gap_reported) {
+        std::vector<Evidence> evidence;
+        if (previous != nullptr) evidence.push_back(step_evidence(*previous));
+        evidence.push_back(step_evidence(s));
+        out.push_back({"step_gap",
+                       {{"expected", std::to_string(expected)},
+                        {"found", std::to_string(step)},
+                        {"rank", std::to_string(rank)}},
+                       std::move(evidence),
+                       rank});
+        gap_reported = true;
+      }
+      expected = std::max(expected, step + 1);
+      previous = &s;
+    }
+  }
+}
+
+void samples_per_step(const MetricInput& in, std::vector<Finding>& out) {
+  if (in.baseline == nullptr || in.baseline->samples_per_step <= 0) return;
+  const std::int64_t expected = in.baseline->samples_per_step;
+  const auto batches = all_of<logs::BatchRecord>(in.logs);
+  std::int64_t found = 0;
+  Evidence evidence;
+  const logs::BatchRecord* batch = batches.empty() ? nullptr : batches.front().record;
+  if (batch != nullptr && batch->samples_per_step > 0) {
+    found = batch->samples_per_step;
+    evidence = evidence_of(batches.front(),
+                           fmt::format("ev=batch micro_batch_size={} grad_accum={} dp={} samples_per_step={}",
+                                       batch->micro_batch_size, batch->grad_accum, batch->dp,
+                                       batch->samples_per_step));
+  } else {
+    for (const auto& s : all_of<logs::StepRecord>(in.logs)) {
+      if (s.record->samples_per_step) {
+        found = *s.record->samples_per_step;
+        evidence = step_evidence(s);
+        evidence.text += fmt::format(" samples_per_step={}", found);
+        break;
+      }
+    }
+  }
+  if (found == 0 || found == expected) return;
+  const std::int64_t micro = batch != nullptr ? batch->micro_batch_size : 0;
+  const std::int64_t accum = batch != nullptr ? batch->grad_accum : 0;
+  const std::int64_t dp = batch != nullptr ? batch->dp : 0;
+  std::string setting;
+  if (micro > 0 && dp > 0 && expected % (micro * dp) == 0) {
+    setting = fmt::format("set train.gradient_accumulation_steps = {} for dp {} to keep {} samples/step "
+                          "(micro_batch_size {} × {} × {})",
+                          expected / (micro * dp), dp, expected, micro, expected / (micro * dp), dp);
+  } else if (accum > 0 && dp > 0 && expected % (accum * dp) == 0) {
+    setting = fmt::format("set train.micro_batch_size = {} for dp {} to keep {} samples/step "
+                          "({} × gradient_accumulation_steps {} × {})",
+                          expected / (accum * dp), dp, expected, expected / (accum * dp), accum, dp);
+  } else if (dp > 0) {
+    setting = fmt::format("{} samples/step cannot be split evenly over dp {}: choose a process count that "
+                          "divides {} (or record a new baseline on purpose)",
+                          expected, dp, expected);
+  } else {
+    setting = fmt::format("make train.micro_batch_size × train.gradient_accumulation_steps × dp equal {}",
+                          expected);
+  }
+  out.push_back({"samples_per_step_mismatch",
+                 {{"found", std::to_string(found)},
+                  {"expected", std::to_string(expected)},
+                  {"micro", micro > 0 ? std::to_string(micro) : "?"},
+                  {"accum", accum > 0 ? std::to_string(accum) : "?"},
+                  {"dp", dp > 0 ? std::to_string(dp) : "?"},
+                  {"setting", setting}},
+                 {evidence},
+                 evidence.rank});
+}
+
+// Loss against the baseline: wrong from step 0 (→ shapes), or right at first then diverging
+// (→ dp; the learning rate scaled with the world size when the logged lr says so).
+void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
+  if (in.baseline == nullptr || in.baseline->loss.empty()) return;
+  const auto by_rank = steps_by_rank(in.logs);
+  const auto* steps = loss_owner(by_rank);
+  if (steps == nullptr) return;
+  const auto& base = *in.baseline;
+  const Sourced<logs::StepRecord>* diverged = nullptr;
+  for (const auto& s : *steps) {
+    const auto step = s.record->global_step;
+    if (step < 0 || static_cast<std::size_t>(step) >= base.loss.size() || !s.record->loss) continue;
+    if (!std::isfinite(*s.record->loss)) break;  // loss_non_finite speaks for it
+    if (!close_to(*s.record->loss, base.loss[static_cast<std::size_t>(step)], in.limits.loss_rtol,
+                  in.limits.loss_atol)) {
+      diverged = &s;
+      break;
+    }
+  }
+  if (diverged == nullptr) return;
+  const logs::StepRecord& r = *diverged->record;
+  const std::string baseline_loss = number(base.loss[static_cast<std::size_t>(r.global_step)]);
+  if (r.global_step == 0) {
+    out.push_back({"loss_wrong_from_first_step",
+                   {{"loss", number(*r.loss)}, {"baseline_loss", baseline_loss}},
+                   {step_evidence(*diverged)},
+                   r.at.rank});
+    return;
+  }
+  // The first step whose lr differs from the baseline's.
+  const Sourced<logs::StepRecord>* lr_differs = nullptr;
+  for (const auto& s : *steps) {
+    const auto step = s.record->global_step;
+    if (!s.record->lr || step < 0 || static_cast<std::size_t>(step) >= base.lr.size()) continue;
+    if (!close_to(*s.record->lr, base.lr[static_cast<std::size_t>(step)], in.limits.lr_rtol, 0)) {
+      lr_differs = &s;
+      break;
+    }
+  }
+  std::int64_t dp = 0;
+  for (const auto& b : all_of<logs::BatchRecord>(in.logs)) dp = std::max(dp, b.record->dp);
+  int world = 0;
+  for (const auto& run : all_of<logs::RunRecord>(in.logs)) world = std::max(world, run.record->world_size);
+  if (lr_differs != nullptr) {
+    const auto step = static_cast<std::size_t>(lr_differs->record->global_step);
+    const double base_lr = base.lr[step];
+    const double ratio = base_lr != 0 ? *lr_differs->record->lr / base_lr : 0;
+    const auto matches = [&](double n) { return n > 1 && std::fabs(ratio - n) <= 0.01 * n; };
+    if (matches(static_cast<double>(dp)) || matches(static_cast<double>(world)) ||
+        matches(std::sqrt(static_cast<double>(dp)))) {
+      out.push_back({"lr_scaled_with_world_size",
+                     {{"step", std::to_string(r.global_step)},
+                      {"ratio", number(ratio)},
+                      {"lr", number(*lr_differs->record->lr)},
+                      {"baseline_lr", number(base_lr)},
+                      {"dp", std::to_string(dp > 0 ? dp : world)}},
+                     {step_evidence(*lr_differs), step_evidence(*diverged)},
+                     r.at.rank});
+      return;
+    }
+  }
+  out.push_back({"loss_diverges_after_match",
+                 {{"step", std::to_string(r.global_step)}, {"loss", number(*r.loss)}, {"baseline_loss", baseline_loss}},
+                 {step_evidence(*diverged)},
+                 r.at.rank});
+}
+
+
+const std::vector<MetricRuleSpec>& specs() {
+  static const std::vector<MetricRuleSpec> kSpecs = {
+      {"loss_non_finite", {"step", "value"}},
+      {"grad_norm_growing", {"first_step", "last_step", "first", "last"}},
+      {"grad_norm_zero", {"step"}},
+      {"step_gap", {"expected", "found", "rank"}},
+      {"step_repeated", {"step", "rank"}},
+      {"samples_per_step_mismatch", {"found", "expected", "micro", "accum", "dp", "setting"}},
+      {"lr_scaled_with_world_size", {"step", "ratio", "lr", "baseline_lr", "dp"}},
+      {"loss_diverges_after_match", {"step", "loss", "baseline_loss"}},
+      {"loss_wrong_from_first_step", {"loss", "baseline_loss"}},
+      {"stage_without_forward", {"stage", "first_layer", "last_layer", "split_point"}},
+      {"stage_param_sum_mismatch", {"stage_sum", "total", "difference", "tied", "detail"}},
+      {"stage_starving", {"rank", "stage", "idle_s", "waits_for", "detail"}},
+      {"rank_stalled", {"rank", "where", "idle_s"}},
+      {"multiple_checkpoint_writers", {"ranks", "count"}},
+      {"world_size_exceeds_processes", {"planned", "started"}},
+      {"env_mismatch", {"name", "values"}},
+      {"process_group_not_formed", {"missing", "world_size"}},
+      {"port_held_by_process", {"port", "pid", "command"}},
+  };
+  return kSpecs;
+}
+
+}  // namespace
+
+std::span<const MetricRuleSpec> metric_rule_specs() { return specs(); }
+
+std::vector<Diagnosis> apply_metric_rules(const Catalog& catalog, const MetricInput& input) {
+  std::vector<Finding> findings;
+  loss_non_finite(input, findings);
+  grad_norm_checks(input, findings);
+  step_sequence(input, findings);
+  samples_per_step(input, findings);
+  loss_against_baseline(input, findings);
+  detail::pipeline_rules(input, findings);
+  detail::launch_rules(input, findings);
+
+  std::vector<Diagnosis> out;
+  for (Finding& f : findings) {
+    const RuleText* rule = catalog.rule(f.rule);
+    if (rule == nullptr) continue;  // the catalog leaves this rule out
+    const EntryText& t = rule->text;
+    Diagnosis d;
+    d.id = t.id;
+    d.klass = t.klass;
+    d.gate = t.gate;
+    d.confidence = t.confidence;
+    d.specificity = t.specificity;
+    d.symptom = fill_template(t.symptom, f.values);
+    d.cause = fill_template(t.cause, f.values);
+    d.fix = fill_template(t.fix, f.values);
+    d.failed_rank = f.failed_rank;
+    d.matches = static_cast<std::int64_t>(f.evidence.size());
+    d.evidence = std::move(f.evidence);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace bigmac::diagnose

@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "diagnose/catalog.h"
+#include "diagnose/diagnosis.h"
+#include "logs/record.h"
+
+namespace bigmac::diagnose {
+
+/// The records of one log file (one rank's stream, or a merged file).
+struct LogRecords {
+  std::string file;
+  std::vector<logs::Record> records;
+};
+
+/// What the baseline (gate `single`) recorded, as plain values: index = global_step.
+/// Empty vectors and zero counts mean "not known"; rules that need them do not run.
+struct BaselineValues {
+  std::vector<double> loss, grad_norm, lr;
+  std::int64_t samples_per_step = 0;
+  std::int64_t param_count = 0;
+};
+
+/// A rank that stopped making progress, as the launcher's watchdog saw it.
+struct StalledRank {
+  int rank = -1;
+  std::string where;  ///< last thing it logged or the call it sits in ("init_process_group")
+  double idle_s = 0;
+};
+
+/// An environment variable the ranks disagree on (MASTER_PORT, WORLD_SIZE...).
+struct EnvMismatch {
+  std::string name;
+  std::vector<std::pair<int, std::string>> values;  ///< rank → value
+};
+
+/// A process holding the rendezvous port.
+struct PortHolder {
+  int port = 0;
+  std::int64_t pid = 0;
+  std::string command;
+};
+
+/// What the launcher knows and the logs cannot say (a hang is not an error).
+struct LaunchFacts {
+  int planned_world_size = 0;  ///< 0: unknown
+  int processes_started = 0;
+  std::vector<EnvMismatch> env_mismatches;
+  std::vector<StalledRank> stalled;
+  std::optional<PortHolder> port_holder;
+};
+
+/// Thresholds of the metric rules.
+struct MetricLimits {
+  double loss_rtol = 1e-3;
+  double loss_atol = 1e-5;
+  double lr_rtol = 1e-6;
+  int grad_growth_steps = 5;        ///< consecutive increases that count as growing
+  double grad_growth_factor = 2.0;  ///< and the growth over them at least this
+  double idle_limit_s = 60;         ///< a pipeline stage idle longer than this starves
+};
+
+/// Everything the metric rules look at.
+struct MetricInput {
+  std::span<const LogRecords> logs;
+  const BaselineValues* baseline = nullptr;
+  const LaunchFacts* launch = nullptr;
+  MetricLimits limits;
+};
+
+/// A metric rule the code implements and the values its catalog texts may use.
+struct MetricRuleSpec {
+  std::string_view id;
+  std::vector<std::string_view> values;
+};
+
+/// Every metric rule, in evaluation order.
+std::span<const MetricRuleSpec> metric_rule_specs();
+
+/// Runs every rule the catalog names and words each finding with the catalog's texts.
+std::vector<Diagnosis> apply_metric_rules(const Catalog& catalog, const MetricInput& input);
+
+}  // namespace bigmac::diagnose

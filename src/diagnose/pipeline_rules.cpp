@@ -1,0 +1,178 @@
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "diagnose/rule_finding.h"
+
+namespace bigmac::diagnose::detail {
+namespace {
+
+// One layout per stage (dp_rank 0, the first logged), with its source.
+std::map<int, Sourced<logs::LayoutRecord>> layouts_by_stage(const MetricInput& in) {
+  std::map<int, Sourced<logs::LayoutRecord>> out;
+  for (const auto& l : all_of<logs::LayoutRecord>(in.logs)) {
+    if (l.record->dp_rank == 0) out.try_emplace(l.record->stage, l);
+  }
+  return out;
+}
+
+Evidence layout_evidence(const Sourced<logs::LayoutRecord>& l) {
+  const logs::LayoutRecord& r = *l.record;
+  return evidence_of(l, fmt::format("ev=layout stage={}/{} layers={}..{} param_count={} tied_duplicate_count={}",
+                                    r.stage, r.num_stages, r.first_layer, r.last_layer, r.param_count,
+                                    r.tied_duplicate_count));
+}
+
+void stage_without_forward(const MetricInput& in, std::vector<Finding>& out) {
+  const auto mbs = all_of<logs::MicroBatchRecord>(in.logs);
+  if (mbs.empty()) return;  // no pipeline trace: nothing to judge
+  std::set<int> forwarded;
+  for (const auto& m : mbs) {
+    if (m.record->phase == 'F') forwarded.insert(m.record->stage);
+  }
+  for (const auto& [stage, layout] : layouts_by_stage(in)) {
+    if (forwarded.count(stage) != 0) continue;
+    const logs::LayoutRecord& r = *layout.record;
+    out.push_back({"stage_without_forward",
+                   {{"stage", std::to_string(stage)},
+                    {"first_layer", std::to_string(r.first_layer)},
+                    {"last_layer", std::to_string(r.last_layer)},
+                    {"split_point", std::to_string(r.first_layer)}},
+                   {layout_evidence(layout)},
+                   r.at.rank});
+  }
+}
+
+void stage_param_sum(const MetricInput& in, std::vector<Finding>& out) {
+  const auto layouts = layouts_by_stage(in);
+  if (layouts.size() < 2) return;
+  const int num_stages = layouts.begin()->second.record->num_stages;
+  if (static_cast<int>(layouts.size()) != num_stages) return;  // a stage's log is missing
+  std::int64_t total = in.baseline != nullptr ? in.baseline->param_count : 0;
+  if (total <= 0) {
+    for (const auto& m : all_of<logs::ModelRecord>(in.logs)) total = std::max(total, m.record->param_count);
+  }
+  if (total <= 0) return;
+  std::int64_t sum = 0;
+  std::int64_t duplicates = 0;
+  std::set<std::string> tied;
+  std::vector<Evidence> evidence;
+  for (const auto& [stage, layout] : layouts) {
+    sum += layout.record->param_count;
+    duplicates += layout.record->tied_duplicate_count;
+    tied.insert(layout.record->tied.begin(), layout.record->tied.end());
+    evidence.push_back(layout_evidence(layout));
+  }
+  const std::int64_t owned = sum - duplicates;
+  if (owned == total) return;
+  std::string detail;
+  if (owned > total) {
+    detail = fmt::format("{} parameters are counted on two stages: shared weights (a tied embedding and head) "
+                         "sit on two stages without being reported as tied{}",
+                         owned - total, tied.empty() ? "" : fmt::format(" (reported tied: {})", fmt::join(tied, ", ")));
+  } else {
+    detail = fmt::format("{} parameters belong to no stage: a module (embedding, final norm or head) was "
+                         "dropped at a split point or built on no stage",
+                         total - owned);
+  }
+  out.push_back({"stage_param_sum_mismatch",
+                 {{"stage_sum", std::to_string(sum)},
+                  {"total", std::to_string(total)},
+                  {"difference", fmt::format("{:+}", sum - total)},
+                  {"tied", tied.empty() ? "none" : fmt::format("{}", fmt::join(tied, ", "))},
+                  {"detail", detail}},
+                 std::move(evidence),
+                 -1});
+}
+
+// Per stage: how far it got and when it last did something.
+struct StageProgress {
+  int rank = -1;
+  int forwards = 0;
+  int backwards = 0;
+  double last = 0;
+  Evidence last_evidence;
+};
+
+void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
+  std::map<int, StageProgress> stages;
+  double latest = 0;
+  for (const auto& m : all_of<logs::MicroBatchRecord>(in.logs)) {
+    const logs::MicroBatchRecord& r = *m.record;
+    StageProgress& p = stages[r.stage];
+    p.rank = r.at.rank;
+    (r.phase == 'F' ? p.forwards : p.backwards) += 1;
+    const double end = std::max(r.end, r.at.t);
+    if (end >= p.last) {
+      p.last = end;
+      p.last_evidence = evidence_of(m, fmt::format("ev=mb global_step={} stage={} mb={} phase={} end={}",
+                                                   r.global_step, r.stage, r.mb, r.phase, number(r.end)));
+    }
+    latest = std::max(latest, end);
+  }
+  if (stages.size() < 2) return;
+  const int last_stage = stages.rbegin()->first;
+  for (const auto& [stage, p] : stages) {
+    const double idle = latest - p.last;
+    if (idle <= in.limits.idle_limit_s) continue;
+    // A stage needs activations from the one before (forward) and gradients from the one
+    // after (backward); the neighbour that sent nothing new is the one it waits for.
+    const StageProgress* up = stage > 0 && stages.count(stage - 1) ? &stages.at(stage - 1) : nullptr;
+    const StageProgress* down = stage < last_stage && stages.count(stage + 1) ? &stages.at(stage + 1) : nullptr;
+    const bool no_activation = up != nullptr && up->forwards <= p.forwards;
+    const bool no_gradient = down != nullptr && down->backwards <= p.backwards;
+    int waits = -1;
+    if (no_activation && !no_gradient) waits = stage - 1;
+    else if (no_gradient && !no_activation) waits = stage + 1;
+    else if (up != nullptr && down != nullptr) waits = up->last <= down->last ? stage - 1 : stage + 1;
+    else if (up != nullptr) waits = stage - 1;
+    else if (down != nullptr) waits = stage + 1;
+    const StageProgress* other = waits >= 0 ? &stages.at(waits) : nullptr;
+    const std::string waits_for = other != nullptr ? fmt::format("stage {} (rank {})", waits, other->rank)
+                                                   : std::string("its neighbour stage");
+    std::string detail = fmt::format(
+        "stage {} has done {} forward and {} backward passes and waits for {}", stage, p.forwards,
+        p.backwards, waits == stage - 1 ? fmt::format("activations from {}", waits_for)
+                                        : fmt::format("gradients from {}", waits_for));
+    if (other != nullptr) {
+      detail += fmt::format(", which has done {} forward and {} backward passes", other->forwards, other->backwards);
+    }
+    out.push_back({"stage_starving",
+                   {{"rank", std::to_string(p.rank)},
+                    {"stage", std::to_string(stage)},
+                    {"idle_s", number(idle)},
+                    {"waits_for", waits_for},
+                    {"detail", detail}},
+                   {p.last_evidence},
+                   p.rank});
+  }
+}
+
+void checkpoint_writers(const MetricInput& in, std::vector<Finding>& out) {
+  std::map<int, Evidence> writers;
+  for (const auto& c : all_of<logs::CheckpointRecord>(in.logs)) {
+    writers.try_emplace(c.record->at.rank,
+                        evidence_of(c, fmt::format("ev=ckpt step={} path={}", c.record->step, c.record->path)));
+  }
+  if (writers.size() < 2) return;
+  std::vector<std::string> ranks;
+  Finding f{"multiple_checkpoint_writers", {}, {}, -1};
+  for (auto& [rank, evidence] : writers) {
+    ranks.push_back(std::to_string(rank));
+    f.evidence.push_back(std::move(evidence));
+  }
+  f.values = {{"ranks", fmt::format("{}", fmt::join(ranks, ", "))}, {"count", std::to_string(writers.size())}};
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
+void pipeline_rules(const MetricInput& in, std::vector<Finding>& out) {
+  stage_without_forward(in, out);
+  stage_param_sum(in, out);
+  stage_starving(in, out);
+  checkpoint_writers(in, out);
+}
+
+}  // namespace bigmac::diagnose::detail

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <vector>
+
+#include "diagnose/diagnosis.h"
+
+namespace bigmac::diagnose {
+
+/// Orders diagnoses best first, root cause before consequences: higher specificity first (a
+/// line that names a cause beats one that reports a symptom such as a timeout); then the
+/// earlier failure (wall time of the first evidence, where both have one); then diagnoses
+/// blaming the rank torchrun names as the first failure (`child_failed`); then confidence;
+/// then the lower rank and the id, so the order is deterministic.
+void rank_diagnoses(std::vector<Diagnosis>& diagnoses);
+
+}  // namespace bigmac::diagnose

@@ -1,0 +1,112 @@
+#include "diagnose/diagnose_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "diagnose/log_reading.h"
+
+namespace bigmac::diagnose {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const std::string kFixtures = BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures/";
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result run(DiagnoseOptions options) {
+  std::ostringstream out, err;
+  const int code = run_diagnose(options, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(DiagnoseCommand, TextReportWithEvidenceAndGate) {
+  Result r = run({{kFixtures + "nccl/watchdog_after_oom"}, false, {}});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1. [out_of_memory] a rank ran out of GPU memory while allocating 22.78 GiB"));
+  EXPECT_THAT(r.out, HasSubstr("rank 2, " + kFixtures + "nccl/watchdog_after_oom/rank2.log:6: torch.OutOfMemoryError"));
+  EXPECT_THAT(r.out, HasSubstr("go back to gate: single"));
+  EXPECT_THAT(r.out, HasSubstr("2. [collective_timeout]"));
+}
+
+TEST(DiagnoseCommand, JsonListsAllDiagnosesBestFirst) {
+  Result r = run({{kFixtures + "children/sigkill.log"}, true, {}});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["files"], 1);
+  ASSERT_GE(doc["diagnoses"].size(), 3u);
+  EXPECT_EQ(doc["diagnoses"][0]["id"], "torchrun_signal");
+  EXPECT_EQ(doc["diagnoses"][0]["gate"], "single");
+  EXPECT_TRUE(doc["diagnoses"][0]["evidence"][0].contains("line"));
+}
+
+TEST(DiagnoseCommand, ExitOneWhenNothingMatches) {
+  Result r = run({{kFixtures + "clean"}, false, {}});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("no diagnosis"));
+}
+
+TEST(DiagnoseCommand, ExitTwoForMissingInputOrBadCatalog) {
+  Result missing = run({{kFixtures + "does-not-exist.log"}, false, {}});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("does-not-exist.log"));
+
+  const fs::path dir = fs::path(::testing::TempDir()) / "diagnose_bad_catalog";
+  fs::create_directories(dir);
+  const fs::path bad = dir / "diagnoses.toml";
+  std::ofstream(bad) << "[[signature]]\nid = \"broken\"\nclass = \"x\"\ngate = \"dp\"\nsymptom = \"s\"\n"
+                        "cause = \"c\"\nfix = \"f\"\npatterns = ['(unclosed']\n";
+  Result r = run({{kFixtures + "clean"}, false, bad.string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("diagnoses.toml:8"));
+  EXPECT_THAT(r.err, HasSubstr("entry `broken`"));
+}
+
+TEST(DiagnoseCommand, UserCatalogEntryIsUsed) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "diagnose_user_catalog";
+  fs::create_directories(dir);
+  const fs::path catalog = dir / "mine.toml";
+  std::ofstream(catalog) << "[[signature]]\nid = \"stage_two_empty\"\nclass = \"split\"\ngate = \"pp2\"\n"
+                            "symptom = \"stage {stage} has no layers\"\ncause = \"c\"\nfix = \"f\"\n"
+                            "patterns = ['stage (?P<stage>\\d+) got no layers']\n";
+  Result r = run({{kFixtures + "children/spawn.log"}, false, catalog.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[split] stage 2 has no layers"));
+}
+
+TEST(DiagnoseCommand, DirectoriesTakeLogFilesOnly) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "diagnose_dir";
+  fs::create_directories(dir / "attempt_0" / "3");
+  std::ofstream(dir / "attempt_0" / "3" / "stderr.log") << "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x8)\n";
+  std::ofstream(dir / "summary.json") << "{\"text\": \"CUDA out of memory. Tried to allocate 1.00 GiB\"}\n";
+  auto files = collect_log_files({dir.string()});
+  ASSERT_TRUE(files);
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ(rank_from_file_name(files->front()), 3);
+  Result r = run({{dir.string()}, true, {}});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["diagnoses"].size(), 1u);
+  EXPECT_EQ(doc["diagnoses"][0]["id"], "matmul_shape_mismatch");
+  EXPECT_EQ(doc["diagnoses"][0]["evidence"][0]["rank"], 3);
+}
+
+TEST(DiagnoseCommand, RankFromFileNames) {
+  EXPECT_EQ(rank_from_file_name("logs/rank3.log"), 3);
+  EXPECT_EQ(rank_from_file_name("logs/Rank-12.txt"), 12);
+  EXPECT_EQ(rank_from_file_name("logs/rank_0.out"), 0);
+  EXPECT_EQ(rank_from_file_name("run/attempt_1/5/stdout.log"), 5);
+  EXPECT_EQ(rank_from_file_name("logs/train.log"), -1);
+}
+
+}  // namespace
+}  // namespace bigmac::diagnose

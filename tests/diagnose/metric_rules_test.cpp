@@ -1,0 +1,303 @@
+// Each metric rule from synthetic records, worded by the built-in catalog.
+
+#include "diagnose/metric_rules.h"
+
+#include <cmath>
+#include <limits>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace bigmac::diagnose {
+namespace {
+
+using ::testing::HasSubstr;
+
+const Catalog& catalog() {
+  static const Catalog c = [] {
+    auto loaded = builtin_catalog();
+    EXPECT_TRUE(loaded) << loaded.error().format();
+    return std::move(*loaded);
+  }();
+  return c;
+}
+
+logs::RecordOrigin at(int rank, std::int64_t line, double t = 0) { return {rank, line, t}; }
+
+logs::StepRecord step(int rank, std::int64_t global_step, double loss, double grad_norm = 1.0, double lr = 1e-3) {
+  logs::StepRecord s;
+  s.at = at(rank, global_step + 10);
+  s.global_step = global_step;
+  s.loss = loss;
+  s.grad_norm = grad_norm;
+  s.lr = lr;
+  return s;
+}
+
+logs::LayoutRecord layout(int rank, int stage, int num_stages, int first, int last, std::int64_t params,
+                          std::int64_t duplicates = 0) {
+  logs::LayoutRecord l;
+  l.at = at(rank, 3);
+  l.stage = stage;
+  l.num_stages = num_stages;
+  l.first_layer = first;
+  l.last_layer = last;
+  l.param_count = params;
+  l.tied_duplicate_count = duplicates;
+  return l;
+}
+
+logs::MicroBatchRecord mb(int rank, int stage, int index, char phase, double end) {
+  logs::MicroBatchRecord m;
+  m.at = at(rank, 100 + index, end);
+  m.stage = stage;
+  m.mb = index;
+  m.phase = phase;
+  m.start = end - 0.5;
+  m.end = end;
+  return m;
+}
+
+std::vector<Diagnosis> run(std::vector<LogRecords> logs, const BaselineValues* baseline = nullptr,
+                           const LaunchFacts* launch = nullptr) {
+  MetricInput input;
+  input.logs = logs;
+  input.baseline = baseline;
+  input.launch = launch;
+  return apply_metric_rules(catalog(), input);
+}
+
+const Diagnosis* find(const std::vector<Diagnosis>& all, std::string_view id) {
+  for (const Diagnosis& d : all) {
+    if (d.id == id) return &d;
+  }
+  return nullptr;
+}
+
+TEST(MetricRules, LossNonFiniteNamesTheStep) {
+  auto all = run({{"rank0.log", {step(0, 0, 4.1), step(0, 1, 3.9), step(0, 2, std::nan(""))}}});
+  const Diagnosis* d = find(all, "loss_non_finite");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->symptom, "loss is nan at step 2");
+  EXPECT_EQ(d->gate, "single");
+  ASSERT_EQ(d->evidence.size(), 1u);
+  EXPECT_EQ(d->evidence[0].file, "rank0.log");
+  EXPECT_EQ(d->evidence[0].line, 12);
+}
+
+TEST(MetricRules, GradNormGrowingStepOverStep) {
+  std::vector<logs::Record> records;
+  for (int i = 0; i < 8; ++i) records.push_back(step(0, i, 4.0 - 0.1 * i, 0.5 * std::pow(1.5, i)));
+  auto all = run({{"r.log", records}});
+  const Diagnosis* d = find(all, "grad_norm_growing");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("step 0"));
+  EXPECT_THAT(d->symptom, HasSubstr("step 7"));
+
+  // Noisy but not growing: no finding.
+  std::vector<logs::Record> noisy;
+  for (int i = 0; i < 8; ++i) noisy.push_back(step(0, i, 4.0, i % 2 == 0 ? 1.0 : 1.2));
+  EXPECT_EQ(find(run({{"r.log", noisy}}), "grad_norm_growing"), nullptr);
+}
+
+TEST(MetricRules, GradNormZero) {
+  auto all = run({{"r.log", {step(0, 0, 4.0, 0.0)}}});
+  ASSERT_NE(find(all, "grad_norm_zero"), nullptr);
+}
+
+TEST(MetricRules, StepsMissingOrRepeated) {
+  auto gap = run({{"r.log", {step(0, 0, 4), step(0, 1, 4), step(0, 3, 4)}}});
+  const Diagnosis* g = find(gap, "step_gap");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->symptom, "global_step 2 is missing on rank 0: the next logged step is 3");
+  EXPECT_EQ(find(gap, "step_repeated"), nullptr);
+
+  auto repeat = run({{"r.log", {step(0, 0, 4), step(0, 1, 4), step(0, 1, 4), step(0, 2, 4)}}});
+  const Diagnosis* r = find(repeat, "step_repeated");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->symptom, "global_step 1 is logged twice on rank 0");
+  EXPECT_EQ(find(repeat, "step_gap"), nullptr);
+
+  EXPECT_TRUE(run({{"r.log", {step(0, 0, 4), step(0, 1, 4), step(0, 2, 4)}}}).empty());
+}
+
+TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {
+  logs::BatchRecord batch;
+  batch.at = at(0, 2);
+  batch.micro_batch_size = 2;
+  batch.grad_accum = 4;
+  batch.dp = 4;
+  batch.samples_per_step = 32;
+  BaselineValues baseline;
+  baseline.samples_per_step = 8;
+  auto all = run({{"r.log", {batch}}}, &baseline);
+  const Diagnosis* d = find(all, "samples_per_step_mismatch");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->gate, "dp");
+  EXPECT_THAT(d->symptom, HasSubstr("samples/step is 32, the baseline has 8"));
+  EXPECT_THAT(d->fix, HasSubstr("set train.gradient_accumulation_steps = 1 for dp 4 to keep 8 samples/step"));
+
+  // Micro-batch 4: accumulation cannot fix it; micro-batch can.
+  batch.micro_batch_size = 4;
+  batch.grad_accum = 1;
+  batch.dp = 4;
+  batch.samples_per_step = 16;
+  auto micro = run({{"r.log", {batch}}}, &baseline);
+  ASSERT_NE(find(micro, "samples_per_step_mismatch"), nullptr);
+  EXPECT_THAT(find(micro, "samples_per_step_mismatch")->fix, HasSubstr("set train.micro_batch_size = 2 for dp 4"));
+
+  batch.samples_per_step = 8;
+  EXPECT_EQ(find(run({{"r.log", {batch}}}, &baseline), "samples_per_step_mismatch"), nullptr);
+}
+
+BaselineValues baseline_losses() {
+  BaselineValues b;
+  b.loss = {4.0, 3.8, 3.6, 3.4, 3.2, 3.0};
+  b.lr = std::vector<double>(6, 1e-3);
+  return b;
+}
+
+TEST(MetricRules, LossRightThenDivergingWithScaledLrRoutesToDp) {
+  logs::BatchRecord batch;
+  batch.dp = 4;
+  BaselineValues b = baseline_losses();
+  std::vector<logs::Record> records = {batch};
+  const double losses[] = {4.0, 3.8, 3.9, 4.4, 5.0, 6.0};
+  for (int i = 0; i < 6; ++i) records.push_back(step(0, i, losses[i], 1.0, 4e-3));
+  auto all = run({{"r.log", records}}, &b);
+  const Diagnosis* d = find(all, "lr_scaled_with_world_size");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->gate, "dp");
+  EXPECT_THAT(d->symptom, HasSubstr("diverges from step 2"));
+  EXPECT_THAT(d->symptom, HasSubstr("× 4"));
+  EXPECT_THAT(d->fix, HasSubstr("0.001"));
+}
+
+TEST(MetricRules, LossDivergingWithSameLrIsNamedWithoutBlamingLr) {
+  BaselineValues b = baseline_losses();
+  std::vector<logs::Record> records;
+  const double losses[] = {4.0, 3.8, 3.9, 4.4};
+  for (int i = 0; i < 4; ++i) records.push_back(step(0, i, losses[i]));
+  auto all = run({{"r.log", records}}, &b);
+  EXPECT_EQ(find(all, "lr_scaled_with_world_size"), nullptr);
+  const Diagnosis* d = find(all, "loss_diverges_after_match");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("from step 2 (3.9 vs 3.6)"));
+}
+
+TEST(MetricRules, LossWrongFromFirstStepRoutesToShapes) {
+  BaselineValues b = baseline_losses();
+  auto all = run({{"r.log", {step(1, 0, 6.2), step(1, 1, 6.0)}}}, &b);
+  const Diagnosis* d = find(all, "loss_wrong_from_first_step");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->gate, "shapes");
+  EXPECT_EQ(d->failed_rank, 1);
+  EXPECT_EQ(find(all, "loss_diverges_after_match"), nullptr);
+  // Within tolerance: nothing.
+  EXPECT_TRUE(run({{"r.log", {step(1, 0, 4.0000001), step(1, 1, 3.8)}}}, &b).empty());
+}
+
+TEST(MetricRules, StageWithoutForwardNamesItsSplitPoint) {
+  std::vector<LogRecords> logs = {
+      {"rank0.log", {layout(0, 0, 2, 0, 3, 100), mb(0, 0, 0, 'F', 10), mb(0, 0, 1, 'F', 11)}},
+      {"rank1.log", {layout(1, 1, 2, 4, 7, 100)}}};
+  auto all = run(logs);
+  const Diagnosis* d = find(all, "stage_without_forward");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->symptom, "stage 1 (layers 4..7) logged no forward pass");
+  EXPECT_THAT(d->fix, HasSubstr("starts at layer 4"));
+  EXPECT_EQ(d->failed_rank, 1);
+  EXPECT_EQ(d->gate, "pp2");
+}
+
+TEST(MetricRules, StageParameterSumAgainstTheSingleTotal) {
+  BaselineValues b;
+  b.param_count = 1000;
+  auto doubled = run({{"r0", {layout(0, 0, 2, 0, 3, 600)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b);
+  const Diagnosis* d = find(doubled, "stage_param_sum_mismatch");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("1200 parameters together, the whole model has 1000 (difference +200)"));
+  EXPECT_THAT(d->cause, HasSubstr("counted on two stages"));
+
+  auto missing = run({{"r0", {layout(0, 0, 2, 0, 3, 500)}}, {"r1", {layout(1, 1, 2, 4, 7, 400)}}}, &b);
+  ASSERT_NE(find(missing, "stage_param_sum_mismatch"), nullptr);
+  EXPECT_THAT(find(missing, "stage_param_sum_mismatch")->cause, HasSubstr("100 parameters belong to no stage"));
+
+  // Tied weights reported as duplicates are fine.
+  auto tied = run({{"r0", {layout(0, 0, 2, 0, 3, 600, 200)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b);
+  EXPECT_EQ(find(tied, "stage_param_sum_mismatch"), nullptr);
+}
+
+TEST(MetricRules, IdleStageSaysWhoItWaitsFor) {
+  // Stage 1 ran two forwards and stopped; stage 0 went on to forward 4 micro-batches and then
+  // waits for gradients stage 1 never sends... stage 1 is idle, waiting on nothing upstream.
+  std::vector<LogRecords> logs = {
+      {"rank0.log", {mb(0, 0, 0, 'F', 10), mb(0, 0, 1, 'F', 11), mb(0, 0, 2, 'F', 12), mb(0, 0, 3, 'F', 200)}},
+      {"rank1.log", {mb(1, 1, 0, 'F', 11), mb(1, 1, 0, 'B', 12)}}};
+  auto all = run(logs);
+  const Diagnosis* d = find(all, "stage_starving");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("stage 1 (rank 1) did nothing for 188 s"));
+  EXPECT_THAT(d->fix, HasSubstr("stage 0 (rank 0)"));
+}
+
+TEST(MetricRules, MoreThanOneCheckpointWriter) {
+  logs::CheckpointRecord c0;
+  c0.at = at(0, 50);
+  c0.path = "ckpt/step10.pt";
+  logs::CheckpointRecord c1 = c0;
+  c1.at = at(1, 51);
+  auto all = run({{"rank0.log", {c0}}, {"rank1.log", {c1}}});
+  const Diagnosis* d = find(all, "multiple_checkpoint_writers");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->symptom, "2 ranks wrote checkpoints (ranks 0, 1)");
+  EXPECT_EQ(d->gate, "target");
+  EXPECT_TRUE(run({{"rank0.log", {c0, c0}}}).empty());
+}
+
+TEST(MetricRules, LauncherFactsWorldSizeEnvStallAndPort) {
+  LaunchFacts facts;
+  facts.planned_world_size = 4;
+  facts.processes_started = 2;
+  facts.env_mismatches.push_back({"MASTER_PORT", {{0, "29500"}, {1, "29501"}}});
+  facts.stalled.push_back({1, "init_process_group", 120});
+  facts.port_holder = PortHolder{29500, 4321, "python3 train.py"};
+  auto all = run({}, nullptr, &facts);
+  const Diagnosis* world = find(all, "world_size_exceeds_processes");
+  ASSERT_NE(world, nullptr);
+  EXPECT_THAT(world->symptom, HasSubstr("WORLD_SIZE is 4 but only 2 processes were started"));
+  const Diagnosis* env = find(all, "env_mismatch");
+  ASSERT_NE(env, nullptr);
+  EXPECT_EQ(env->symptom, "MASTER_PORT differs between ranks: rank 0: 29500, rank 1: 29501");
+  ASSERT_NE(find(all, "rank_stalled"), nullptr);
+  EXPECT_EQ(find(all, "rank_stalled")->failed_rank, 1);
+  ASSERT_NE(find(all, "port_held_by_process"), nullptr);
+  EXPECT_THAT(find(all, "port_held_by_process")->fix, HasSubstr("kill 4321"));
+}
+
+TEST(MetricRules, ProcessGroupNeverFormed) {
+  logs::RunRecord r0;
+  r0.at = at(0, 1);
+  r0.world_size = 2;
+  logs::RunRecord r1 = r0;
+  r1.at = at(1, 1);
+  logs::PgReadyRecord ready;
+  ready.at = at(0, 2);
+  auto all = run({{"rank0.log", {r0, ready}}, {"rank1.log", {r1}}});
+  const Diagnosis* d = find(all, "process_group_not_formed");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->symptom, "ranks 1 of 2 never reported a formed process group (no pg_ready)");
+}
+
+TEST(MetricRules, RuleLeftOutOfTheCatalogDoesNotRun) {
+  Catalog trimmed = catalog();
+  std::erase_if(trimmed.rules, [](const RuleText& r) { return r.text.id == "loss_non_finite"; });
+  std::vector<LogRecords> logs = {{"r.log", {step(0, 0, std::numeric_limits<double>::infinity())}}};
+  MetricInput input;
+  input.logs = logs;
+  EXPECT_TRUE(apply_metric_rules(trimmed, input).empty());
+  EXPECT_EQ(apply_metric_rules(catalog(), input).size(), 1u);
+}
+
+}  // namespace
+}  // namespace bigmac::diagnose

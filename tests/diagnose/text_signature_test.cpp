@@ -1,0 +1,176 @@
+// Each text class from fixture logs written in the formats PyTorch 1.13/2.x, c10d, Gloo, NCCL
+// and torchrun print (multi-rank interleaving, `[rankN]:`/`[defaultN]:` prefixes, tracebacks).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "diagnose/diagnoser.h"
+#include "diagnose/log_reading.h"
+
+namespace bigmac::diagnose {
+namespace {
+
+using ::testing::HasSubstr;
+
+const Diagnoser& diagnoser() {
+  static const Diagnoser d = [] {
+    auto catalog = builtin_catalog();
+    EXPECT_TRUE(catalog) << catalog.error().format();
+    auto made = Diagnoser::create(std::move(*catalog));
+    EXPECT_TRUE(made);
+    return std::move(*made);
+  }();
+  return d;
+}
+
+std::vector<Diagnosis> diagnose_fixture(const std::string& relative) {
+  auto files = collect_log_files({std::string(BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures/") + relative});
+  EXPECT_TRUE(files) << files.error().format();
+  std::vector<LogRecords> logs;
+  for (const auto& f : *files) {
+    auto records = read_log_records(f);
+    EXPECT_TRUE(records);
+    logs.push_back(std::move(*records));
+  }
+  MetricInput input;
+  input.logs = logs;
+  return diagnoser().diagnose(input);
+}
+
+struct Case {
+  const char* fixture;
+  const char* top_id;     ///< the best diagnosis
+  const char* klass;
+  const char* gate;
+  const char* symptom;    ///< a substring of its symptom (captures filled in)
+  int failed_rank;        ///< -2: not checked
+  int evidence_rank;      ///< rank of the first evidence line; -2: not checked
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.fixture; }
+
+class TextSignature : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TextSignature, TopDiagnosisNamesClassCaptureAndGate) {
+  const Case& c = GetParam();
+  const auto diagnoses = diagnose_fixture(c.fixture);
+  ASSERT_FALSE(diagnoses.empty());
+  const Diagnosis& top = diagnoses.front();
+  EXPECT_EQ(top.id, c.top_id);
+  EXPECT_EQ(top.klass, c.klass);
+  EXPECT_EQ(top.gate, c.gate);
+  EXPECT_THAT(top.symptom, HasSubstr(c.symptom));
+  EXPECT_THAT(top.symptom + top.cause + top.fix, ::testing::Not(HasSubstr("?")));
+  if (c.failed_rank != -2) {
+    EXPECT_EQ(top.failed_rank, c.failed_rank);
+  }
+  ASSERT_FALSE(top.evidence.empty());
+  EXPECT_GT(top.evidence.front().line, 0);
+  EXPECT_FALSE(top.evidence.front().file.empty());
+  if (c.evidence_rank != -2) {
+    EXPECT_EQ(top.evidence.front().rank, c.evidence_rank);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, TextSignature,
+    ::testing::Values(
+        Case{"rendezvous/store_barrier_113", "store_based_barrier_timeout", "rendezvous_timeout", "dp",
+             "2 of 4 ranks", 0, 0},
+        Case{"rendezvous/tcpstore_clients_2x.log", "tcpstore_clients_timeout", "rendezvous_timeout", "dp",
+             "only 1 of 2 ranks joined", -2, 0},
+        Case{"rendezvous/client_connect_timeout.log", "store_client_connect_timeout", "rendezvous_timeout",
+             "dp", "1800s to reach the rendezvous store at 10.0.0.7:29501", 1, 1},
+        Case{"port/eaddrinuse_113.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29500", 0, 0},
+        Case{"port/eaddrinuse_libuv.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29512", 0, 0},
+        Case{"port/eaddrinuse_multiline.log", "eaddrinuse_generic", "port_in_use", "dp", "address already in use",
+             -2, -2},
+        Case{"refused/c10d_refused.log", "c10d_connection_refused", "connection_refused", "dp",
+             "[localhost]:29500", 1, 1},
+        Case{"refused/python_refused.log", "connection_refused_generic", "connection_refused", "dp",
+             "could not connect", -2, -2},
+        Case{"nccl/duplicate_gpu.log", "nccl_duplicate_gpu", "nccl_duplicate_gpu", "dp",
+             "ranks 1 and 0 run on the same GPU (bus id 1000)", 1, 1},
+        Case{"nccl/no_gpu.log", "nccl_no_gpu", "nccl_no_device", "dp", "no usable GPU", -2, -2},
+        Case{"nccl/unhandled_cuda.log", "nccl_unhandled_cuda_error", "nccl_cuda_error", "dp", "unhandled CUDA",
+             7, 7},
+        Case{"nccl/system_error.log", "nccl_system_error", "nccl_system_error", "dp", "unhandled system error",
+             3, 3},
+        Case{"nccl/watchdog_113.log", "nccl_watchdog_timeout", "collective_timeout", "dp",
+             "rank 1 waited 1802212 ms in collective ALLREDUCE (sequence 469508, timeout 1800000 ms)", 1, -2},
+        Case{"nccl/gloo_timeout.log", "gloo_op_timeout", "collective_timeout", "dp", "Gloo recv waited 1800000 ms",
+             1, 1},
+        Case{"model/size_mismatch.log", "state_dict_size_mismatch", "state_dict_mismatch", "pp2",
+             "layers.4.mlp.fc1.weight is torch.Size([1024, 256]) in the checkpoint but torch.Size([1024, 512])",
+             1, 1},
+        Case{"model/missing_keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "pp2",
+             "\"layers.3.attn.qkv.weight\"", -2, -2},
+        Case{"model/device_mismatch_old.log", "tensors_on_two_devices", "device_mismatch", "shapes",
+             "cuda:1 and cpu", 1, 1},
+        Case{"model/device_mismatch_new.log", "tensors_on_two_devices", "device_mismatch", "shapes",
+             "cpu and cuda:1", 1, 1},
+        Case{"model/mat_shapes.log", "matmul_shape_mismatch", "shape_mismatch", "shapes",
+             "64x32 and 64x256: the inner sizes 32 and 64 differ", 1, 1},
+        Case{"model/view_invalid.log", "view_shape_invalid", "shape_mismatch", "shapes",
+             "reshaping to [2, 32, 64] failed: the input has 3072 elements", 1, 1},
+        Case{"memory/cuda_oom_113.log", "cuda_out_of_memory", "out_of_memory", "single", "allocating 20.00 MiB",
+             -2, -2},
+        Case{"memory/cpu_oom.log", "cpu_out_of_memory", "out_of_memory", "single", "17179869184 bytes", -2, -2},
+        Case{"children/spawn.log", "mp_spawn_process_failed", "child_failed", "single", "process 2 terminated",
+             2, -2},
+        Case{"numerics/anomaly.log", "autograd_nan", "non_finite", "single", "LogSoftmaxBackward0", 0, 0},
+        Case{"numerics/clip.log", "clip_grad_non_finite", "non_finite", "single", "non-finite", -2, -2},
+        Case{"numerics/scale_min.log", "loss_scale_underflow", "loss_scale_underflow", "single", "minimum", -2,
+             -2},
+        Case{"numerics/apex_overflow.log", "apex_gradient_overflow", "gradient_overflow", "single",
+             "lowered to 32768.0", -2, -2}));
+
+TEST(TextSignatures, WatchdogTimeoutsRankBelowTheOutOfMemoryThatCausedThem) {
+  const auto diagnoses = diagnose_fixture("nccl/watchdog_after_oom");
+  ASSERT_GE(diagnoses.size(), 2u);
+  EXPECT_EQ(diagnoses[0].id, "cuda_out_of_memory");
+  EXPECT_EQ(diagnoses[0].failed_rank, 2);
+  EXPECT_THAT(diagnoses[0].symptom, HasSubstr("22.78 GiB"));
+  EXPECT_EQ(diagnoses[1].id, "nccl_watchdog_timeout");
+  EXPECT_EQ(diagnoses[1].matches, 3);
+  EXPECT_EQ(diagnoses[1].evidence.size(), 3u);
+}
+
+TEST(TextSignatures, TorchrunSummaryNamesTheRootCauseRankFromLaterLines) {
+  const auto diagnoses = diagnose_fixture("children/sigkill.log");
+  auto root = std::find_if(diagnoses.begin(), diagnoses.end(),
+                           [](const Diagnosis& d) { return d.id == "torchrun_root_cause"; });
+  ASSERT_NE(root, diagnoses.end());
+  EXPECT_EQ(root->failed_rank, 1);
+  EXPECT_THAT(root->symptom, HasSubstr("rank 1 failed first (exitcode -9)"));
+  // The signal line is more specific than the summary, and both are shown.
+  EXPECT_EQ(diagnoses.front().id, "torchrun_signal");
+  EXPECT_THAT(diagnoses.front().symptom, HasSubstr("signal 9 (SIGKILL)"));
+}
+
+TEST(TextSignatures, FallbackOnlyWhereNothingSpecificMatched) {
+  // spawn.log ends in `ValueError: stage 2 got no layers`: no signature explains it.
+  const auto spawn = diagnose_fixture("children/spawn.log");
+  auto generic = std::find_if(spawn.begin(), spawn.end(),
+                              [](const Diagnosis& d) { return d.id == "python_exception"; });
+  ASSERT_NE(generic, spawn.end());
+  EXPECT_TRUE(std::any_of(generic->evidence.begin(), generic->evidence.end(), [](const Evidence& e) {
+    return e.text == "ValueError: stage 2 got no layers";
+  }));
+  EXPECT_EQ(spawn.back().id, "python_exception");
+  // mat_shapes.log's RuntimeError line is explained by a signature: no fallback for it.
+  for (const Diagnosis& d : diagnose_fixture("model/mat_shapes.log")) EXPECT_NE(d.id, "python_exception");
+}
+
+TEST(TextSignatures, PeerClosedConnectionIsAConsequenceRankedLast) {
+  const auto diagnoses = diagnose_fixture("model/mat_shapes.log");
+  ASSERT_EQ(diagnoses.size(), 2u);
+  EXPECT_EQ(diagnoses[0].id, "matmul_shape_mismatch");
+  EXPECT_EQ(diagnoses[1].id, "peer_closed_connection");
+  EXPECT_EQ(diagnoses[1].evidence.front().rank, 0);
+}
+
+TEST(TextSignatures, CleanRunHasNoDiagnosis) { EXPECT_TRUE(diagnose_fixture("clean").empty()); }
+
+}  // namespace
+}  // namespace bigmac::diagnose
