@@ -1,0 +1,228 @@
+#include "baseline/baseline.h"
+
+#include <cmath>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "core/atomic_file.h"
+
+namespace bigmac::baseline {
+namespace {
+
+constexpr const char* kFormat = "bigmac-baseline/1";
+
+std::string device_kind(const std::string& device) {
+  const auto colon = device.find(':');
+  return colon == std::string::npos ? device : device.substr(0, colon);
+}
+
+template <class T>
+nlohmann::json optional_json(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+Error input_error(const std::string& path, const std::string& key, std::string message) {
+  Error e = make_error(ErrorKind::kInput, std::move(message));
+  e.file = path;
+  e.key = key;
+  return e;
+}
+
+// Reads an optional field of the expected JSON type; a wrong type is an error naming the key.
+template <class T>
+Expected<std::optional<T>> optional_field(const nlohmann::json& obj, const std::string& key,
+                                          const std::string& where, const std::string& path) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::optional<T>{};
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return tl::unexpected(input_error(path, where + key, "expected a string"));
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!it->is_number_integer())
+      return tl::unexpected(input_error(path, where + key, "expected an integer"));
+  } else {
+    if (!it->is_number()) return tl::unexpected(input_error(path, where + key, "expected a number"));
+  }
+  return std::optional<T>(it->get<T>());
+}
+
+}  // namespace
+
+Baseline summarize_records(const std::vector<logs::Record>& records, std::string name,
+                           std::string config_digest) {
+  Baseline b;
+  b.name = std::move(name);
+  b.fingerprint.config_digest = std::move(config_digest);
+  int step_rank = -2;  // the first rank that logs steps owns the series
+  for (const logs::Record& record : records) {
+    if (const auto* run = std::get_if<logs::RunRecord>(&record)) {
+      if (!b.fingerprint.torch_version.empty()) continue;
+      b.fingerprint.tool_version = run->tool_version;
+      b.fingerprint.torch_version = run->torch_version;
+      b.fingerprint.backend = run->backend;
+      b.fingerprint.device = device_kind(run->device);
+      b.fingerprint.dtype = run->dtype;
+      b.fingerprint.seed = run->seed;
+      b.fingerprint.world_size = run->world_size;
+    } else if (const auto* batch = std::get_if<logs::BatchRecord>(&record)) {
+      if (b.structure.input_shape.empty()) {
+        b.structure.input_shape = batch->input_shape;
+        b.structure.input_dtype = batch->input_dtype;
+      }
+    } else if (const auto* model = std::get_if<logs::ModelRecord>(&record)) {
+      if (!b.structure.param_count) {
+        b.structure.param_count = model->param_count;
+        b.structure.param_digest = model->param_digest;
+      }
+    } else if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
+      if (step_rank == -2) step_rank = step->at.rank;
+      if (step->at.rank != step_rank) continue;
+      b.steps.push_back(BaselineStep{step->global_step, step->loss, step->grad_norm, step->lr,
+                                     step->samples_per_step});
+    }
+  }
+  b.structure.steps = static_cast<std::int64_t>(b.steps.size());
+  return b;
+}
+
+Expected<void> check_recordable(const Baseline& b) {
+  auto refuse = [&](std::string message, std::string hint = {}) -> Expected<void> {
+    return tl::unexpected(make_error(ErrorKind::kInput, fmt::format("baseline '{}': {}", b.name,
+                                                                    std::move(message)),
+                                     std::move(hint)));
+  };
+  if (b.steps.empty()) return refuse("no step records to record", "was the gate's log empty?");
+  if (!b.structure.param_count) return refuse("no param_count (no `model` event)");
+  for (const BaselineStep& s : b.steps) {
+    const std::pair<const char*, const std::optional<double>*> values[] = {
+        {"loss", &s.loss}, {"grad_norm", &s.grad_norm}, {"lr", &s.lr}};
+    for (const auto& [metric, value] : values) {
+      if (!*value) return refuse(fmt::format("step {} has no {}", s.global_step, metric));
+      if (!std::isfinite(**value)) {
+        return refuse(fmt::format("step {} has non-finite {} = {}", s.global_step, metric, **value),
+                      "a baseline must be finite; fix the single gate first");
+      }
+    }
+  }
+  return {};
+}
+
+nlohmann::json to_json(const Baseline& b) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const BaselineStep& s : b.steps) {
+    steps.push_back({{"global_step", s.global_step},
+                     {"loss", optional_json(s.loss)},
+                     {"grad_norm", optional_json(s.grad_norm)},
+                     {"lr", optional_json(s.lr)},
+                     {"samples_per_step", optional_json(s.samples_per_step)}});
+  }
+  const Fingerprint& f = b.fingerprint;
+  return {{"format", kFormat},
+          {"name", b.name},
+          {"fingerprint",
+           {{"tool_version", f.tool_version},
+            {"torch_version", f.torch_version},
+            {"backend", f.backend},
+            {"device", f.device},
+            {"dtype", f.dtype},
+            {"seed", optional_json(f.seed)},
+            {"config_digest", f.config_digest},
+            {"world_size", f.world_size}}},
+          {"structure",
+           {{"param_count", optional_json(b.structure.param_count)},
+            {"param_digest", b.structure.param_digest},
+            {"input_shape", b.structure.input_shape},
+            {"input_dtype", b.structure.input_dtype},
+            {"steps", b.structure.steps}}},
+          {"steps", std::move(steps)}};
+}
+
+Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::string& path) {
+  if (!json.is_object() || json.value("format", "") != kFormat) {
+    return tl::unexpected(input_error(path, "format", fmt::format("not a baseline file (expected "
+                                                                  "\"format\": \"{}\")", kFormat)));
+  }
+  Baseline b;
+  b.name = json.value("name", "");
+  const nlohmann::json empty = nlohmann::json::object();
+  const nlohmann::json& f = json.contains("fingerprint") ? json["fingerprint"] : empty;
+  const nlohmann::json& s = json.contains("structure") ? json["structure"] : empty;
+  if (!f.is_object() || !s.is_object())
+    return tl::unexpected(input_error(path, "fingerprint", "expected tables"));
+  try {
+    b.fingerprint.tool_version = f.value("tool_version", "");
+    b.fingerprint.torch_version = f.value("torch_version", "");
+    b.fingerprint.backend = f.value("backend", "");
+    b.fingerprint.device = f.value("device", "");
+    b.fingerprint.dtype = f.value("dtype", "");
+    b.fingerprint.config_digest = f.value("config_digest", "");
+    b.fingerprint.world_size = f.value("world_size", std::int64_t{0});
+    b.structure.param_digest = s.value("param_digest", "");
+    b.structure.input_dtype = s.value("input_dtype", "");
+    b.structure.input_shape = s.value("input_shape", std::vector<std::int64_t>{});
+    b.structure.steps = s.value("steps", std::int64_t{0});
+  } catch (const nlohmann::json::exception& e) {
+    return tl::unexpected(input_error(path, "fingerprint", e.what()));
+  }
+  auto seed = optional_field<std::int64_t>(f, "seed", "fingerprint.", path);
+  if (!seed) return tl::unexpected(seed.error());
+  b.fingerprint.seed = *seed;
+  auto count = optional_field<std::int64_t>(s, "param_count", "structure.", path);
+  if (!count) return tl::unexpected(count.error());
+  b.structure.param_count = *count;
+
+  auto steps = json.find("steps");
+  if (steps == json.end() || !steps->is_array())
+    return tl::unexpected(input_error(path, "steps", "expected an array of steps"));
+  for (std::size_t i = 0; i < steps->size(); ++i) {
+    const nlohmann::json& step = (*steps)[i];
+    const std::string where = fmt::format("steps[{}].", i);
+    if (!step.is_object() || !step.contains("global_step") || !step["global_step"].is_number_integer())
+      return tl::unexpected(input_error(path, where + "global_step", "expected an integer"));
+    BaselineStep out;
+    out.global_step = step["global_step"].get<std::int64_t>();
+    auto loss = optional_field<double>(step, "loss", where, path);
+    auto grad = optional_field<double>(step, "grad_norm", where, path);
+    auto lr = optional_field<double>(step, "lr", where, path);
+    auto sps = optional_field<std::int64_t>(step, "samples_per_step", where, path);
+    if (!loss) return tl::unexpected(loss.error());
+    if (!grad) return tl::unexpected(grad.error());
+    if (!lr) return tl::unexpected(lr.error());
+    if (!sps) return tl::unexpected(sps.error());
+    out.loss = *loss;
+    out.grad_norm = *grad;
+    out.lr = *lr;
+    out.samples_per_step = *sps;
+    b.steps.push_back(out);
+  }
+  return b;
+}
+
+Expected<Baseline> load_baseline(const std::filesystem::path& path) {
+  auto text = read_file(path);
+  if (!text) return tl::unexpected(text.error());
+  nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return tl::unexpected(input_error(path.string(), {}, "invalid JSON"));
+  return baseline_from_json(json, path.string());
+}
+
+Expected<void> save_baseline(const std::filesystem::path& path, const Baseline& baseline) {
+  if (auto ok = check_recordable(baseline); !ok) return ok;
+  return write_file_atomically(path, to_json(baseline).dump(2) + "\n");
+}
+
+std::string text_digest(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string file_digest(const std::filesystem::path& path) {
+  auto text = read_file(path);
+  return text ? text_digest(*text) : std::string();
+}
+
+}  // namespace bigmac::baseline

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "logs/record.h"
+
+namespace bigmac::baseline {
+
+/// One optimizer step as a baseline stores it. Values a log did not carry stay empty.
+struct BaselineStep {
+  std::int64_t global_step = 0;
+  std::optional<double> loss;
+  std::optional<double> grad_norm;
+  std::optional<double> lr;
+  std::optional<std::int64_t> samples_per_step;
+};
+
+/// What the model and its input looked like (shared/DESIGN.md §4).
+struct Structure {
+  std::optional<std::int64_t> param_count;
+  std::string param_digest;
+  std::vector<std::int64_t> input_shape;
+  std::string input_dtype;
+  std::int64_t steps = 0;
+};
+
+/// Where the numbers came from: a different fingerprint explains drift.
+struct Fingerprint {
+  std::string tool_version;
+  std::string torch_version;
+  std::string backend;
+  std::string device;  ///< device kind: `cpu`, `cuda` (the index is dropped)
+  std::string dtype;
+  std::optional<std::int64_t> seed;
+  std::string config_digest;
+  std::int64_t world_size = 0;  ///< ranks of the run; differing reduction order explains drift
+};
+
+/// A stored reference run, or the same summary taken from any run's records for comparison.
+struct Baseline {
+  std::string name;
+  Fingerprint fingerprint;
+  Structure structure;
+  std::vector<BaselineStep> steps;
+};
+
+/// The summary of a run's records: steps from the first rank that logged any (the loss owner),
+/// structure from `model`/`batch`, fingerprint from `run`. Never fails: missing parts stay empty.
+Baseline summarize_records(const std::vector<logs::Record>& records, std::string name,
+                           std::string config_digest);
+
+/// Refuses a summary that must not become a baseline: no steps, a non-finite or missing loss,
+/// grad_norm or lr, a missing param count. The error names the step and the value.
+Expected<void> check_recordable(const Baseline& baseline);
+
+nlohmann::json to_json(const Baseline& baseline);
+Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::string& path);
+
+/// Reads a baseline file; errors name the file and the key.
+Expected<Baseline> load_baseline(const std::filesystem::path& path);
+
+/// Writes a baseline atomically (refusing what check_recordable refuses).
+Expected<void> save_baseline(const std::filesystem::path& path, const Baseline& baseline);
+
+/// A short content digest of a file (FNV-1a 64, hex), for invalidating gates that compared
+/// against it. Empty when the file cannot be read.
+std::string file_digest(const std::filesystem::path& path);
+
+/// FNV-1a 64 of text, as 16 hex digits.
+std::string text_digest(std::string_view text);
+
+}  // namespace bigmac::baseline

@@ -1,0 +1,107 @@
+#include "baseline/baseline_commands.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "baseline/baseline.h"
+#include "baseline/baseline_diff.h"
+#include "logs/log_stream.h"
+
+namespace bigmac::baseline {
+namespace {
+
+CommandResult failure(const Error& e) { return {exit_code_for(e.kind), e.format() + "\n"}; }
+
+std::string opt(const std::optional<double>& v) {
+  return v ? fmt::format("{:.6g}", *v) : std::string("-");
+}
+
+}  // namespace
+
+Expected<std::vector<logs::Record>> read_log_records(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Error e = make_error(ErrorKind::kInput, "cannot open log file");
+    e.file = path.string();
+    return tl::unexpected(e);
+  }
+  logs::LogStream stream;
+  std::vector<logs::Record> records;
+  char buffer[1 << 16];
+  while (in) {
+    in.read(buffer, sizeof buffer);
+    stream.feed(std::string_view(buffer, static_cast<std::size_t>(in.gcount())), records);
+  }
+  stream.finish(records);
+  return records;
+}
+
+CommandResult show_baseline(const std::filesystem::path& path) {
+  auto b = load_baseline(path);
+  if (!b) return failure(b.error());
+  const Fingerprint& f = b->fingerprint;
+  std::string out = fmt::format("baseline {} ({})\n", b->name, path.string());
+  out += fmt::format("  fingerprint: tool {} torch {} backend {} device {} dtype {} seed {} "
+                     "world_size {} config {}\n",
+                     f.tool_version, f.torch_version, f.backend, f.device, f.dtype,
+                     f.seed ? std::to_string(*f.seed) : "-", f.world_size, f.config_digest);
+  out += fmt::format("  structure: param_count {} param_digest {} input [{}] {} steps {}\n",
+                     b->structure.param_count.value_or(-1), b->structure.param_digest,
+                     fmt::join(b->structure.input_shape, ","), b->structure.input_dtype,
+                     b->structure.steps);
+  out += fmt::format("  {:>5}  {:>12}  {:>12}  {:>12}  {:>8}\n", "step", "loss", "grad_norm", "lr",
+                     "samples");
+  for (const BaselineStep& s : b->steps) {
+    out += fmt::format("  {:>5}  {:>12}  {:>12}  {:>12}  {:>8}\n", s.global_step, opt(s.loss),
+                       opt(s.grad_norm), opt(s.lr),
+                       s.samples_per_step ? std::to_string(*s.samples_per_step) : "-");
+  }
+  return {ExitCode::kOk, out};
+}
+
+CommandResult diff_baseline_files(const std::filesystem::path& a, const std::filesystem::path& b) {
+  auto x = load_baseline(a);
+  if (!x) return failure(x.error());
+  auto y = load_baseline(b);
+  if (!y) return failure(y.error());
+  const BaselineDiff d = diff_baselines(*x, *y);
+  return {d.identical() ? ExitCode::kOk : ExitCode::kGateFailed,
+          format_diff(d, a.string(), b.string())};
+}
+
+CommandResult record_baseline(const std::vector<logs::Record>& records, bool gate_passed,
+                              const std::filesystem::path& out, const std::string& name,
+                              const std::string& config_digest) {
+  if (!gate_passed) {
+    return {ExitCode::kGateFailed,
+            fmt::format("refusing to record baseline '{}': the single gate did not pass "
+                        "(rerun it: bigmac-bringup run single)\n", name)};
+  }
+  const Baseline b = summarize_records(records, name, config_digest);
+  if (auto ok = check_recordable(b); !ok) {
+    return {ExitCode::kGateFailed, "refusing to record: " + ok.error().format() + "\n"};
+  }
+  if (auto ok = save_baseline(out, b); !ok) return failure(ok.error());
+  return {ExitCode::kOk, fmt::format("recorded baseline '{}' ({} steps) to {}\n", name,
+                                     b.steps.size(), out.string())};
+}
+
+CommandResult compare_logs(const std::vector<std::filesystem::path>& logs,
+                           const std::filesystem::path& baseline_file,
+                           const ComparisonPolicy& policy) {
+  auto reference = load_baseline(baseline_file);
+  if (!reference) return failure(reference.error());
+  std::vector<logs::Record> records;
+  for (const auto& path : logs) {
+    auto more = read_log_records(path);
+    if (!more) return failure(more.error());
+    records.insert(records.end(), more->begin(), more->end());
+  }
+  const Baseline observed = summarize_records(records, "observed", {});
+  const Comparison c = compare_runs(*reference, observed, policy);
+  return {c.passed() ? ExitCode::kOk : ExitCode::kGateFailed, format_comparison(c)};
+}
+
+}  // namespace bigmac::baseline

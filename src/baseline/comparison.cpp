@@ -1,0 +1,238 @@
+#include "baseline/comparison.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace bigmac::baseline {
+namespace {
+
+std::optional<double> value_of(const BaselineStep& s, Metric metric) {
+  switch (metric) {
+    case Metric::kLoss:
+      return s.loss;
+    case Metric::kGradNorm:
+      return s.grad_norm;
+    case Metric::kLr:
+      return s.lr;
+    case Metric::kSamplesPerStep:
+      if (s.samples_per_step) return static_cast<double>(*s.samples_per_step);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+double relative_difference(double observed, double reference) {
+  if (observed == reference) return 0;
+  if (!std::isfinite(observed) || !std::isfinite(reference)) return INFINITY;
+  const double scale = std::max(std::fabs(reference), 1e-30);
+  return std::fabs(observed - reference) / scale;
+}
+
+bool within_tolerance(double observed, double reference, const Tolerance& t) {
+  if (!std::isfinite(observed) || !std::isfinite(reference)) return false;
+  switch (t.policy) {
+    case Policy::kExact:
+      return observed == reference;
+    case Policy::kRelative:
+      return std::fabs(observed - reference) <= t.rel_tol * std::fabs(reference) + t.abs_tol;
+    case Policy::kMagnitude:
+      if (observed == reference) return true;
+      if (observed == 0 || reference == 0 || (observed > 0) != (reference > 0)) return false;
+      return observed / reference <= t.factor && reference / observed <= t.factor;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view policy_name(Policy policy) {
+  switch (policy) {
+    case Policy::kExact:
+      return "exact";
+    case Policy::kRelative:
+      return "relative";
+    case Policy::kMagnitude:
+      return "magnitude";
+  }
+  return "?";
+}
+
+Expected<Policy> parse_policy(std::string_view text) {
+  if (text == "exact") return Policy::kExact;
+  if (text == "relative") return Policy::kRelative;
+  if (text == "magnitude") return Policy::kMagnitude;
+  return tl::unexpected(make_error(ErrorKind::kConfig,
+                                   fmt::format("unknown comparison policy '{}'", text),
+                                   "use exact, relative or magnitude"));
+}
+
+std::string Tolerance::describe() const {
+  switch (policy) {
+    case Policy::kExact:
+      return "exact";
+    case Policy::kRelative:
+      return abs_tol > 0 ? fmt::format("relative {:g} + abs {:g}", rel_tol, abs_tol)
+                         : fmt::format("relative {:g}", rel_tol);
+    case Policy::kMagnitude:
+      return fmt::format("magnitude ×{:g}", factor);
+  }
+  return "?";
+}
+
+std::string_view metric_name(Metric metric) {
+  switch (metric) {
+    case Metric::kLoss:
+      return "loss";
+    case Metric::kGradNorm:
+      return "grad_norm";
+    case Metric::kLr:
+      return "lr";
+    case Metric::kSamplesPerStep:
+      return "samples_per_step";
+  }
+  return "?";
+}
+
+std::string_view outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kMatch:
+      return "match";
+    case Outcome::kDrift:
+      return "drift";
+    case Outcome::kRegression:
+      return "regression";
+    case Outcome::kNothing:
+      return "nothing compared";
+  }
+  return "?";
+}
+
+MetricComparison compare_metric(const Baseline& reference, const Baseline& observed,
+                                Metric metric, const Tolerance& tolerance) {
+  MetricComparison c;
+  c.metric = metric;
+  c.tolerance = tolerance;
+  std::map<std::int64_t, double> seen;
+  for (const BaselineStep& s : observed.steps) {
+    if (auto v = value_of(s, metric); v && !seen.count(s.global_step)) seen[s.global_step] = *v;
+  }
+  bool exact = true, within = true;
+  for (const BaselineStep& s : reference.steps) {
+    const auto ref = value_of(s, metric);
+    const auto it = seen.find(s.global_step);
+    if (!ref || it == seen.end()) {
+      ++c.missing;
+      continue;
+    }
+    ++c.compared;
+    const double obs = it->second;
+    const double rel = relative_difference(obs, *ref);
+    if (obs != *ref && !c.first_inexact_step) c.first_inexact_step = s.global_step;
+    exact = exact && obs == *ref;
+    if (c.max_rel_diff_step < 0 || rel > c.max_rel_diff) {
+      c.max_rel_diff = rel;
+      c.max_rel_diff_step = s.global_step;
+      if (!c.first_divergent_step) {
+        c.baseline_value = *ref;
+        c.observed_value = obs;
+      }
+    }
+    if (!within_tolerance(obs, *ref, tolerance)) {
+      if (!c.first_divergent_step) {
+        c.first_divergent_step = s.global_step;
+        c.baseline_value = *ref;
+        c.observed_value = obs;
+      }
+      within = false;
+    }
+  }
+  c.exact = c.compared > 0 && exact;
+  c.within = c.compared > 0 && within;
+  return c;
+}
+
+std::string fingerprint_difference(const Fingerprint& o, const Fingerprint& r) {
+  std::vector<std::string> parts;
+  auto add = [&](const char* name, const std::string& a, const std::string& b) {
+    if (a != b && !a.empty() && !b.empty()) parts.push_back(fmt::format("{} {} vs {}", name, a, b));
+  };
+  add("tool", o.tool_version, r.tool_version);
+  add("torch", o.torch_version, r.torch_version);
+  add("backend", o.backend, r.backend);
+  add("device", o.device, r.device);
+  add("dtype", o.dtype, r.dtype);
+  if (o.seed && r.seed && *o.seed != *r.seed) parts.push_back(fmt::format("seed {} vs {}", *o.seed, *r.seed));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+Comparison compare_runs(const Baseline& reference, const Baseline& observed,
+                        const ComparisonPolicy& policy) {
+  Comparison out;
+  const std::pair<Metric, const std::optional<Tolerance>*> wanted[] = {
+      {Metric::kLoss, &policy.loss},
+      {Metric::kGradNorm, &policy.grad_norm},
+      {Metric::kLr, &policy.lr},
+      {Metric::kSamplesPerStep, &policy.samples_per_step}};
+  for (const auto& [metric, tolerance] : wanted) {
+    if (*tolerance) out.metrics.push_back(compare_metric(reference, observed, metric, **tolerance));
+  }
+  const MetricComparison* worst = nullptr;
+  bool any = false, all_within = true, all_exact = true;
+  for (const MetricComparison& m : out.metrics) {
+    if (m.compared == 0) continue;
+    any = true;
+    all_exact = all_exact && m.exact;
+    if (!m.within) {
+      all_within = false;
+      if (!worst || *m.first_divergent_step < *worst->first_divergent_step) worst = &m;
+    }
+  }
+  if (!any) {
+    out.outcome = Outcome::kNothing;
+    out.reason = "no step has a value on both sides";
+  } else if (!all_within) {
+    out.outcome = Outcome::kRegression;
+    out.reason = fmt::format("{} diverges at step {}: {:.6g} vs baseline {:.6g} (outside {})",
+                             metric_name(worst->metric), *worst->first_divergent_step,
+                             worst->observed_value, worst->baseline_value,
+                             worst->tolerance.describe());
+  } else if (!all_exact) {
+    out.outcome = Outcome::kDrift;
+    const std::string diff = fingerprint_difference(observed.fingerprint, reference.fingerprint);
+    if (!diff.empty()) {
+      out.reason = "other fingerprint: " + diff;
+    } else if (observed.fingerprint.world_size != reference.fingerprint.world_size &&
+               observed.fingerprint.world_size > 0 && reference.fingerprint.world_size > 0) {
+      out.reason = fmt::format("reduction order: {} ranks vs {} in the baseline",
+                               observed.fingerprint.world_size, reference.fingerprint.world_size);
+    } else {
+      out.reason = "reduction order or a non-deterministic kernel (same fingerprint)";
+    }
+  } else {
+    out.outcome = Outcome::kMatch;
+  }
+  return out;
+}
+
+std::string format_comparison(const Comparison& c) {
+  std::string out = fmt::format("comparison: {}", outcome_name(c.outcome));
+  if (!c.reason.empty()) out += " — " + c.reason;
+  out += "\n";
+  for (const MetricComparison& m : c.metrics) {
+    out += fmt::format("  {:<16} {:>3} steps  exact {:<3}  {:<20} {:<4}  max rel diff {:.3g}",
+                       metric_name(m.metric), m.compared, m.exact ? "yes" : "no",
+                       m.tolerance.describe(), m.within ? "ok" : "FAIL", m.max_rel_diff);
+    if (m.max_rel_diff_step >= 0) out += fmt::format(" at step {}", m.max_rel_diff_step);
+    if (m.first_divergent_step) out += fmt::format(", first divergent step {}", *m.first_divergent_step);
+    if (m.missing > 0) out += fmt::format(", {} baseline steps missing", m.missing);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace bigmac::baseline

@@ -1,0 +1,93 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baseline/baseline.h"
+#include "core/error.h"
+
+namespace bigmac::baseline {
+
+/// How close two values of a metric must be for the tolerance check.
+enum class Policy {
+  kExact,      ///< bit-for-bit equal
+  kRelative,   ///< |a - b| <= rel_tol × |b| + abs_tol
+  kMagnitude,  ///< same sign and a / b within [1 / factor, factor]
+};
+
+std::string_view policy_name(Policy policy);
+Expected<Policy> parse_policy(std::string_view text);
+
+struct Tolerance {
+  Policy policy = Policy::kRelative;
+  double rel_tol = 1e-4;
+  double abs_tol = 0;
+  double factor = 10;  ///< magnitude policy
+
+  std::string describe() const;  ///< "relative 1e-4", "magnitude ×10", "exact"
+};
+
+/// Which per-step value a comparison reads.
+enum class Metric { kLoss, kGradNorm, kLr, kSamplesPerStep };
+
+std::string_view metric_name(Metric metric);
+
+/// The exact and the tolerance check of one metric, side by side, over the steps both have.
+struct MetricComparison {
+  Metric metric = Metric::kLoss;
+  Tolerance tolerance;
+  std::int64_t compared = 0;  ///< steps present on both sides with a value on both
+  std::int64_t missing = 0;   ///< baseline steps the run lacks (or lacks the value of)
+  bool exact = false;         ///< every compared value bit-equal (false when nothing compared)
+  bool within = false;        ///< every compared value within tolerance (idem)
+  std::optional<std::int64_t> first_inexact_step;
+  std::optional<std::int64_t> first_divergent_step;  ///< first step outside the tolerance
+  double max_rel_diff = 0;
+  std::int64_t max_rel_diff_step = -1;
+  double baseline_value = 0;  ///< at first_divergent_step (else at max_rel_diff_step)
+  double observed_value = 0;
+};
+
+/// Compares one metric of `observed` against `reference`, step by step (matched by global_step).
+MetricComparison compare_metric(const Baseline& reference, const Baseline& observed,
+                                Metric metric, const Tolerance& tolerance);
+
+/// The named outcome of DESIGN §4.
+enum class Outcome {
+  kMatch,       ///< exact and tolerance checks pass
+  kDrift,       ///< only the tolerance check passes
+  kRegression,  ///< the tolerance check fails
+  kNothing,     ///< nothing was compared: a failure, never a pass
+};
+
+std::string_view outcome_name(Outcome outcome);
+
+/// A whole-run comparison: each metric, the overall outcome and, for drift, the likely reason.
+struct Comparison {
+  std::vector<MetricComparison> metrics;
+  Outcome outcome = Outcome::kNothing;
+  std::string reason;  ///< drift: "other fingerprint: device cuda vs cpu"; regression: step/metric
+  bool passed() const { return outcome == Outcome::kMatch || outcome == Outcome::kDrift; }
+};
+
+/// Tolerances per metric for compare_runs; metrics left empty are not compared.
+struct ComparisonPolicy {
+  std::optional<Tolerance> loss = Tolerance{Policy::kRelative, 1e-4, 0, 10};
+  std::optional<Tolerance> grad_norm = Tolerance{Policy::kRelative, 1e-3, 0, 10};
+  std::optional<Tolerance> lr = Tolerance{Policy::kRelative, 1e-9, 0, 10};
+  std::optional<Tolerance> samples_per_step = Tolerance{Policy::kExact, 0, 0, 10};
+};
+
+Comparison compare_runs(const Baseline& reference, const Baseline& observed,
+                        const ComparisonPolicy& policy = {});
+
+/// The fingerprint fields that differ, as "device cuda vs cpu, dtype bf16 vs float32".
+std::string fingerprint_difference(const Fingerprint& observed, const Fingerprint& reference);
+
+/// Multi-line text of a comparison for the terminal.
+std::string format_comparison(const Comparison& comparison);
+
+}  // namespace bigmac::baseline

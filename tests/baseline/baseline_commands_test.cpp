@@ -1,0 +1,80 @@
+#include "baseline/baseline_commands.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.h"
+
+namespace bigmac::baseline {
+namespace {
+
+class BaselineCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("bigmac-bcmd-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path write_log(const std::string& name, double loss_at_2) {
+    std::string text =
+        "{\"ev\":\"run\",\"rank\":0,\"t\":1,\"world_size\":1,\"local_rank\":0,\"device\":\"cpu\","
+        "\"backend\":\"none\",\"dtype\":\"float32\",\"seed\":1,\"torch_version\":\"1.13.1\","
+        "\"pid\":1,\"tool_version\":\"0.1.0\"}\n"
+        "{\"ev\":\"model\",\"rank\":0,\"t\":1,\"param_count\":100,\"param_digest\":\"ab\"}\n";
+    for (int i = 0; i < 3; ++i) {
+      text += "{\"ev\":\"step\",\"rank\":0,\"t\":2,\"global_step\":" + std::to_string(i) +
+              ",\"loss\":" + std::to_string(i == 2 ? loss_at_2 : 4.0 - i) +
+              ",\"grad_norm\":1.5,\"lr\":0.001,\"samples_per_step\":8,\"step_ms\":1}\n";
+    }
+    EXPECT_TRUE(write_file_atomically(dir_ / name, text));
+    return dir_ / name;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(BaselineCommands, RecordShowCompareDiff) {
+  auto records = read_log_records(write_log("single.jsonl", 2.0));
+  ASSERT_TRUE(records);
+  ASSERT_EQ(record_baseline(*records, false, dir_ / "b.json", "demo", "").code, ExitCode::kGateFailed);
+  const CommandResult rec = record_baseline(*records, true, dir_ / "b.json", "demo", "cfg");
+  ASSERT_EQ(rec.code, ExitCode::kOk) << rec.text;
+
+  const CommandResult show = show_baseline(dir_ / "b.json");
+  EXPECT_EQ(show.code, ExitCode::kOk);
+  EXPECT_NE(show.text.find("param_count 100"), std::string::npos) << show.text;
+
+  EXPECT_EQ(compare_logs({write_log("same.jsonl", 2.0)}, dir_ / "b.json").code, ExitCode::kOk);
+  const CommandResult bad = compare_logs({write_log("bad.jsonl", 2.5)}, dir_ / "b.json");
+  EXPECT_EQ(bad.code, ExitCode::kGateFailed);
+  EXPECT_NE(bad.text.find("regression"), std::string::npos) << bad.text;
+  EXPECT_EQ(compare_logs({dir_ / "missing.jsonl"}, dir_ / "b.json").code, ExitCode::kBadInput);
+
+  auto other = read_log_records(write_log("other.jsonl", 2.5));
+  ASSERT_EQ(record_baseline(*other, true, dir_ / "c.json", "demo2", "cfg").code, ExitCode::kOk);
+  EXPECT_EQ(diff_baseline_files(dir_ / "b.json", dir_ / "b.json").code, ExitCode::kOk);
+  const CommandResult diff = diff_baseline_files(dir_ / "b.json", dir_ / "c.json");
+  EXPECT_EQ(diff.code, ExitCode::kGateFailed);
+  EXPECT_NE(diff.text.find("first divergent step 2"), std::string::npos) << diff.text;
+}
+
+TEST_F(BaselineCommands, RecordRefusesNonFinite) {
+  // The last loss becomes NaN, written the way Python's json writes it.
+  std::string text = *read_file(write_log("nan.jsonl", 7.25));
+  text.replace(text.rfind("7.250000"), 8, "NaN");
+  ASSERT_TRUE(write_file_atomically(dir_ / "nan.jsonl", text));
+  auto nan_records = read_log_records(dir_ / "nan.jsonl");
+  const CommandResult r = record_baseline(*nan_records, true, dir_ / "n.json", "n", "");
+  EXPECT_EQ(r.code, ExitCode::kGateFailed) << r.text;
+  EXPECT_NE(r.text.find("non-finite loss"), std::string::npos) << r.text;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "n.json"));
+}
+
+}  // namespace
+}  // namespace bigmac::baseline

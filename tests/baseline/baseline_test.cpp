@@ -1,0 +1,100 @@
+#include "baseline/baseline.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+namespace bigmac::baseline {
+namespace {
+
+std::vector<logs::Record> run_records(int steps, double nan_at = -1) {
+  std::vector<logs::Record> r;
+  logs::RunRecord run;
+  run.at.rank = 0;
+  run.world_size = 1;
+  run.device = "cuda:0";
+  run.backend = "none";
+  run.dtype = "float32";
+  run.seed = 1234;
+  run.torch_version = "1.13.1";
+  run.tool_version = "0.1.0";
+  r.emplace_back(run);
+  logs::BatchRecord batch;
+  batch.input_shape = {2, 32};
+  batch.input_dtype = "int64";
+  r.emplace_back(batch);
+  logs::ModelRecord model;
+  model.param_count = 1000;
+  model.param_digest = "abc";
+  r.emplace_back(model);
+  for (int i = 0; i < steps; ++i) {
+    logs::StepRecord s;
+    s.at.rank = 0;
+    s.global_step = i;
+    s.loss = i == nan_at ? NAN : 4.0 - 0.1 * i;
+    s.grad_norm = 1.0;
+    s.lr = 1e-3;
+    s.samples_per_step = 8;
+    r.emplace_back(s);
+  }
+  return r;
+}
+
+TEST(Baseline, SummaryTakesFingerprintStructureAndSteps) {
+  const Baseline b = summarize_records(run_records(3), "demo", "cfg1");
+  EXPECT_EQ(b.fingerprint.device, "cuda");  // kind only
+  EXPECT_EQ(b.fingerprint.seed, 1234);
+  EXPECT_EQ(b.fingerprint.config_digest, "cfg1");
+  EXPECT_EQ(b.structure.param_count, 1000);
+  EXPECT_EQ(b.structure.input_shape, (std::vector<std::int64_t>{2, 32}));
+  ASSERT_EQ(b.steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(*b.steps[2].loss, 3.8);
+  EXPECT_EQ(b.structure.steps, 3);
+}
+
+TEST(Baseline, StepsComeFromTheFirstRankThatLogsThem) {
+  auto records = run_records(2);
+  logs::StepRecord other;
+  other.at.rank = 3;
+  other.global_step = 0;
+  other.loss = 99;
+  records.emplace_back(other);
+  EXPECT_EQ(summarize_records(records, "x", "").steps.size(), 2u);
+}
+
+TEST(Baseline, RefusesNonFiniteAndEmpty) {
+  auto bad = check_recordable(summarize_records(run_records(3, 1), "demo", ""));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("step 1 has non-finite loss"), std::string::npos);
+  EXPECT_FALSE(check_recordable(summarize_records({}, "empty", "")));
+  EXPECT_TRUE(check_recordable(summarize_records(run_records(3), "ok", "")));
+}
+
+TEST(Baseline, FileRoundTrip) {
+  const auto dir = std::filesystem::temp_directory_path() / ("bigmac-baseline-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const Baseline b = summarize_records(run_records(4), "demo", "cfg");
+  ASSERT_TRUE(save_baseline(dir / "demo.json", b));
+  auto back = load_baseline(dir / "demo.json");
+  ASSERT_TRUE(back) << back.error().format();
+  EXPECT_EQ(to_json(*back), to_json(b));
+  EXPECT_EQ(file_digest(dir / "demo.json").size(), 16u);
+  EXPECT_FALSE(save_baseline(dir / "nan.json", summarize_records(run_records(3, 0), "nan", "")));
+  EXPECT_FALSE(std::filesystem::exists(dir / "nan.json"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Baseline, LoadErrorsNameFileAndKey) {
+  nlohmann::json j = to_json(summarize_records(run_records(2), "demo", ""));
+  j["steps"][1]["loss"] = "high";
+  auto bad = baseline_from_json(j, "baselines/x.json");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().file, "baselines/x.json");
+  EXPECT_EQ(bad.error().key, "steps[1].loss");
+  EXPECT_FALSE(baseline_from_json(nlohmann::json{{"format", "other"}}, "y.json"));
+  EXPECT_FALSE(load_baseline("/nonexistent/baseline.json"));
+}
+
+}  // namespace
+}  // namespace bigmac::baseline
