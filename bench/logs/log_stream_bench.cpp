@@ -17,7 +17,11 @@ using bigmac::logs::LogFormat;
 using bigmac::logs::LogStream;
 using bigmac::logs::Record;
 
-constexpr std::size_t kTarget = std::size_t{32} << 20;  // 32 MiB per in-memory log
+// Size of each in-memory log: 32 MiB, or BIGMAC_BENCH_MB.
+const std::size_t kTarget = [] {
+  const char* mb = std::getenv("BIGMAC_BENCH_MB");
+  return static_cast<std::size_t>(mb != nullptr ? std::atoi(mb) : 32) << 20;
+}();
 constexpr std::size_t kChunk = std::size_t{1} << 20;     // fed as a file reader would
 
 // One pipeline step as bigmac-train writes it on the loss-owning rank: micro-batch trace,

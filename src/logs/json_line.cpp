@@ -1,7 +1,10 @@
 #include "logs/json_line.h"
 
+#include <array>
 #include <cctype>
 #include <cstring>
+#include <functional>
+#include <span>
 
 #include <simdjson.h>
 
@@ -137,26 +140,67 @@ bool quote_nonfinite(std::string_view line, std::string& out) {
   return changed;
 }
 
+// Writers print an event's fields in a fixed order, so the key after key K is most likely the
+// one that followed K last time: checking that guess first skips the hash on most fields.
+struct KeyGuess {
+  static constexpr std::size_t kStart = static_cast<std::size_t>(Key::kCount);
+  std::array<Key, kStart + 1> next;
+  KeyGuess() { next.fill(Key::kEv); }
+
+  std::optional<Key> find(std::size_t previous, std::string_view name) {
+    Key guess = next[previous];
+    std::string_view guess_name = key_name(guess);
+    if (guess_name.size() == name.size()) {
+      std::size_t i = 0;
+      while (i < name.size() && guess_name[i] == name[i]) ++i;
+      if (i == name.size()) return guess;
+    }
+    std::optional<Key> key = find_key(name);
+    if (key) next[previous] = *key;
+    return key;
+  }
+};
+
+// The fields of the object `doc` holds, into the bag.
+template <class Document>
+simdjson::error_code read_object(Document& doc, FieldBag& bag, KeyGuess& guess) {
+  ondemand::object object;
+  if (auto error = doc.get_object().get(object)) return error;
+  std::size_t previous = KeyGuess::kStart;
+  for (auto item : object) {
+    ondemand::field field;
+    if (auto error = std::move(item).get(field)) return error;
+    std::optional<Key> key = guess.find(previous, raw_key(field));
+    if (!key) continue;  // unknown fields are for newer readers
+    previous = static_cast<std::size_t>(*key);
+    if (auto error = read_value(field.value(), *key, bag)) return error;
+  }
+  return simdjson::SUCCESS;
+}
+
+bool is_blank(std::string_view text) {
+  for (char c : text) {
+    if (c != ' ' && c != '\t' && c != '\r') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 struct JsonLineReader::Impl {
-  ondemand::parser parser;
+  ondemand::parser parser;         // read(): one line
+  ondemand::parser batch_parser;   // read_lines(): its stream stays valid while read() runs
   std::string copy;
   std::string quoted;
+  KeyGuess guess;
+
+  Impl() { batch_parser.threaded = false; }  // one core: no stage-1 worker thread
 
   simdjson::error_code parse(const char* data, std::size_t size, std::size_t capacity,
                              FieldBag& bag) {
     ondemand::document doc;
     if (auto error = parser.iterate(data, size, capacity).get(doc)) return error;
-    ondemand::object object;
-    if (auto error = doc.get_object().get(object)) return error;
-    for (auto item : object) {
-      ondemand::field field;
-      if (auto error = std::move(item).get(field)) return error;
-      std::optional<Key> key = find_key(raw_key(field));
-      if (!key) continue;  // unknown fields are for newer readers
-      if (auto error = read_value(field.value(), *key, bag)) return error;
-    }
+    if (auto error = read_object(doc, bag, guess)) return error;
     // Past the object the iterator must be at the end: `{...} junk` is not one object.
     return doc.current_location().error() == simdjson::OUT_OF_BOUNDS ? simdjson::SUCCESS
                                                                       : simdjson::TRAILING_CONTENT;
@@ -194,6 +238,33 @@ bool JsonLineReader::read(std::string_view line, std::size_t readable, FieldBag&
   }
   error = std::string("invalid JSON: ") + simdjson::error_message(code);
   return false;
+}
+
+std::size_t JsonLineReader::read_lines(std::string_view text, std::size_t readable,
+                                       std::span<const std::size_t> line_ends, FieldBag& bag,
+                                       const std::function<void(std::size_t)>& on_line) {
+  if (line_ends.empty() || readable < text.size() + simdjson::SIMDJSON_PADDING) return 0;
+  // Every line is at most max_line_bytes (the caller's bound); the batch must hold the longest.
+  ondemand::document_stream stream;
+  if (impl_->batch_parser.iterate_many(text.data(), text.size(), kBatchBytes).get(stream)) return 0;
+  std::size_t line = 0;
+  std::size_t line_start = 0;
+  for (auto it = stream.begin(); it != stream.end() && line < line_ends.size(); ++it) {
+    // Vouch only for a document that starts its line and ends it (bar blanks): two objects on
+    // a line, or one spread over two, go back to read() to be judged on their own.
+    if (it.error() || it.current_index() != line_start) return line;
+    std::string_view source = it.source();
+    std::size_t end = line_start + source.size();
+    if (end > line_ends[line] || !is_blank(text.substr(end, line_ends[line] - end))) return line;
+    ondemand::document_reference doc;
+    if ((*it).get(doc)) return line;
+    bag.clear();
+    if (read_object(doc, bag, impl_->guess)) return line;
+    on_line(line);
+    line_start = line_ends[line] + 1;
+    ++line;
+  }
+  return line;
 }
 
 }  // namespace bigmac::logs
