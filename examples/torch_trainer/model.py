@@ -1,12 +1,13 @@
 """A small decoder-only transformer, and the pipeline stage that holds a slice of it.
 
-Every rank builds the whole model from the seed and then keeps only its stage's modules, so
-the initial parameters (and their digest) are the same in every layout without a broadcast.
-Blocks sit in a ModuleDict keyed by their layer number, so a parameter has the same name in a
-stage as in the whole model ("blocks.2.qkv.weight").
+Each stage builds only its own modules, and every parameter is initialised from (seed, its
+name), so the initial parameters are the same in every layout without a broadcast. Blocks sit
+in a ModuleDict keyed by their layer number, so a parameter has the same name in a stage as in
+the whole model ("blocks.2.qkv.weight").
 """
 import hashlib
 import math
+import zlib
 
 import torch
 import torch.nn as nn
@@ -42,28 +43,18 @@ class Block(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
 
-class DecoderLM(nn.Module):
-    """Token + position embedding, N blocks, final norm, LM head (optionally the embedding's)."""
-
-    def __init__(self, m, seq_length, seed):
-        super().__init__()
-        self.embed = nn.Embedding(m.vocab, m.hidden)
-        self.pos = nn.Parameter(torch.zeros(seq_length, m.hidden))
-        self.blocks = nn.ModuleDict(
-            {str(i): Block(m.hidden, m.heads, m.ffn_mult) for i in range(m.num_layers)})
-        self.norm = nn.LayerNorm(m.hidden)
-        self.head = nn.Linear(m.hidden, m.vocab, bias=False)
-        if m.tie_embeddings:
-            self.head.weight = self.embed.weight
-        # GPT-2 style init from our own generator: independent of torch's global RNG and of
-        # the order modules were built in.
-        gen = torch.Generator().manual_seed(seed)
-        with torch.no_grad():
-            for name, p in self.named_parameters():
-                if name.endswith("bias") or ".ln" in name or name.startswith("norm."):
-                    p.fill_(1.0 if name.endswith("weight") else 0.0)
-                else:
-                    p.copy_(torch.randn(p.shape, generator=gen) * 0.02)
+def init_parameters(module, seed, names=None):
+    """GPT-2 style init where each parameter's values depend only on (seed, its name): a stage
+    that builds just its own layers gets the same numbers as the whole model has there.
+    `names` maps a parameter to the name whose values it takes (a tied head copy)."""
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            name = (names or {}).get(name, name)
+            if name.endswith("bias") or ".ln" in name or name.startswith("norm."):
+                p.fill_(1.0 if name.endswith("weight") else 0.0)
+            else:
+                gen = torch.Generator().manual_seed((seed * 1000003 + zlib.crc32(name.encode())) % 2**63)
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.02)
 
 
 def param_count(module):
@@ -80,37 +71,50 @@ def param_digest(module):
 
 
 class Stage(nn.Module):
-    """Layers [first, end) of a DecoderLM, plus the embedding on the first stage and the final
-    norm and head on the last. A single-process run is one stage holding everything."""
+    """Layers [first, end) of the model, plus the embedding on the first stage and the final
+    norm and LM head on the last. The whole model is the one stage that holds everything.
 
-    def __init__(self, full, first, end, is_first, is_last, tied):
+    Like most hand-written pipelines, a stage builds the blocks of its range and nothing checks
+    that range against num_layers: a split point past the end makes a stage build layers the
+    model does not have and leaves the next stage with none.
+    """
+
+    def __init__(self, m, seq_length, seed, first, end, is_first, is_last):
         super().__init__()
         self.is_first, self.is_last = is_first, is_last
-        self.layer_ids = [i for i in range(first, end) if str(i) in full.blocks]
-        self.embed = full.embed if is_first else None
+        self.layer_ids = list(range(first, end))
         if is_first:
-            self.pos = full.pos
+            self.embed = nn.Embedding(m.vocab, m.hidden)
+            self.pos = nn.Parameter(torch.zeros(seq_length, m.hidden))
         else:
+            self.embed = None
             self.register_parameter("pos", None)
-        self.blocks = nn.ModuleDict({str(i): full.blocks[str(i)] for i in self.layer_ids})
-        self.norm = full.norm if is_last else None
-        self.head = None
+        self.blocks = nn.ModuleDict({str(i): Block(m.hidden, m.heads, m.ffn_mult) for i in self.layer_ids})
+        self.norm = nn.LayerNorm(m.hidden) if is_last else None
+        self.head = nn.Linear(m.hidden, m.vocab, bias=False) if is_last else None
         # Names of parameters another stage also holds (the tied embedding/head copy).
         self.tied_names = []
-        self.tied_copy = None
-        if is_last:
-            if tied and not is_first:
-                # The last stage holds its own copy of the embedding as the head weight; the
-                # trainer sums the two gradients every step so the copies stay equal.
-                self.head = nn.Linear(full.head.in_features, full.head.out_features, bias=False)
-                self.head.weight = nn.Parameter(full.embed.weight.detach().clone())
-                self.tied_copy = self.head.weight
-                self.tied_names = ["embed.weight"]
-            else:
-                self.head = full.head
-        if is_first and tied and not is_last:
+        self.holds_tied_copy = False
+        names = {}
+        if m.tie_embeddings and is_last and is_first:
+            self.head.weight = self.embed.weight
+        elif m.tie_embeddings and is_last:
+            # The last stage holds its own copy of the embedding as the head weight, starting
+            # from the same values; the trainer sums the two gradients every step so the copies
+            # stay equal.
+            self.holds_tied_copy = True
             self.tied_names = ["embed.weight"]
+            names["head.weight"] = "embed.weight"
+        elif m.tie_embeddings and is_first:
+            self.tied_names = ["embed.weight"]
+        init_parameters(self, seed, names)
         self.tracer = None  # called as tracer(where, name, tensor) when shape tracing is on
+
+    @property
+    def tied_copy(self):
+        """The head weight that copies the first stage's embedding, or None. (A property: a
+        Parameter assigned as an attribute would be registered under a second name.)"""
+        return self.head.weight if self.holds_tied_copy else None
 
     def _trace(self, where, tensor):
         if self.tracer is not None:
@@ -127,3 +131,7 @@ class Stage(nn.Module):
         if self.is_last:
             x = self.head(self.norm(x))
         return x
+
+
+def whole_model(m, seq_length, seed):
+    return Stage(m, seq_length, seed, 0, m.num_layers, True, True)

@@ -35,7 +35,7 @@ from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 import settings as settings_mod  # noqa: E402
 from bigmac_log import BigmacLog  # noqa: E402
 from data import MarkovText  # noqa: E402
-from model import DecoderLM, Stage, param_count, param_digest  # noqa: E402
+from model import Stage, param_count, param_digest, whole_model  # noqa: E402
 from pipeline import Neighbours, schedule  # noqa: E402
 
 VERSION = "0.1.0"
@@ -74,7 +74,7 @@ class Trainer:
             raise settings_mod.SettingsError(
                 f"model.split_points {points}: {pp - 1} needed for parallel.pp_size {pp}")
         if cfg.faults.split_out_of_range and points:
-            points = points[:-1] + [m.num_layers]  # the bug: "split after the last layer"
+            points = points[:-1] + [m.num_layers + 1]  # the bug: a cut past the last layer
         bounds = [0] + list(points) + [m.num_layers]
         self.first_layer, self.end_layer = bounds[self.stage], bounds[self.stage + 1]
         self.crash = settings_mod.parse_rank_and_step(cfg.faults.crash_rank, "crash_rank")
@@ -116,13 +116,14 @@ class Trainer:
     def build(self):
         cfg, m = self.cfg, self.cfg.model
         torch.manual_seed(cfg.train.seed)
-        full = DecoderLM(m, self.seq, cfg.train.seed)
+        full = whole_model(m, self.seq, cfg.train.seed)  # only for the whole model's count and digest
         self.log("batch", micro_batch_size=self.micro, grad_accum=self.accum, dp=self.dp,
                  samples_per_step=self.samples_per_step, seq_length=self.seq,
                  input_shape=[self.micro, self.seq], input_dtype="int64")
         self.log("model", param_count=param_count(full), param_digest=param_digest(full))
-        self.model = Stage(full, self.first_layer, self.end_layer, self.stage == 0,
-                           self.stage == self.pp - 1, m.tie_embeddings).to(self.device, self.dtype)
+        del full
+        self.model = Stage(m, self.seq, cfg.train.seed, self.first_layer, self.end_layer,
+                           self.stage == 0, self.stage == self.pp - 1).to(self.device, self.dtype)
         ids = self.model.layer_ids
         self.log("layout", stage=self.stage, num_stages=self.pp,
                  first_layer=ids[0] if ids else -1, last_layer=ids[-1] if ids else -1,
@@ -180,7 +181,7 @@ class Trainer:
         if self.model.is_last:
             labels = tokens[:, 1:]
             if self.model.tracer:
-                self.trace("labels", "logits", out)
+                self.trace("exit", "logits", out)
                 self.trace("labels", "labels", labels)
             loss = F.cross_entropy(out.reshape(-1, out.shape[-1]).float(), labels.reshape(-1))
             if step == self.cfg.faults.nan_at_step:

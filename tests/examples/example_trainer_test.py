@@ -260,8 +260,12 @@ class Distributed(TrainerCase):
         self.assertEqual(sent, recv)
         self.assertEqual(len(sent), 8 * 4)
         self.assertEqual({e["where"] for e in of(logs[0], "shape")}, {"enter", "exit", "send"})
-        labels = {e["name"]: e["shape"] for e in of(logs[1], "shape") if e["where"] == "labels"}
-        self.assertEqual(labels, {"labels": [2, 32], "logits": [2, 32, 64]})
+        last = {(e["where"], e["name"]): e["shape"] for e in of(logs[1], "shape")}
+        self.assertEqual(last, {("recv", "hidden_states"): [2, 32, 64],
+                                ("enter", "hidden_states"): [2, 32, 64],
+                                ("exit", "hidden_states"): [2, 32, 64],
+                                ("exit", "logits"): [2, 32, 64],
+                                ("labels", "labels"): [2, 32]})
 
     def test_pp2_dp2_gpipe_target_matches_single_process_with_one_writer(self):
         base = self.single(4)
@@ -321,12 +325,14 @@ class Faults(TrainerCase):
             stop_group(proc)
         self.assertFalse(group_alive(proc.pid))
 
-    def test_split_out_of_range_leaves_the_last_stage_without_layers(self):
+    def test_split_past_the_last_layer_builds_a_layer_too_many_and_an_empty_stage(self):
         logs, _ = self.distributed("split", 2, "train.max_steps=3", "parallel.pp_size=2",
                                    "faults.split_out_of_range=true")
         l0, l1 = of(logs[0], "layout")[0], of(logs[1], "layout")[0]
-        self.assertEqual((l0["first_layer"], l0["last_layer"]), (0, 3))
+        self.assertEqual((l0["first_layer"], l0["last_layer"]), (0, 4), "4 layers: 0..3")
         self.assertEqual((l1["first_layer"], l1["last_layer"]), (-1, -1))
+        total = of(logs[0], "model")[0]["param_count"]
+        self.assertGreater(l0["param_count"] + l1["param_count"] - l1["tied_duplicate_count"], total)
 
     def test_lr_scaled_by_world_matches_first_step_then_diverges(self):
         base = self.single(5)
