@@ -22,9 +22,7 @@ class SteadyClock final : public Clock {
 };
 
 /// Seconds as a double, for messages and reports.
-inline double seconds_of(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
+inline double seconds_of(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 /// A double number of seconds as a Clock duration (config values are seconds).
 inline Clock::duration duration_of_seconds(double s) {

@@ -10,7 +10,7 @@ namespace bigmac::launch {
 /// The CUDA devices this host offers the ranks, and how we know.
 struct DeviceInventory {
   std::vector<std::string> cuda_devices;  ///< ids as CUDA_VISIBLE_DEVICES would name them
-  std::string source;  ///< "CUDA_VISIBLE_DEVICES", "nvidia-smi", or "none found"
+  std::string source;                     ///< "CUDA_VISIBLE_DEVICES", "nvidia-smi", or "none found"
 };
 
 /// Parses a CUDA_VISIBLE_DEVICES value: "0,2", "GPU-uuid,...", "" (none), "-1" (none).

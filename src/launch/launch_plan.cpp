@@ -70,7 +70,8 @@ std::string render_text(const LaunchPlan& plan) {
     out += fmt::format("process for rank(s) {}:\n", ranks);
     out += fmt::format("  argv   {}\n", join_argv(p.spec.argv));
     out += fmt::format("  env    {}\n", join_env(p.spec.env));
-    if (!p.spec.working_dir.empty()) out += fmt::format("  cwd    {}\n", p.spec.working_dir.string());
+    if (!p.spec.working_dir.empty())
+      out += fmt::format("  cwd    {}\n", p.spec.working_dir.string());
     out += fmt::format("  stdout {}\n  stderr {}\n", p.spec.stdout_path.string(),
                        p.spec.stderr_path.string());
   }

@@ -1,9 +1,9 @@
 #include "launch/launch_planner.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "core/edit_distance.h"
 
@@ -24,9 +24,10 @@ Expected<LauncherKind> parse_launcher(const std::string& name) {
   if (name == "slurm") return LauncherKind::kSlurm;
   static constexpr std::array<std::string_view, 3> kNames = {"builtin", "torchrun", "slurm"};
   auto near = closest_match(name, kNames);
-  return tl::unexpected(config_error(
-      "launch.launcher", fmt::format("unknown launcher '{}'; expected builtin, torchrun or slurm", name),
-      near ? fmt::format("did you mean '{}'?", *near) : std::string()));
+  return tl::unexpected(
+      config_error("launch.launcher",
+                   fmt::format("unknown launcher '{}'; expected builtin, torchrun or slurm", name),
+                   near ? fmt::format("did you mean '{}'?", *near) : std::string()));
 }
 
 std::vector<std::string> substituted(const std::vector<std::string>& argv,
@@ -76,17 +77,17 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
     return tl::unexpected(config_error("trainer.command", "the trainer argv is empty"));
   }
   if (lc.nnodes < 1 || lc.nproc_per_node < 1) {
-    return tl::unexpected(config_error(
-        "launch.nproc_per_node",
-        fmt::format("nnodes = {} and nproc_per_node = {} must both be at least 1", lc.nnodes,
-                    lc.nproc_per_node)));
+    return tl::unexpected(
+        config_error("launch.nproc_per_node",
+                     fmt::format("nnodes = {} and nproc_per_node = {} must both be at least 1",
+                                 lc.nnodes, lc.nproc_per_node)));
   }
   if (*launcher != LauncherKind::kSlurm && lc.nnodes != 1) {
-    return tl::unexpected(config_error(
-        "launch.nnodes",
-        fmt::format("launcher {} starts ranks on this host only, but nnodes = {}", lc.launcher,
-                    lc.nnodes),
-        "use launcher = \"slurm\" for several nodes, or set nnodes = 1"));
+    return tl::unexpected(
+        config_error("launch.nnodes",
+                     fmt::format("launcher {} starts ranks on this host only, but nnodes = {}",
+                                 lc.launcher, lc.nnodes),
+                     "use launcher = \"slurm\" for several nodes, or set nnodes = 1"));
   }
   LaunchPlan plan;
   plan.launcher = *launcher;
@@ -102,8 +103,9 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
   } else if (lc.devices == "cpu" || lc.devices == "cuda") {
     plan.devices = lc.devices;
   } else {
-    return tl::unexpected(config_error(
-        "launch.devices", fmt::format("unknown devices '{}'; expected cpu, cuda or auto", lc.devices)));
+    return tl::unexpected(
+        config_error("launch.devices",
+                     fmt::format("unknown devices '{}'; expected cpu, cuda or auto", lc.devices)));
   }
   const bool cuda = plan.devices == "cuda";
   auto device_id = [&](int local_rank) {
@@ -139,10 +141,11 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
         PlannedProcess p;
         p.ranks = {r.rank};
         p.spec.rank = r.rank;
-        p.spec.argv = substituted(inputs.trainer_argv, {{"rank", std::to_string(r.rank)},
-                                                        {"local_rank", std::to_string(r.local_rank)},
-                                                        {"world_size", world},
-                                                        {"log_file", r.log_path.string()}});
+        p.spec.argv =
+            substituted(inputs.trainer_argv, {{"rank", std::to_string(r.rank)},
+                                              {"local_rank", std::to_string(r.local_rank)},
+                                              {"world_size", world},
+                                              {"log_file", r.log_path.string()}});
         p.spec.env = r.env;
         p.spec.working_dir = inputs.working_dir;
         p.spec.stdout_path = inputs.log_dir / fmt::format("rank{}.stdout", r.rank);
@@ -158,15 +161,30 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
       // prefix, which the log parser uses to attribute lines to ranks. torch 1.13 on Python 3.11
       // cannot parse the values 0 and 3 (its Std IntFlag iteration skips NONE and ALL), and 0 is
       // the default of --redirects, so stderr is redirected (2) to the per-rank files explicitly.
-      p.spec.argv = {inputs.torchrun_program, "--nnodes", "1", "--nproc_per_node",
-                     std::to_string(plan.nproc_per_node), "--node_rank", "0", "--master_addr",
-                     plan.master_addr, "--master_port", std::to_string(plan.master_port),
-                     "--max_restarts", "0", "--redirects", "2", "--tee", "1", "--log_dir",
+      p.spec.argv = {inputs.torchrun_program,
+                     "--nnodes",
+                     "1",
+                     "--nproc_per_node",
+                     std::to_string(plan.nproc_per_node),
+                     "--node_rank",
+                     "0",
+                     "--master_addr",
+                     plan.master_addr,
+                     "--master_port",
+                     std::to_string(plan.master_port),
+                     "--max_restarts",
+                     "0",
+                     "--redirects",
+                     "2",
+                     "--tee",
+                     "1",
+                     "--log_dir",
                      (inputs.log_dir / "torchrun").string()};
       if (!is_python_script(plan.trainer_program)) p.spec.argv.push_back("--no_python");
-      for (std::string& a : substituted(inputs.trainer_argv,
-                                        {{"world_size", world},
-                                         {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}})) {
+      for (std::string& a :
+           substituted(inputs.trainer_argv,
+                       {{"world_size", world},
+                        {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}})) {
         p.spec.argv.push_back(std::move(a));
       }
       p.spec.env = common;
@@ -193,9 +211,10 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
                      "--unbuffered",
                      "--export=ALL"};
       if (cuda) p.spec.argv.push_back("--gpus-per-task=1");
-      for (std::string& a : substituted(inputs.trainer_argv,
-                                        {{"world_size", world},
-                                         {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}})) {
+      for (std::string& a :
+           substituted(inputs.trainer_argv,
+                       {{"world_size", world},
+                        {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}})) {
         p.spec.argv.push_back(std::move(a));
       }
       p.spec.env = common;

@@ -118,9 +118,9 @@ void Execution::on_exit(const proc::RankExit& exit, bool during_teardown) {
   live.err.finish(scratch_);
   handle(live, proc::Stream::kStderr, scratch_);
   auto own = rank_errors_.find(exit.rank);
-  failure.first_error_line =
-      own != rank_errors_.end() && !own->second.best().empty() ? own->second.best()
-                                                               : live.process_error.best();
+  failure.first_error_line = own != rank_errors_.end() && !own->second.best().empty()
+                                 ? own->second.best()
+                                 : live.process_error.best();
   failures_.push_back(std::move(failure));
 }
 
@@ -246,6 +246,13 @@ Observation observation_of(const logs::Record& record, int rank, Clock::time_poi
     o.stage = layout->stage;
   }
   return o;
+}
+
+RunOptions run_options_for(const config::LaunchConfig& launch) {
+  RunOptions options;
+  options.limits.init_timeout = duration_of_seconds(launch.init_timeout_s);
+  options.limits.stall_timeout = duration_of_seconds(launch.stall_timeout_s);
+  return options;
 }
 
 RunResult execute_plan(const LaunchPlan& plan, proc::ProcessRunner& runner, const Clock& clock,

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "config/config.h"
 #include "launch/clock.h"
 #include "launch/launch_plan.h"
 #include "launch/run_result.h"
@@ -31,6 +32,9 @@ struct RunOptions {
   /// run of this run directory finds leftovers. Empty: not recorded.
   std::filesystem::path process_record;
 };
+
+/// RunOptions with the limits of `[launch]` (init_timeout_s, stall_timeout_s); the rest default.
+RunOptions run_options_for(const config::LaunchConfig& launch);
 
 /// Receives every record of every rank as it is parsed (the rank is in the record's origin).
 using RecordSink = std::function<void(const logs::Record& record, proc::Stream stream)>;

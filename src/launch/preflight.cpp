@@ -1,12 +1,11 @@
 #include "launch/preflight.h"
 
+#include <fmt/format.h>
 #include <netdb.h>
 #include <sys/socket.h>
 
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "launch/process_record.h"
 #include "proc/port_probe.h"
@@ -45,12 +44,12 @@ void check_port(const LaunchPlan& plan, Errors& out) {
   for (const proc::PortHolder& h : probe.holders) {
     who += fmt::format("{}pid {} ({})", who.empty() ? "" : ", ", h.pid, h.command_line);
   }
-  out.push_back(problem(
-      ErrorKind::kInfrastructure, "launch.master_port",
-      fmt::format("master port {} is in use ({}), held by {}", plan.master_port, probe.bind_error,
-                  who.empty() ? "a process this user cannot see" : who),
-      who.empty() ? "pick another launch.master_port"
-                  : "stop that process or pick another launch.master_port"));
+  out.push_back(
+      problem(ErrorKind::kInfrastructure, "launch.master_port",
+              fmt::format("master port {} is in use ({}), held by {}", plan.master_port,
+                          probe.bind_error, who.empty() ? "a process this user cannot see" : who),
+              who.empty() ? "pick another launch.master_port"
+                          : "stop that process or pick another launch.master_port"));
 }
 
 void check_address(const LaunchPlan& plan, Errors& out) {
@@ -61,10 +60,10 @@ void check_address(const LaunchPlan& plan, Errors& out) {
   int rc = ::getaddrinfo(plan.master_addr.c_str(), nullptr, &hints, &found);
   if (found != nullptr) ::freeaddrinfo(found);
   if (rc == 0) return;
-  out.push_back(problem(ErrorKind::kInfrastructure, "launch.master_addr",
-                        fmt::format("master address '{}' does not resolve: {}", plan.master_addr,
-                                    ::gai_strerror(rc)),
-                        "use an IP address or a host name this machine can resolve"));
+  out.push_back(problem(
+      ErrorKind::kInfrastructure, "launch.master_addr",
+      fmt::format("master address '{}' does not resolve: {}", plan.master_addr, ::gai_strerror(rc)),
+      "use an IP address or a host name this machine can resolve"));
 }
 
 void check_devices(const LaunchPlan& plan, const DeviceInventory& inventory, Errors& out) {
@@ -103,9 +102,9 @@ void check_consistency(const LaunchPlan& plan, Errors& out) {
       auto it = r.env.find(name);
       const std::string got = it == r.env.end() ? "<unset>" : it->second;
       if (got != value) {
-        out.push_back(problem(ErrorKind::kConfig, "launch",
-                              fmt::format("rank {} has {}={} but the plan has {}", r.rank, name,
-                                          got, value)));
+        out.push_back(problem(
+            ErrorKind::kConfig, "launch",
+            fmt::format("rank {} has {}={} but the plan has {}", r.rank, name, got, value)));
       }
     }
     auto rank = r.env.find("RANK");

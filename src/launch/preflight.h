@@ -17,7 +17,7 @@ struct PreflightOptions {
   std::filesystem::path run_dir;  ///< holds the process record of earlier runs; empty: skip
   std::uintmax_t min_free_bytes = std::uintmax_t{256} << 20;  ///< for the logs of this gate
   std::optional<DeviceInventory> devices;  ///< nullopt: probed (only when the plan uses cuda)
-  bool check_port = true;  ///< the master port on this host (builtin/torchrun only)
+  bool check_port = true;                  ///< the master port on this host (builtin/torchrun only)
 };
 
 /// Every problem found before anything starts, all at once, each with its numbers.

@@ -6,7 +6,8 @@
 
 namespace bigmac::launch {
 
-Expected<void> write_process_record(const std::filesystem::path& path, const ProcessRecord& record) {
+Expected<void> write_process_record(const std::filesystem::path& path,
+                                    const ProcessRecord& record) {
   nlohmann::json j;
   j["pgid"] = record.pgid;
   j["pids"] = record.pids;
@@ -20,8 +21,9 @@ Expected<std::optional<ProcessRecord>> read_process_record(const std::filesystem
   if (!text) return tl::unexpected(text.error());
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.contains("pgid") || !j["pgid"].is_number_integer()) {
-    Error e = make_error(ErrorKind::kInput, "not a process record (expected {\"pgid\":N,\"pids\":[...]})",
-                         "delete it if no earlier run is alive");
+    Error e =
+        make_error(ErrorKind::kInput, "not a process record (expected {\"pgid\":N,\"pids\":[...]})",
+                   "delete it if no earlier run is alive");
     e.file = path.string();
     return tl::unexpected(std::move(e));
   }

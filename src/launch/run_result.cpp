@@ -30,8 +30,8 @@ std::string ProcessFailure::describe() const {
 }
 
 std::string RunResult::summary() const {
-  std::string out = fmt::format("launch {} after {:.1f} s", run_status_name(status),
-                                seconds_of(duration));
+  std::string out =
+      fmt::format("launch {} after {:.1f} s", run_status_name(status), seconds_of(duration));
   if (launch_error) out += "\n  " + launch_error->format();
   if (root_cause) out += "\n  root cause: " + root_cause->describe();
   for (std::size_t i = 1; i < failures.size(); ++i) out += "\n  then: " + failures[i].describe();

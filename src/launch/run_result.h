@@ -54,8 +54,8 @@ struct RankOutcome {
 /// The result of running a LaunchPlan (elastic's RunResult).
 struct RunResult {
   RunStatus status = RunStatus::kSucceeded;
-  std::vector<RankOutcome> ranks;         ///< by rank
-  std::vector<ProcessFailure> failures;   ///< in the order they happened
+  std::vector<RankOutcome> ranks;            ///< by rank
+  std::vector<ProcessFailure> failures;      ///< in the order they happened
   std::optional<ProcessFailure> root_cause;  ///< the earliest failure
   std::vector<Stall> stalls;
   std::optional<NonFiniteLoss> non_finite;

@@ -1,9 +1,9 @@
 #include "launch/watchdog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace bigmac::launch {
 
@@ -40,7 +40,8 @@ void Watchdog::observe(const Observation& o) {
     case ProgressKind::kHeartbeat:
       // A world of one has no process group and never logs pg_ready; a step means it is past it.
       state.rendezvous_done = true;
-      if (o.global_step) state.last_step = std::max(state.last_step.value_or(*o.global_step), *o.global_step);
+      if (o.global_step)
+        state.last_step = std::max(state.last_step.value_or(*o.global_step), *o.global_step);
       if (o.kind == ProgressKind::kStep && o.loss && !std::isfinite(*o.loss) && !non_finite_) {
         non_finite_ = NonFiniteLoss{o.rank, o.global_step.value_or(-1), *o.loss};
       }

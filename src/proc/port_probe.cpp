@@ -21,11 +21,16 @@ namespace {
 
 const char* tcp_state_name(int state) {
   switch (state) {
-    case 0x01: return "ESTABLISHED";
-    case 0x06: return "TIME_WAIT";
-    case 0x07: return "CLOSE";
-    case 0x0A: return "LISTEN";
-    default: return "OTHER";
+    case 0x01:
+      return "ESTABLISHED";
+    case 0x06:
+      return "TIME_WAIT";
+    case 0x07:
+      return "CLOSE";
+    case 0x0A:
+      return "LISTEN";
+    default:
+      return "OTHER";
   }
 }
 
@@ -67,7 +72,8 @@ std::vector<PortHolder> port_holders(int port) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::error_code fd_ec;
     // Other users' fd folders are unreadable; those holders stay unknown.
-    for (const auto& fd_entry : std::filesystem::directory_iterator(proc_entry.path() / "fd", fd_ec)) {
+    for (const auto& fd_entry :
+         std::filesystem::directory_iterator(proc_entry.path() / "fd", fd_ec)) {
       std::error_code link_ec;
       const std::string target = std::filesystem::read_symlink(fd_entry.path(), link_ec).string();
       if (link_ec || target.rfind("socket:[", 0) != 0) continue;

@@ -1,6 +1,7 @@
 #include "proc/posix_process_runner.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -17,8 +18,6 @@
 #include <filesystem>
 #include <string>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "proc/process_table.h"
 #include "proc/program_path.h"
@@ -111,9 +110,7 @@ struct PosixProcessRunner::Child {
   bool reaped = false;
 };
 
-PosixProcessRunner::PosixProcessRunner() : self_(::getpid()) {
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-}
+PosixProcessRunner::PosixProcessRunner() : self_(::getpid()) { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
 PosixProcessRunner::~PosixProcessRunner() {
   if (pgid_ != 0) terminate(std::chrono::milliseconds(0), nullptr);
@@ -121,8 +118,9 @@ PosixProcessRunner::~PosixProcessRunner() {
 
 Expected<pid_t> PosixProcessRunner::spawn(const RankSpec& spec) {
   auto fail = [&](std::string message, std::string hint = {}) -> Expected<pid_t> {
-    Error e = make_error(ErrorKind::kInfrastructure,
-                         fmt::format("rank {}: {}", spec.rank, std::move(message)), std::move(hint));
+    Error e =
+        make_error(ErrorKind::kInfrastructure,
+                   fmt::format("rank {}: {}", spec.rank, std::move(message)), std::move(hint));
     return tl::unexpected(std::move(e));
   };
   if (spec.argv.empty()) return fail("empty argv");
@@ -178,8 +176,8 @@ Expected<pid_t> PosixProcessRunner::spawn(const RankSpec& spec) {
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    return fail(fmt::format("cannot start {}{}: {}", *program,
-                            dir.empty() ? "" : " in " + dir, std::strerror(child_errno)));
+    return fail(fmt::format("cannot start {}{}: {}", *program, dir.empty() ? "" : " in " + dir,
+                            std::strerror(child_errno)));
   }
 
   if (pgid_ == 0) pgid_ = pid;

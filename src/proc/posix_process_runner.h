@@ -27,8 +27,7 @@ class PosixProcessRunner final : public ProcessRunner {
   Expected<pid_t> spawn(const RankSpec& spec) override;
   PollResult poll(std::chrono::milliseconds timeout, const OutputSink& sink) override;
   std::size_t running() const override;
-  std::vector<RankExit> terminate(std::chrono::milliseconds grace,
-                                  const OutputSink& sink) override;
+  std::vector<RankExit> terminate(std::chrono::milliseconds grace, const OutputSink& sink) override;
   pid_t process_group() const override { return pgid_; }
   std::vector<pid_t> pids() const override;
 

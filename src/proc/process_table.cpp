@@ -43,7 +43,8 @@ std::optional<ProcessInfo> read_process(pid_t pid) {
   info.ppid = static_cast<pid_t>(ppid);
   info.pgid = static_cast<pid_t>(pgid);
   info.command_line = command_line_of(pid);
-  if (info.command_line.empty()) info.command_line = "[" + stat.substr(open + 1, close - open - 1) + "]";
+  if (info.command_line.empty())
+    info.command_line = "[" + stat.substr(open + 1, close - open - 1) + "]";
   return info;
 }
 

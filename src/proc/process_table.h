@@ -13,7 +13,7 @@ struct ProcessInfo {
   pid_t pid = 0;
   pid_t ppid = 0;
   pid_t pgid = 0;
-  char state = '?';  ///< 'R', 'S', 'Z' (zombie), ...
+  char state = '?';          ///< 'R', 'S', 'Z' (zombie), ...
   std::string command_line;  ///< argv joined by spaces; "[comm]" for kernel threads and zombies
 
   bool zombie() const { return state == 'Z'; }

@@ -1,11 +1,10 @@
 #include "proc/program_path.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 namespace bigmac::proc {
 namespace {

@@ -1,8 +1,7 @@
 #include "proc/rank_process.h"
 
-#include <sys/wait.h>
-
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include "proc/signal_name.h"
 

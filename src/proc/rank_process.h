@@ -13,11 +13,11 @@ namespace bigmac::proc {
 /// directory and the two files its stdout and stderr are copied to.
 struct RankSpec {
   int rank = 0;
-  std::vector<std::string> argv;             ///< argv[0] is a path or a name looked up in PATH
-  std::map<std::string, std::string> env;    ///< set on top of the orchestrator's environment
-  std::filesystem::path working_dir;         ///< empty: the orchestrator's
-  std::filesystem::path stdout_path;         ///< empty: stdout is streamed but not stored
-  std::filesystem::path stderr_path;         ///< empty: stderr is streamed but not stored
+  std::vector<std::string> argv;           ///< argv[0] is a path or a name looked up in PATH
+  std::map<std::string, std::string> env;  ///< set on top of the orchestrator's environment
+  std::filesystem::path working_dir;       ///< empty: the orchestrator's
+  std::filesystem::path stdout_path;       ///< empty: stdout is streamed but not stored
+  std::filesystem::path stderr_path;       ///< empty: stderr is streamed but not stored
 };
 
 /// How a process ended: an exit code or the signal that killed it.

@@ -1,9 +1,9 @@
 #include "proc/signal_name.h"
 
+#include <fmt/format.h>
+
 #include <csignal>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace bigmac::proc {
 namespace {

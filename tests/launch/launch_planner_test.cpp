@@ -1,13 +1,14 @@
 #include "launch/launch_planner.h"
 
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace bigmac::launch {
 namespace {
 
-config::Config make_config(const std::string& launcher, int nproc, const std::string& devices = "cpu") {
+config::Config make_config(const std::string& launcher, int nproc,
+                           const std::string& devices = "cpu") {
   config::Config c;
   c.launch.launcher = launcher;
   c.launch.nproc_per_node = nproc;
@@ -19,8 +20,13 @@ config::Config make_config(const std::string& launcher, int nproc, const std::st
 
 PlanInputs make_inputs() {
   PlanInputs in;
-  in.trainer_argv = {"/opt/bigmac/bigmac-train", "--config", "/run/gate/dp.toml", "--log-file",
-                     "{log_file}", "--tag", "r{rank}of{world_size}"};
+  in.trainer_argv = {"/opt/bigmac/bigmac-train",
+                     "--config",
+                     "/run/gate/dp.toml",
+                     "--log-file",
+                     "{log_file}",
+                     "--tag",
+                     "r{rank}of{world_size}"};
   in.log_dir = "/run/gate";
   in.extra_env = {{"BIGMAC_GATE", "dp"}};
   return in;
@@ -46,9 +52,9 @@ TEST(LaunchPlanner, BuiltinGivesEachRankTorchrunCompatibleEnvironment) {
   EXPECT_EQ(r2.env.at("OMP_NUM_THREADS"), "2");
   EXPECT_EQ(r2.env.at("BIGMAC_GATE"), "dp");
   EXPECT_EQ(r2.env.count("CUDA_VISIBLE_DEVICES"), 0u);
-  EXPECT_EQ(r2.argv, (std::vector<std::string>{"/opt/bigmac/bigmac-train", "--config",
-                                               "/run/gate/dp.toml", "--log-file",
-                                               "/run/gate/rank2.log", "--tag", "r2of4"}));
+  EXPECT_EQ(r2.argv,
+            (std::vector<std::string>{"/opt/bigmac/bigmac-train", "--config", "/run/gate/dp.toml",
+                                      "--log-file", "/run/gate/rank2.log", "--tag", "r2of4"}));
   EXPECT_EQ(r2.stdout_path, "/run/gate/rank2.stdout");
   EXPECT_EQ(r2.stderr_path, "/run/gate/rank2.stderr");
   EXPECT_EQ(plan->ranks[2].device, "cpu");
@@ -86,11 +92,26 @@ TEST(LaunchPlanner, TorchrunWrapsTheTrainerInOneProcess) {
   ASSERT_TRUE(plan);
   ASSERT_EQ(plan->processes.size(), 1u);
   const std::vector<std::string>& argv = plan->processes[0].spec.argv;
-  const std::vector<std::string> head = {"torchrun", "--nnodes", "1", "--nproc_per_node", "2",
-                                         "--node_rank", "0", "--master_addr", "127.0.0.1",
-                                         "--master_port", "29555", "--max_restarts", "0",
-                                         "--redirects", "2", "--tee", "1", "--log_dir",
-                                         "/run/gate/torchrun", "--no_python",
+  const std::vector<std::string> head = {"torchrun",
+                                         "--nnodes",
+                                         "1",
+                                         "--nproc_per_node",
+                                         "2",
+                                         "--node_rank",
+                                         "0",
+                                         "--master_addr",
+                                         "127.0.0.1",
+                                         "--master_port",
+                                         "29555",
+                                         "--max_restarts",
+                                         "0",
+                                         "--redirects",
+                                         "2",
+                                         "--tee",
+                                         "1",
+                                         "--log_dir",
+                                         "/run/gate/torchrun",
+                                         "--no_python",
                                          "/opt/bigmac/bigmac-train"};
   ASSERT_GT(argv.size(), head.size());
   EXPECT_TRUE(std::equal(head.begin(), head.end(), argv.begin()));
@@ -119,9 +140,16 @@ TEST(LaunchPlanner, SlurmRendersOneSrunForTheWholeJob) {
   ASSERT_EQ(plan->processes.size(), 1u);
   EXPECT_EQ(plan->world_size, 8);
   const std::vector<std::string>& argv = plan->processes[0].spec.argv;
-  const std::vector<std::string> head = {"srun", "--nodes=2", "--ntasks=8", "--ntasks-per-node=4",
-                                         "--cpus-per-task=2", "--kill-on-bad-exit=1", "--label",
-                                         "--unbuffered", "--export=ALL", "--gpus-per-task=1",
+  const std::vector<std::string> head = {"srun",
+                                         "--nodes=2",
+                                         "--ntasks=8",
+                                         "--ntasks-per-node=4",
+                                         "--cpus-per-task=2",
+                                         "--kill-on-bad-exit=1",
+                                         "--label",
+                                         "--unbuffered",
+                                         "--export=ALL",
+                                         "--gpus-per-task=1",
                                          "/opt/bigmac/bigmac-train"};
   EXPECT_TRUE(std::equal(head.begin(), head.end(), argv.begin()));
   EXPECT_EQ(plan->processes[0].spec.env.at("MASTER_ADDR"), "node001");

@@ -1,13 +1,12 @@
 // execute_plan with real rank processes (tests/proc's bigmac-test-rank) and the real clock:
 // every outcome observed end to end, and the process table checked afterwards.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "launch/launch_planner.h"
 #include "launch/plan_execution.h"
@@ -63,11 +62,11 @@ class PlanExecutionProcessTest : public ::testing::Test {
   RunResult run(const LaunchPlan& p) {
     proc::PosixProcessRunner runner;
     SteadyClock clock;
-    RunResult result = execute_plan(p, runner, clock, options_,
-                                    [this](const logs::Record& r, proc::Stream) {
-                                      ++records_;
-                                      if (on_record_) on_record_(r);
-                                    });
+    RunResult result =
+        execute_plan(p, runner, clock, options_, [this](const logs::Record& r, proc::Stream) {
+          ++records_;
+          if (on_record_) on_record_(r);
+        });
     pgid_ = runner.process_group();
     return result;
   }

@@ -2,9 +2,9 @@
 // real processes or real waiting.
 #include "launch/plan_execution.h"
 
-#include <csignal>
-
 #include <gtest/gtest.h>
+
+#include <csignal>
 
 #include "launch/launch_planner.h"
 #include "testing/fake_clock.h"
@@ -18,8 +18,8 @@ using testing::FakeClock;
 using testing::FakeProcessRunner;
 
 std::string step_line(int rank, int step, const std::string& loss) {
-  return "{\"ev\":\"step\",\"rank\":" + std::to_string(rank) + ",\"t\":0,\"global_step\":" +
-         std::to_string(step) + ",\"loss\":" + loss + "}";
+  return "{\"ev\":\"step\",\"rank\":" + std::to_string(rank) +
+         ",\"t\":0,\"global_step\":" + std::to_string(step) + ",\"loss\":" + loss + "}";
 }
 std::string pg_ready_line(int rank) {
   return "{\"ev\":\"pg_ready\",\"rank\":" + std::to_string(rank) + ",\"t\":0,\"world_size\":2}";
@@ -39,9 +39,8 @@ class PlanExecutionTest : public ::testing::Test {
   }
 
   RunResult run() {
-    return execute_plan(plan_, runner_, clock_, options_, [this](const logs::Record& r, proc::Stream) {
-      records_.push_back(r);
-    });
+    return execute_plan(plan_, runner_, clock_, options_,
+                        [this](const logs::Record& r, proc::Stream) { records_.push_back(r); });
   }
 
   FakeClock clock_;
@@ -213,6 +212,16 @@ TEST_F(PlanExecutionTest, PerRankFirstErrorLineComesFromItsOwnStderr) {
   RunResult result = run();
   EXPECT_EQ(result.ranks[0].first_error_line, "error: zero");
   EXPECT_EQ(result.ranks[1].first_error_line, "error: one");
+}
+
+TEST(RunOptionsFor, TakesTheLimitsFromTheLaunchLayer) {
+  config::LaunchConfig launch;
+  launch.init_timeout_s = 90;
+  launch.stall_timeout_s = 2.5;
+  RunOptions options = run_options_for(launch);
+  EXPECT_EQ(options.limits.init_timeout, seconds(90));
+  EXPECT_EQ(options.limits.stall_timeout, std::chrono::milliseconds(2500));
+  EXPECT_TRUE(options.limits.stop_on_non_finite);
 }
 
 }  // namespace

@@ -1,14 +1,13 @@
 #include "launch/preflight.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "launch/launch_planner.h"
 #include "launch/process_record.h"

@@ -1,9 +1,9 @@
 #include "launch/watchdog.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 #include "testing/fake_clock.h"
 

@@ -1,17 +1,15 @@
 #include "proc/posix_process_runner.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
-
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "proc/process_table.h"
 
@@ -79,8 +77,8 @@ class PosixProcessRunnerTest : public ::testing::Test {
   static void expect_nothing_left(pid_t pgid) {
     ASSERT_NE(pgid, 0);
     for (const ProcessInfo& p : processes_in_group(pgid)) {
-      ADD_FAILURE() << "left in group " << pgid << ": pid " << p.pid << " state " << p.state
-                    << " " << p.command_line;
+      ADD_FAILURE() << "left in group " << pgid << ": pid " << p.pid << " state " << p.state << " "
+                    << p.command_line;
     }
     for (const ProcessInfo& p : children_of(::getpid())) {
       ADD_FAILURE() << "left as our child: pid " << p.pid << " state " << p.state << " "
@@ -146,9 +144,8 @@ TEST_F(PosixProcessRunnerTest, HangingRanksAreStoppedWithSigterm) {
   ASSERT_TRUE(runner.spawn(spec(0, {"hang-before"})));
   ASSERT_TRUE(runner.spawn(spec(1, {"hang-after"})));
   Seen seen;
-  ASSERT_TRUE(pump_until(runner, seen, [&] {
-    return seen.out[0] == "starting\n" && seen.out[1] == "rendezvous\n";
-  }));
+  ASSERT_TRUE(pump_until(
+      runner, seen, [&] { return seen.out[0] == "starting\n" && seen.out[1] == "rendezvous\n"; }));
   EXPECT_EQ(runner.running(), 2u);
   std::vector<RankExit> exits = runner.terminate(milliseconds(30000), seen.sink());
   ASSERT_EQ(exits.size(), 2u);
@@ -217,7 +214,8 @@ TEST_F(PosixProcessRunnerTest, PassesEnvironmentAndWorkingDirectory) {
   Seen seen;
   ASSERT_TRUE(pump_until(runner, seen, [&] { return seen.exits.size() == 1; }));
   runner.terminate(milliseconds(1000), seen.sink());
-  EXPECT_EQ(seen.out[0], "RANK=5\nBIGMAC_TEST_EXTRA=a b\ncwd=" + fs::canonical(dir_).string() + "\n");
+  EXPECT_EQ(seen.out[0],
+            "RANK=5\nBIGMAC_TEST_EXTRA=a b\ncwd=" + fs::canonical(dir_).string() + "\n");
 }
 
 TEST_F(PosixProcessRunnerTest, RanksDieWithTheOrchestrator) {
@@ -235,7 +233,8 @@ TEST_F(PosixProcessRunnerTest, RankDiesWhenItsOrchestratorIsKilled) {
   s.argv = {std::string(BIGMAC_BIN_DIR) + "/bigmac-test-orchestrator", kRankProgram};
   ASSERT_TRUE(runner.spawn(s));
   Seen seen;
-  ASSERT_TRUE(pump_until(runner, seen, [&] { return seen.out[0].find('\n') != std::string::npos; }));
+  ASSERT_TRUE(
+      pump_until(runner, seen, [&] { return seen.out[0].find('\n') != std::string::npos; }));
   ASSERT_EQ(seen.out[0].rfind("rank ", 0), 0u) << seen.out[0];
   const pid_t rank = std::stoi(seen.out[0].substr(5));
   ASSERT_TRUE(read_process(rank).has_value());

@@ -1,8 +1,7 @@
 #include "proc/process_table.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 namespace bigmac::proc {
 namespace {

@@ -1,8 +1,8 @@
 #include "proc/signal_name.h"
 
-#include <csignal>
-
 #include <gtest/gtest.h>
+
+#include <csignal>
 
 namespace bigmac::proc {
 namespace {

@@ -58,7 +58,8 @@ int train(int argc, char** argv) {
       hang();
     }
     if (s == nan_at) {
-      std::printf("{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":NaN}\n", rank, s);
+      std::printf("{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":NaN}\n", rank,
+                  s);
     } else {
       std::printf("{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":%.3f}\n", rank,
                   s, 4.0 / (1 + s));
@@ -91,7 +92,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "signal" && argc > 2) {
     std::string name = argv[2];
-    int sig = name == "SEGV" ? SIGSEGV : name == "ABRT" ? SIGABRT : name == "BUS" ? SIGBUS : SIGKILL;
+    int sig = name == "SEGV"   ? SIGSEGV
+              : name == "ABRT" ? SIGABRT
+              : name == "BUS"  ? SIGBUS
+                               : SIGKILL;
     std::printf("about to raise %s\n", argv[2]);
     std::fflush(stdout);
     std::signal(sig, SIG_DFL);
@@ -116,7 +120,8 @@ int main(int argc, char** argv) {
     std::string line(127, 'x');
     line.push_back('\n');
     std::setvbuf(stdout, nullptr, _IOFBF, 1 << 16);
-    for (long written = 0; written < total; written += 128) std::fwrite(line.data(), 1, 128, stdout);
+    for (long written = 0; written < total; written += 128)
+      std::fwrite(line.data(), 1, 128, stdout);
     std::fflush(stdout);
     std::fprintf(stderr, "flood done\n");
     return 0;
