@@ -1,0 +1,34 @@
+#include "gates/check.h"
+
+namespace bigmac::gates {
+
+double CheckParams::number(const std::string& key, double fallback) const {
+  auto it = params_.find(key);
+  return it != params_.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string CheckParams::text(const std::string& key, const std::string& fallback) const {
+  auto it = params_.find(key);
+  return it != params_.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::vector<std::string> CheckParams::strings(const std::string& key,
+                                              const std::vector<std::string>& fallback) const {
+  auto it = params_.find(key);
+  if (it == params_.end() || !it->is_array()) return fallback;
+  std::vector<std::string> out;
+  for (const auto& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+CheckResult pass(std::string name, std::string message, std::vector<Evidence> evidence) {
+  return CheckResult{std::move(name), true, std::move(message), std::move(evidence), {}};
+}
+
+CheckResult fail(std::string name, std::string message, std::vector<Evidence> evidence) {
+  return CheckResult{std::move(name), false, std::move(message), std::move(evidence), {}};
+}
+
+}  // namespace bigmac::gates

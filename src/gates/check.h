@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "baseline/baseline.h"
+#include "gates/gate_evidence.h"
+#include "gates/gate_plan.h"
+
+namespace bigmac::gates {
+
+/// One line of evidence behind a check result: which rank, which log line, what it said.
+struct Evidence {
+  int rank = -1;
+  std::int64_t line = 0;
+  std::string text;
+};
+
+/// The outcome of one named check. `message` carries the numbers; `route_back` is set on a
+/// failure (the gate to return to).
+struct CheckResult {
+  std::string name;
+  bool passed = false;
+  std::string message;
+  std::vector<Evidence> evidence;
+  std::string route_back;
+};
+
+/// Typed access to a gate's [params], with the check's default when a key is absent.
+class CheckParams {
+ public:
+  explicit CheckParams(const nlohmann::json& params) : params_(params) {}
+  double number(const std::string& key, double fallback) const;
+  std::string text(const std::string& key, const std::string& fallback) const;
+  std::vector<std::string> strings(const std::string& key,
+                                   const std::vector<std::string>& fallback) const;
+
+ private:
+  const nlohmann::json& params_;
+};
+
+/// What a check reads: the ranks' records and exits, the plan it was launched from, the
+/// baseline (nullptr when there is none) and the gate's parameters.
+struct CheckContext {
+  const GateEvidence& evidence;
+  const GatePlan& plan;
+  const baseline::Baseline* baseline;
+  CheckParams params;
+};
+
+/// Result builders used by every check.
+CheckResult pass(std::string name, std::string message, std::vector<Evidence> evidence = {});
+CheckResult fail(std::string name, std::string message, std::vector<Evidence> evidence = {});
+
+/// Evidence from any record's origin.
+template <class R>
+Evidence evidence_of(const R& record, std::string text) {
+  return Evidence{record.at.rank, record.at.line, std::move(text)};
+}
+
+}  // namespace bigmac::gates

@@ -1,0 +1,381 @@
+#include "gates/gate_spec.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "baseline/comparison.h"
+#include "core/edit_distance.h"
+#include "gates/check_registry.h"
+
+namespace bigmac::gates {
+namespace {
+
+constexpr std::string_view kTopKeys[] = {"id", "title", "order", "route_back", "launch", "params",
+                                         "checks"};
+constexpr std::string_view kLaunchKeys[] = {"nproc",         "pp",           "tp",     "schedule",
+                                            "micro_batches", "trace_shapes", "rescale"};
+constexpr std::string_view kCheckKeys[] = {"name", "route_back", "when"};
+
+std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates) {
+  auto match = closest_match(word, candidates);
+  return match ? fmt::format("did you mean '{}'?", *match) : std::string();
+}
+
+std::string list(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+// Reads the [launch] table into typed values; `locate(key)` builds an error at the key's source.
+template <class Locate>
+void read_launch(const nlohmann::json& launch, GateLaunch& out, Errors& errors, Locate locate) {
+  auto int_or = [&](const char* key, std::string_view word, std::optional<int>& target, int min) {
+    auto it = launch.find(key);
+    if (it == launch.end()) return;
+    if (it->is_string() && it->get<std::string>() == word) {
+      target.reset();
+    } else if (it->is_number_integer() && it->get<std::int64_t>() >= min &&
+               it->get<std::int64_t>() <= 1 << 20) {
+      target = static_cast<int>(it->get<std::int64_t>());
+    } else {
+      errors.push_back(locate(fmt::format("launch.{}", key),
+                              fmt::format("expected an integer >= {} or \"{}\", found {}", min,
+                                          word, it->dump())));
+    }
+  };
+  out.nproc.reset();
+  out.pp = 1;
+  out.tp = 1;
+  int_or("nproc", "all", out.nproc, 1);
+  int_or("pp", "config", out.pp, 1);
+  int_or("tp", "config", out.tp, 1);
+  auto one_of = [&](const char* key, std::vector<std::string> choices, std::string& target) {
+    auto it = launch.find(key);
+    if (it == launch.end()) return;
+    if (it->is_string() &&
+        std::find(choices.begin(), choices.end(), it->get<std::string>()) != choices.end()) {
+      target = it->get<std::string>();
+      return;
+    }
+    std::string names;
+    for (const auto& c : choices) names += (names.empty() ? "" : ", ") + c;
+    errors.push_back(locate(fmt::format("launch.{}", key),
+                            fmt::format("expected one of {}, found {}", names, it->dump())));
+  };
+  out.schedule = "config";
+  one_of("schedule", {"config", "1f1b", "gpipe"}, out.schedule);
+  out.rescale = "accum";
+  one_of("rescale", {"accum", "micro", "none"}, out.rescale);
+  if (auto it = launch.find("micro_batches"); it != launch.end()) {
+    if (it->is_number_integer() && it->get<std::int64_t>() >= 0 && it->get<std::int64_t>() < 1 << 20) {
+      out.micro_batches = static_cast<int>(it->get<std::int64_t>());
+    } else {
+      errors.push_back(locate("launch.micro_batches",
+                              fmt::format("expected an integer >= 0, found {}", it->dump())));
+    }
+  }
+  if (auto it = launch.find("trace_shapes"); it != launch.end()) {
+    if (it->is_boolean()) {
+      out.trace_shapes = it->get<bool>();
+    } else {
+      errors.push_back(locate("launch.trace_shapes", "expected true or false"));
+    }
+  }
+  if (out.micro_batches > 0 && out.rescale == "accum") {
+    errors.push_back(locate("launch.micro_batches",
+                            fmt::format("micro_batches = {} pins gradient_accumulation_steps, so "
+                                        "it cannot be rescaled",
+                                        out.micro_batches),
+                            "set rescale = \"micro\" (or \"none\")"));
+  }
+}
+
+template <class Locate>
+void check_params(const nlohmann::json& params, Errors& errors, Locate locate) {
+  for (const auto& [key, value] : params.items()) {
+    if (key.size() > 7 && key.ends_with("_policy")) {
+      if (!value.is_string() || !baseline::parse_policy(value.template get<std::string>())) {
+        errors.push_back(locate("params." + key,
+                                fmt::format("unknown comparison policy {}", value.dump()),
+                                "use \"exact\", \"relative\" or \"magnitude\""));
+      }
+    }
+  }
+}
+
+nlohmann::json value_json(const config::Value& value) {
+  return std::visit([](const auto& v) { return nlohmann::json(v); }, value);
+}
+
+// Whether an override may replace a parameter of this JSON type (ints widen to floats).
+bool same_kind(const nlohmann::json& existing, const nlohmann::json& given) {
+  if (existing.is_number()) return given.is_number() && !(existing.is_number_integer() &&
+                                                          given.is_number_float());
+  if (existing.is_boolean()) return given.is_boolean();
+  if (existing.is_string()) return given.is_string();
+  if (existing.is_array()) return given.is_array();
+  return false;
+}
+
+}  // namespace
+
+Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
+  Errors errors;
+  auto locate = [&](const std::string& key, std::string message, std::string hint = {}) {
+    return file.error_at(key, std::move(message), std::move(hint));
+  };
+  GateSpec spec;
+  spec.path = file.path;
+  const nlohmann::json& root = file.root;
+  for (const auto& [key, value] : root.items()) {
+    if (std::find(std::begin(kTopKeys), std::end(kTopKeys), key) == std::end(kTopKeys)) {
+      errors.push_back(locate(key, fmt::format("unknown key '{}' in a gate file", key),
+                              did_you_mean(key, kTopKeys)));
+    }
+  }
+  auto text = [&](const char* key, bool required) -> std::string {
+    auto it = root.find(key);
+    if (it == root.end()) {
+      if (required) {
+        Error e = make_error(ErrorKind::kConfig, fmt::format("missing key '{}'", key));
+        e.file = file.path;
+        errors.push_back(e);
+      }
+      return {};
+    }
+    if (!it->is_string()) errors.push_back(locate(key, "expected a string"));
+    return it->is_string() ? it->get<std::string>() : std::string();
+  };
+  spec.id = text("id", true);
+  spec.title = text("title", false);
+  spec.route_back = text("route_back", false);
+  if (spec.route_back.empty()) spec.route_back = spec.id;
+  if (auto it = root.find("order"); it == root.end() || !it->is_number_integer()) {
+    errors.push_back(it == root.end() ? locate("id", "missing key 'order' (an integer)")
+                                      : locate("order", "expected an integer"));
+  } else {
+    spec.order = static_cast<int>(it->get<std::int64_t>());
+  }
+  if (auto it = root.find("launch"); it != root.end()) {
+    if (!it->is_object()) {
+      errors.push_back(locate("launch", "expected a table [launch]"));
+    } else {
+      spec.raw_launch = *it;
+      for (const auto& [key, value] : it->items()) {
+        if (std::find(std::begin(kLaunchKeys), std::end(kLaunchKeys), key) == std::end(kLaunchKeys)) {
+          errors.push_back(locate("launch." + key, fmt::format("unknown key '{}' in [launch]", key),
+                                  did_you_mean(key, kLaunchKeys)));
+        }
+      }
+      read_launch(*it, spec.launch, errors, locate);
+    }
+  }
+  if (auto it = root.find("params"); it != root.end()) {
+    if (!it->is_object()) {
+      errors.push_back(locate("params", "expected a table [params]"));
+    } else {
+      spec.params = *it;
+      check_params(spec.params, errors, locate);
+    }
+  }
+  std::vector<std::string_view> names;
+  for (const RegisteredCheck& c : registered_checks()) names.push_back(c.name);
+  auto checks = root.find("checks");
+  if (checks == root.end() || !checks->is_array() || checks->empty()) {
+    errors.push_back(checks == root.end()
+                         ? locate("id", "a gate needs at least one [[checks]] entry")
+                         : locate("checks", "expected one or more [[checks]] tables"));
+  } else {
+    for (std::size_t i = 0; i < checks->size(); ++i) {
+      const nlohmann::json& c = (*checks)[i];
+      const std::string at = fmt::format("checks[{}]", i);
+      if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) {
+        errors.push_back(locate(at, "expected a table with name = \"<check>\""));
+        continue;
+      }
+      for (const auto& [key, value] : c.items()) {
+        if (std::find(std::begin(kCheckKeys), std::end(kCheckKeys), key) == std::end(kCheckKeys))
+          errors.push_back(locate(at + "." + key, fmt::format("unknown key '{}' in a check", key),
+                                  did_you_mean(key, kCheckKeys)));
+      }
+      CheckSpec check;
+      check.name = c["name"].get<std::string>();
+      if (!find_check(check.name)) {
+        std::string hint = did_you_mean(check.name, names);
+        errors.push_back(locate(at + ".name", fmt::format("unknown check '{}'", check.name),
+                                hint.empty() ? "known checks: " + list(names) : hint));
+      }
+      if (c.contains("route_back")) check.route_back = c.value("route_back", "");
+      if (c.contains("when")) {
+        if (c["when"] != "baseline" && c["when"] != "always") {
+          errors.push_back(locate(at + ".when", "expected \"baseline\" or \"always\""));
+        }
+        check.needs_baseline = c["when"] == "baseline";
+      }
+      spec.checks.push_back(check);
+    }
+  }
+  for (const auto& [key, pos] : file.positions) {
+    if (key.starts_with("launch.") || key.starts_with("params.")) {
+      spec.key_origins[key.substr(key.find('.') + 1)] =
+          fmt::format("{}:{}:{}", file.path, pos.line, pos.column);
+    }
+  }
+  if (!errors.empty()) {
+    // One error back; the rest are appended to its message so none is lost.
+    Error first = errors.front();
+    for (std::size_t i = 1; i < errors.size(); ++i) first.message += "\n  " + errors[i].format();
+    return tl::unexpected(first);
+  }
+  return spec;
+}
+
+Expected<GateSpec> load_gate_spec(const std::filesystem::path& path) {
+  auto file = config::load_data_file(path);
+  if (!file) return tl::unexpected(file.error());
+  return parse_gate_spec(*file);
+}
+
+tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesystem::path& dir) {
+  Errors errors;
+  std::vector<GateSpec> specs;
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+  }
+  if (ec) {
+    Error e = make_error(ErrorKind::kInput, "cannot read the gate directory: " + ec.message());
+    e.file = dir.string();
+    return tl::unexpected(Errors{e});
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& path : files) {
+    auto file = config::load_data_file(path);
+    if (!file) {
+      errors.push_back(file.error());
+      continue;
+    }
+    if (!file->root.contains("id")) continue;  // another data file (diagnoses.toml)
+    auto spec = parse_gate_spec(*file);
+    if (!spec) {
+      errors.push_back(spec.error());
+    } else {
+      specs.push_back(std::move(*spec));
+    }
+  }
+  std::sort(specs.begin(), specs.end(),
+            [](const GateSpec& a, const GateSpec& b) { return a.order < b.order; });
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (i > 0 && specs[i].order == specs[i - 1].order) {
+      errors.push_back(make_error(ErrorKind::kConfig,
+                                  fmt::format("gates '{}' and '{}' have the same order {}",
+                                              specs[i - 1].id, specs[i].id, specs[i].order)));
+    }
+    if (!ids.insert(specs[i].id).second) {
+      errors.push_back(make_error(ErrorKind::kConfig, fmt::format("gate id '{}' twice", specs[i].id)));
+    }
+  }
+  for (const GateSpec& spec : specs) {
+    std::vector<std::string> routes{spec.route_back};
+    for (const CheckSpec& c : spec.checks) routes.push_back(c.route_back);
+    for (const std::string& r : routes) {
+      if (!r.empty() && !ids.count(r)) {
+        Error e = make_error(ErrorKind::kConfig,
+                             fmt::format("route_back '{}' of gate '{}' names no gate", r, spec.id));
+        e.file = spec.path;
+        errors.push_back(e);
+      }
+    }
+  }
+  if (specs.empty() && errors.empty()) {
+    Error e = make_error(ErrorKind::kInput, "no gate files (stages/0N-*.toml) found");
+    e.file = dir.string();
+    errors.push_back(e);
+  }
+  if (!errors.empty()) return tl::unexpected(errors);
+  return specs;
+}
+
+tl::expected<GateSpec, Errors> apply_overrides(
+    GateSpec spec, const std::map<std::string, config::Setting>& overrides) {
+  Errors errors;
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : spec.raw_launch.items()) keys.push_back(k);
+  for (std::string_view k : kLaunchKeys) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.emplace_back(k);
+  }
+  for (const auto& [k, v] : spec.params.items()) keys.push_back(k);
+  std::vector<std::string_view> key_views(keys.begin(), keys.end());
+  for (const auto& [key, setting] : overrides) {
+    auto locate = [&](const std::string&, std::string message, std::string hint = {}) {
+      Error e = make_error(ErrorKind::kConfig, std::move(message), std::move(hint));
+      e.file = setting.origin.where;
+      e.line = setting.origin.line;
+      e.column = setting.origin.column;
+      e.key = setting.key.empty() ? "gates." + spec.id + "." + key : setting.key;
+      return e;
+    };
+    const std::string where = setting.origin.kind == config::SourceKind::kFile
+                                  ? fmt::format("{}:{}:{}", setting.origin.where,
+                                                setting.origin.line, setting.origin.column)
+                                  : setting.origin.describe();
+    const nlohmann::json given = value_json(setting.value);
+    const bool is_launch = std::find(std::begin(kLaunchKeys), std::end(kLaunchKeys), key) !=
+                           std::end(kLaunchKeys);
+    if (is_launch) {
+      spec.raw_launch[key] = given;
+      spec.key_origins[key] = where + fmt::format(" ([gates.{}])", spec.id);
+    } else if (spec.params.contains(key)) {
+      if (!same_kind(spec.params[key], given)) {
+        errors.push_back(locate(key, fmt::format("{} expects a value like {} (from {}), found {}",
+                                                 key, spec.params[key].dump(), spec.path,
+                                                 given.dump())));
+        continue;
+      }
+      spec.params[key] = given;
+      spec.key_origins[key] = where + fmt::format(" ([gates.{}])", spec.id);
+    } else {
+      std::string hint = did_you_mean(key, key_views);
+      if (hint.empty()) {
+        hint = "keys of this gate: ";
+        for (const std::string& k : keys) hint += k + (k == keys.back() ? "" : ", ");
+      }
+      errors.push_back(locate(key, fmt::format("gate '{}' ({}) has no key '{}'", spec.id,
+                                               spec.path, key),
+                              hint));
+    }
+  }
+  read_launch(spec.raw_launch, spec.launch, errors, [&](const std::string& k, std::string m,
+                                                         std::string h = {}) {
+    const std::string bare = k.substr(k.find('.') + 1);
+    auto it = overrides.find(bare);
+    if (it == overrides.end()) return make_error(ErrorKind::kConfig, std::move(m), std::move(h));
+    Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
+    e.file = it->second.origin.where;
+    e.line = it->second.origin.line;
+    e.column = it->second.origin.column;
+    e.key = "gates." + spec.id + "." + bare;
+    return e;
+  });
+  check_params(spec.params, errors, [&](const std::string& k, std::string m, std::string h = {}) {
+    Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
+    e.key = "gates." + spec.id + "." + k.substr(k.find('.') + 1);
+    return e;
+  });
+  if (!errors.empty()) return tl::unexpected(errors);
+  return spec;
+}
+
+const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name) {
+  for (const GateSpec& s : specs) {
+    if (s.id == name || std::to_string(s.order) == name) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace bigmac::gates

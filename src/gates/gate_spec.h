@@ -1,0 +1,71 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/data_file.h"
+#include "config/settings.h"
+#include "core/error.h"
+
+namespace bigmac::gates {
+
+/// What a gate launches (the `[launch]` table of a stages/ file). Empty optionals mean "the
+/// configuration's value".
+struct GateLaunch {
+  std::optional<int> nproc;  ///< `nproc = "all"`: the configured world size
+  std::optional<int> pp;     ///< `pp = "config"`: parallel.pp_size
+  std::optional<int> tp;     ///< `tp = "config"`: parallel.tp_size
+  std::string schedule;      ///< "config", "1f1b" or "gpipe"; empty = config
+  int micro_batches = 0;     ///< pipeline micro-batches; 0 = the configuration's
+  bool trace_shapes = false;
+  /// Which value is rescaled so samples/step equals the baseline's: "accum", "micro" or "none".
+  std::string rescale = "accum";
+};
+
+/// One check of a gate, by registry name.
+struct CheckSpec {
+  std::string name;
+  std::string route_back;  ///< empty: the gate's route_back
+  bool needs_baseline = false;  ///< `when = "baseline"`: run only when a baseline exists
+};
+
+/// A gate as data: a stages/0N-*.toml file with the user's `[gates.<id>]` overrides applied.
+struct GateSpec {
+  std::string id;
+  std::string title;
+  int order = 0;
+  std::string route_back;
+  GateLaunch launch;
+  /// Flat check parameters (`[params]`): key -> number, string, bool or list.
+  nlohmann::json params = nlohmann::json::object();
+  std::vector<CheckSpec> checks;
+  /// The file and where each overridable key was last set ("stages/02-dp.toml:9:1",
+  /// "configs/demo.toml:40:1 ([gates.dp])").
+  std::string path;
+  std::map<std::string, std::string> key_origins;
+  /// The raw tables, kept so overrides can be applied and re-read.
+  nlohmann::json raw_launch = nlohmann::json::object();
+};
+
+/// Reads and checks one gate file: keys, types and check names (did-you-mean), file:line:col.
+Expected<GateSpec> parse_gate_spec(const config::DataFile& file);
+Expected<GateSpec> load_gate_spec(const std::filesystem::path& path);
+
+/// Every `*.toml` under `dir` that has an `id` (diagnoses.toml is skipped), sorted by `order`.
+/// Orders must be unique; all errors together.
+tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesystem::path& dir);
+
+/// Applies `[gates.<id>]` overrides: each key must exist in the gate's [launch] or [params]
+/// (did-you-mean otherwise) and keep its type. Errors name where the override was written.
+tl::expected<GateSpec, Errors> apply_overrides(
+    GateSpec spec, const std::map<std::string, config::Setting>& overrides);
+
+/// The spec with id or order number `name` ("dp", "2").
+const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name);
+
+}  // namespace bigmac::gates

@@ -1,0 +1,103 @@
+#include "gates/gate_verdict.h"
+
+#include <fmt/format.h>
+
+#include "gates/check_registry.h"
+
+namespace bigmac::gates {
+
+const CheckResult* GateVerdict::first_failure() const {
+  for (const CheckResult& r : results) {
+    if (!r.passed) return &r;
+  }
+  return nullptr;
+}
+
+std::string GateVerdict::summary() const {
+  if (passed) return fmt::format("{} passed ({} checks)", gate_id, results.size());
+  const CheckResult* f = first_failure();
+  if (!f) return fmt::format("{} failed", gate_id);
+  return fmt::format("{} failed: {}: {}", gate_id, f->name, f->message);
+}
+
+GateVerdict evaluate_gate(const GateSpec& spec, const GatePlan& plan, const GateEvidence& evidence,
+                          const baseline::Baseline* reference) {
+  GateVerdict v;
+  v.gate_id = spec.id;
+  CheckContext ctx{evidence, plan, reference, CheckParams(spec.params)};
+  for (const CheckSpec& check : spec.checks) {
+    if (check.needs_baseline && !reference) {
+      v.not_run.push_back(check.name + ": no baseline yet; this run records one");
+      continue;
+    }
+    const CheckFunction run = find_check(check.name);
+    CheckResult r = run ? run(ctx)
+                        : fail(check.name, "no such check (the gate file names an unknown check)");
+    r.name = check.name;
+    if (r.passed) {
+      r.route_back.clear();
+    } else if (r.route_back.empty()) {
+      r.route_back = check.route_back.empty() ? spec.route_back : check.route_back;
+    }
+    v.results.push_back(std::move(r));
+  }
+  const CheckResult* f = v.first_failure();
+  v.passed = !v.results.empty() && !f;
+  if (f) v.route_back = f->route_back;
+  return v;
+}
+
+std::string format_verdict(const GateVerdict& v) {
+  std::string out = fmt::format("gate {}: {}\n", v.gate_id, v.passed ? "PASSED" : "FAILED");
+  for (const CheckResult& r : v.results) {
+    out += fmt::format("  {} {:<24} {}\n", r.passed ? "ok  " : "FAIL", r.name, r.message);
+    if (r.passed) continue;
+    std::size_t shown = 0;
+    for (const Evidence& e : r.evidence) {
+      if (++shown > 6) break;
+      out += e.rank >= 0 ? fmt::format("         rank {} line {}: {}\n", e.rank, e.line, e.text)
+                         : fmt::format("         {}\n", e.text);
+    }
+    out += fmt::format("         route back: gate {}\n", r.route_back);
+  }
+  for (const std::string& n : v.not_run) out += "  skip " + n + "\n";
+  return out;
+}
+
+nlohmann::json to_json(const GateVerdict& v) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const CheckResult& r : v.results) {
+    nlohmann::json evidence = nlohmann::json::array();
+    for (const Evidence& e : r.evidence) evidence.push_back({{"rank", e.rank}, {"line", e.line}, {"text", e.text}});
+    results.push_back({{"name", r.name},
+                       {"passed", r.passed},
+                       {"message", r.message},
+                       {"evidence", evidence},
+                       {"route_back", r.route_back}});
+  }
+  return {{"gate", v.gate_id}, {"passed", v.passed}, {"route_back", v.route_back},
+          {"checks", results}, {"not_run", v.not_run}};
+}
+
+GateVerdict verdict_from_json(const nlohmann::json& j) {
+  GateVerdict v;
+  if (!j.is_object()) return v;
+  v.gate_id = j.value("gate", "");
+  v.passed = j.value("passed", false);
+  v.route_back = j.value("route_back", "");
+  v.not_run = j.value("not_run", std::vector<std::string>{});
+  for (const auto& c : j.value("checks", nlohmann::json::array())) {
+    CheckResult r;
+    r.name = c.value("name", "");
+    r.passed = c.value("passed", false);
+    r.message = c.value("message", "");
+    r.route_back = c.value("route_back", "");
+    for (const auto& e : c.value("evidence", nlohmann::json::array())) {
+      r.evidence.push_back(Evidence{e.value("rank", -1), e.value("line", std::int64_t{0}), e.value("text", "")});
+    }
+    v.results.push_back(std::move(r));
+  }
+  return v;
+}
+
+}  // namespace bigmac::gates

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "baseline/baseline.h"
+#include "gates/check.h"
+#include "gates/gate_evidence.h"
+#include "gates/gate_plan.h"
+#include "gates/gate_spec.h"
+
+namespace bigmac::gates {
+
+/// The outcome of one gate: every check's result in spec order. A gate passes only when every
+/// check that ran passed; a check with nothing to compare fails.
+struct GateVerdict {
+  std::string gate_id;
+  bool passed = false;
+  std::vector<CheckResult> results;
+  /// Checks not run and why ("loss_vs_baseline: no baseline yet; this run records one").
+  std::vector<std::string> not_run;
+  std::string route_back;  ///< of the first failed check; empty on a pass
+
+  const CheckResult* first_failure() const;
+  std::string summary() const;  ///< one line: "dp passed (12 checks)" / "dp failed: check: msg"
+};
+
+/// Runs the spec's checks over the evidence. `reference` is the baseline (nullptr: none yet;
+/// checks marked `when = "baseline"` are then listed in not_run instead of failing).
+GateVerdict evaluate_gate(const GateSpec& spec, const GatePlan& plan, const GateEvidence& evidence,
+                          const baseline::Baseline* reference);
+
+/// The verdict for the terminal: each check with ✓/✗, its message and, for failures, evidence.
+std::string format_verdict(const GateVerdict& verdict);
+
+nlohmann::json to_json(const GateVerdict& verdict);
+GateVerdict verdict_from_json(const nlohmann::json& json);
+
+}  // namespace bigmac::gates

@@ -1,0 +1,127 @@
+#include "gates/process_checks.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace bigmac::gates {
+namespace {
+
+int stage_of(const RankEvidence& r) { return r.layouts.empty() ? 0 : r.layouts.front().stage; }
+
+}  // namespace
+
+CheckResult check_exit_status(const CheckContext& ctx) {
+  const char* name = "exit_status";
+  if (ctx.evidence.ranks.empty()) return fail(name, "no rank processes: nothing to check");
+  std::vector<Evidence> bad;
+  std::int64_t clean = 0;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    if (r.exit.clean()) {
+      ++clean;
+      continue;
+    }
+    bad.push_back(Evidence{r.rank, 0, fmt::format("rank {}: {}", r.rank, r.exit.describe())});
+    // The last output lines usually hold the reason (a traceback's final line).
+    const std::size_t from = r.text.size() > 3 ? r.text.size() - 3 : 0;
+    for (std::size_t i = from; i < r.text.size(); ++i) bad.push_back(evidence_of(r.text[i], r.text[i].text));
+  }
+  if (static_cast<int>(ctx.evidence.ranks.size()) != ctx.plan.nproc) {
+    bad.insert(bad.begin(), Evidence{-1, 0, fmt::format("{} rank logs for {} planned processes",
+                                                         ctx.evidence.ranks.size(), ctx.plan.nproc)});
+  }
+  if (!bad.empty()) {
+    return fail(name, fmt::format("{} of {} ranks did not exit cleanly; first: {}",
+                                  ctx.evidence.ranks.size() - static_cast<std::size_t>(clean),
+                                  ctx.plan.nproc, bad.front().text),
+                std::move(bad));
+  }
+  return pass(name, fmt::format("all {} ranks exited 0", clean));
+}
+
+CheckResult check_process_group_formed(const CheckContext& ctx) {
+  const char* name = "process_group_formed";
+  if (ctx.evidence.ranks.empty()) return fail(name, "no rank logs: nothing to check");
+  std::vector<int> missing;
+  std::vector<Evidence> evidence;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    if (r.pg_ready.empty()) {
+      missing.push_back(r.rank);
+      continue;
+    }
+    const logs::PgReadyRecord& pg = r.pg_ready.front();
+    if (pg.world_size != ctx.plan.nproc) {
+      return fail(name, fmt::format("rank {} joined a group of {} ranks, planned {}", r.rank,
+                                    pg.world_size, ctx.plan.nproc),
+                  {evidence_of(pg, fmt::format("pg_ready world_size={}", pg.world_size))});
+    }
+    evidence.push_back(evidence_of(pg, fmt::format("pg_ready after {:.0f} ms", pg.init_ms)));
+  }
+  if (!missing.empty() || static_cast<int>(ctx.evidence.ranks.size()) < ctx.plan.nproc) {
+    return fail(name, fmt::format("process group did not form: ranks [{}] never logged pg_ready "
+                                  "({} of {} ranks have logs)",
+                                  fmt::join(missing, ","), ctx.evidence.ranks.size(), ctx.plan.nproc),
+                std::move(evidence));
+  }
+  return pass(name, fmt::format("all {} ranks joined the process group", ctx.plan.nproc),
+              std::move(evidence));
+}
+
+CheckResult check_single_checkpoint_writer(const CheckContext& ctx) {
+  const char* name = "single_checkpoint_writer";
+  std::vector<int> writers;
+  std::vector<Evidence> evidence;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    if (r.checkpoints.empty()) continue;
+    writers.push_back(r.rank);
+    evidence.push_back(evidence_of(r.checkpoints.front(), "ckpt " + r.checkpoints.front().path));
+  }
+  if (writers.empty()) return fail(name, "no rank wrote a checkpoint: nothing to check");
+  if (writers.size() > 1) {
+    return fail(name, fmt::format("{} ranks wrote checkpoints: [{}]; exactly one (rank 0) must",
+                                  writers.size(), fmt::join(writers, ",")),
+                std::move(evidence));
+  }
+  return pass(name, fmt::format("only rank {} wrote checkpoints", writers.front()), std::move(evidence));
+}
+
+CheckResult check_no_idle_stage(const CheckContext& ctx) {
+  const char* name = "no_idle_stage";
+  if (ctx.evidence.ranks.empty()) return fail(name, "no rank logs: nothing to check");
+  const double limit = ctx.params.number("idle_limit_s", 30.0);
+  double worst = 0;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    if (r.exit.stalled) {
+      return fail(name, fmt::format("rank {} (stage {}) stalled: {}", r.rank, stage_of(r),
+                                    r.exit.describe()),
+                  {Evidence{r.rank, 0, r.exit.describe()}});
+    }
+    std::vector<std::pair<double, std::int64_t>> times;  // (time, line)
+    for (const auto& h : r.heartbeats) times.emplace_back(h.at.t, h.at.line);
+    for (const auto& m : r.micro_batches) {
+      times.emplace_back(m.start, m.at.line);
+      times.emplace_back(m.end, m.at.line);
+    }
+    for (const auto& s : r.steps) times.emplace_back(s.at.t, s.at.line);
+    std::erase_if(times, [](const auto& p) { return p.first <= 0; });
+    if (times.size() < 2) {
+      return fail(name, fmt::format("rank {} (stage {}) logged {} timed sign of work: cannot tell "
+                                    "whether it idled", r.rank, stage_of(r), times.size()));
+    }
+    std::sort(times.begin(), times.end());
+    for (std::size_t i = 1; i < times.size(); ++i) {
+      const double gap = times[i].first - times[i - 1].first;
+      worst = std::max(worst, gap);
+      if (gap > limit) {
+        return fail(name, fmt::format("rank {} (stage {}) idle {:.1f} s (limit {:g} s)", r.rank,
+                                      stage_of(r), gap, limit),
+                    {Evidence{r.rank, times[i - 1].second, "last work before the gap"},
+                     Evidence{r.rank, times[i].second, "first work after the gap"}});
+      }
+    }
+  }
+  return pass(name, fmt::format("no rank idle longer than {:.2f} s (limit {:g} s)", worst, limit));
+}
+
+}  // namespace bigmac::gates

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <ctime>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/error.h"
+#include "gates/run_state.h"
+
+namespace bigmac::gates {
+
+/// reports/<run-id>/ held by this process: an exclusive flock on `.lock` keeps a second run out
+/// (released when the object dies, or by the kernel when the process dies, so a SIGKILLed run
+/// never leaves a stale lock). state.json is replaced atomically on every save.
+class RunDirectory {
+ public:
+  /// Creates the folder if needed and takes the lock; fails (infrastructure) when another
+  /// process holds it, naming its pid.
+  static Expected<RunDirectory> open(const std::filesystem::path& dir);
+
+  RunDirectory(RunDirectory&& other) noexcept;
+  RunDirectory& operator=(RunDirectory&& other) noexcept;
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+  ~RunDirectory();
+
+  const std::filesystem::path& path() const { return dir_; }
+  std::filesystem::path state_file() const { return dir_ / "state.json"; }
+  /// The folder of one gate attempt ("02-dp.1"), created on demand by the launcher.
+  std::filesystem::path attempt_dir(std::size_t gate_index, const std::string& gate, int attempt) const;
+
+  Expected<void> save(const RunState& state) const;
+  /// The stored state, or nullopt when the folder has none yet.
+  Expected<std::optional<RunState>> load() const;
+
+ private:
+  RunDirectory(std::filesystem::path dir, int fd) : dir_(std::move(dir)), fd_(fd) {}
+  std::filesystem::path dir_;
+  int fd_ = -1;
+};
+
+/// Reads a run's state without taking the lock (for `status`, which must work during a run).
+Expected<RunState> read_run_state(const std::filesystem::path& dir);
+
+/// "20261129-114427" (UTC) — sortable, one per second; `suffix` disambiguates.
+std::string make_run_id(std::time_t when, int suffix = 0);
+
+/// Points `reports_dir/latest` at `run_dir` (a relative symlink, replaced atomically).
+Expected<void> point_latest(const std::filesystem::path& reports_dir,
+                            const std::filesystem::path& run_dir);
+
+}  // namespace bigmac::gates

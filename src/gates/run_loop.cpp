@@ -1,0 +1,54 @@
+#include "gates/run_loop.h"
+
+#include <fmt/format.h>
+
+namespace bigmac::gates {
+namespace {
+
+Observation observe(const std::string& gate, GateOutcome outcome) {
+  switch (outcome.kind) {
+    case GateOutcome::Kind::kVerdict: {
+      const GateVerdict& v = outcome.verdict;
+      const CheckResult* failed = v.first_failure();
+      return GateFinished{gate, v.passed, v.summary(), failed ? failed->name : std::string(),
+                          v.route_back, std::move(outcome.inputs)};
+    }
+    case GateOutcome::Kind::kInterrupted:
+      return Interrupted{};
+    case GateOutcome::Kind::kAborted:
+      return GateAborted{gate, outcome.message};
+  }
+  return GateAborted{gate, "unknown outcome"};
+}
+
+}  // namespace
+
+RunResult run_gates(RunState state, const Observation& start, GateExecutor& executor,
+                    const RunOutput& output) {
+  Observation next = start;
+  for (;;) {
+    Decision d = decide(state, next);
+    state = std::move(d.state);
+    for (const std::string& line : d.log) output.print(line);
+    // Saved before acting: a SIGKILL during the gate leaves it `running`, which resume reruns.
+    if (auto saved = output.persist(state); !saved) {
+      output.print("cannot save the run state: " + saved.error().format());
+      return RunResult{std::move(state), StopWithError{state.current, saved.error().format()},
+                       ExitCode::kInfrastructure};
+    }
+    const auto* launch = std::get_if<LaunchGate>(&d.action);
+    if (!launch) {
+      if (std::holds_alternative<Continue>(d.action)) {
+        return RunResult{std::move(state), d.action, ExitCode::kOk};
+      }
+      const ExitCode code = exit_code_of(d.action);
+      return RunResult{std::move(state), std::move(d.action), code};
+    }
+    const GateRecord* g = state.find(launch->gate);
+    GateOutcome outcome = executor.execute(launch->gate, g ? g->attempts : 1);
+    if (outcome.kind == GateOutcome::Kind::kVerdict) output.print(format_verdict(outcome.verdict));
+    next = observe(launch->gate, std::move(outcome));
+  }
+}
+
+}  // namespace bigmac::gates

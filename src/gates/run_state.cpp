@@ -1,0 +1,185 @@
+#include "gates/run_state.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace bigmac::gates {
+namespace {
+
+constexpr GateStatus kStatuses[] = {GateStatus::kPending, GateStatus::kRunning, GateStatus::kPassed,
+                                    GateStatus::kFailed,  GateStatus::kSkipped, GateStatus::kInvalidated};
+constexpr RunPhase kPhases[] = {RunPhase::kReady,  RunPhase::kRunning,     RunPhase::kPassed,
+                                RunPhase::kFailed, RunPhase::kInterrupted, RunPhase::kInfrastructure};
+
+Error state_error(const std::string& path, std::string key, std::string message) {
+  Error e = make_error(ErrorKind::kInput, std::move(message),
+                       "the run state is damaged; start a new run with run-all");
+  e.file = path;
+  e.key = std::move(key);
+  return e;
+}
+
+}  // namespace
+
+std::string_view status_name(GateStatus status) {
+  switch (status) {
+    case GateStatus::kPending:
+      return "pending";
+    case GateStatus::kRunning:
+      return "running";
+    case GateStatus::kPassed:
+      return "passed";
+    case GateStatus::kFailed:
+      return "failed";
+    case GateStatus::kSkipped:
+      return "skipped";
+    case GateStatus::kInvalidated:
+      return "invalidated";
+  }
+  return "?";
+}
+
+std::string_view phase_name(RunPhase phase) {
+  switch (phase) {
+    case RunPhase::kReady:
+      return "ready";
+    case RunPhase::kRunning:
+      return "running";
+    case RunPhase::kPassed:
+      return "passed";
+    case RunPhase::kFailed:
+      return "failed";
+    case RunPhase::kInterrupted:
+      return "interrupted";
+    case RunPhase::kInfrastructure:
+      return "infrastructure";
+  }
+  return "?";
+}
+
+std::string GateInputs::difference(const GateInputs& now) const {
+  std::vector<std::string> parts;
+  for (const auto& [key, value] : config) {
+    auto it = now.config.find(key);
+    if (it == now.config.end()) {
+      parts.push_back(fmt::format("{} no longer set (was {})", key, value));
+    } else if (it->second != value) {
+      parts.push_back(fmt::format("{} changed {} -> {}", key, value, it->second));
+    }
+  }
+  for (const auto& [key, value] : now.config) {
+    if (!config.count(key)) parts.push_back(fmt::format("{} newly set to {}", key, value));
+  }
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(parts.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + parts[i];
+  if (parts.size() > shown) out += fmt::format(" and {} more", parts.size() - shown);
+  if (trainer != now.trainer) {
+    out += (out.empty() ? "" : "; ") + fmt::format("trainer binary changed ({} -> {})", trainer, now.trainer);
+  }
+  if (baseline != now.baseline) {
+    out += (out.empty() ? "" : "; ") +
+           fmt::format("baseline changed ({} -> {})", baseline.empty() ? "none" : baseline,
+                       now.baseline.empty() ? "none" : now.baseline);
+  }
+  return out;
+}
+
+RunState RunState::fresh(std::string run_id, const std::vector<std::string>& gate_ids) {
+  RunState s;
+  s.run_id = std::move(run_id);
+  for (const std::string& id : gate_ids) s.gates.push_back(GateRecord{id, GateStatus::kPending, 0, {}, {}, {}, {}});
+  s.first = 0;
+  s.last = gate_ids.empty() ? 0 : gate_ids.size() - 1;
+  return s;
+}
+
+GateRecord* RunState::find(std::string_view id) {
+  auto it = std::find_if(gates.begin(), gates.end(), [&](const GateRecord& g) { return g.id == id; });
+  return it == gates.end() ? nullptr : &*it;
+}
+
+const GateRecord* RunState::find(std::string_view id) const {
+  return const_cast<RunState*>(this)->find(id);
+}
+
+std::ptrdiff_t RunState::index_of(std::string_view id) const {
+  for (std::size_t i = 0; i < gates.size(); ++i) {
+    if (gates[i].id == id) return static_cast<std::ptrdiff_t>(i);
+  }
+  return -1;
+}
+
+nlohmann::json to_json(const RunState& s) {
+  nlohmann::json gates = nlohmann::json::array();
+  for (const GateRecord& g : s.gates) {
+    gates.push_back({{"id", g.id},
+                     {"status", status_name(g.status)},
+                     {"attempts", g.attempts},
+                     {"note", g.note},
+                     {"failed_check", g.failed_check},
+                     {"route_back", g.route_back},
+                     {"inputs", {{"config", g.inputs.config},
+                                 {"trainer", g.inputs.trainer},
+                                 {"baseline", g.inputs.baseline}}}});
+  }
+  return {{"format", "bigmac-run-state/1"},
+          {"run_id", s.run_id},
+          {"phase", phase_name(s.phase)},
+          {"first", s.gates.empty() ? "" : s.gates[std::min(s.first, s.gates.size() - 1)].id},
+          {"last", s.gates.empty() ? "" : s.gates[std::min(s.last, s.gates.size() - 1)].id},
+          {"current", s.current},
+          {"message", s.message},
+          {"gates", gates},
+          {"history", s.history}};
+}
+
+Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_object() || j.value("format", "") != "bigmac-run-state/1") {
+    return tl::unexpected(state_error(path, "format", "not a bigmac run state"));
+  }
+  RunState s;
+  try {
+    s.run_id = j.value("run_id", "");
+    const std::string phase = j.value("phase", "");
+    auto p = std::find_if(std::begin(kPhases), std::end(kPhases),
+                          [&](RunPhase x) { return phase_name(x) == phase; });
+    if (p == std::end(kPhases)) return tl::unexpected(state_error(path, "phase", "unknown phase '" + phase + "'"));
+    s.phase = *p;
+    s.current = j.value("current", "");
+    s.message = j.value("message", "");
+    s.history = j.value("history", std::vector<std::string>{});
+    for (const auto& g : j.at("gates")) {
+      GateRecord r;
+      r.id = g.at("id").get<std::string>();
+      const std::string status = g.value("status", "");
+      auto st = std::find_if(std::begin(kStatuses), std::end(kStatuses),
+                             [&](GateStatus x) { return status_name(x) == status; });
+      if (st == std::end(kStatuses)) {
+        return tl::unexpected(state_error(path, "gates." + r.id + ".status", "unknown status '" + status + "'"));
+      }
+      r.status = *st;
+      r.attempts = g.value("attempts", 0);
+      r.note = g.value("note", "");
+      r.failed_check = g.value("failed_check", "");
+      r.route_back = g.value("route_back", "");
+      if (g.contains("inputs")) {
+        const auto& in = g["inputs"];
+        r.inputs.config = in.value("config", std::map<std::string, std::string>{});
+        r.inputs.trainer = in.value("trainer", "");
+        r.inputs.baseline = in.value("baseline", "");
+      }
+      s.gates.push_back(std::move(r));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return tl::unexpected(state_error(path, "gates", e.what()));
+  }
+  const auto first = s.index_of(j.value("first", ""));
+  const auto last = s.index_of(j.value("last", ""));
+  s.first = first < 0 ? 0 : static_cast<std::size_t>(first);
+  s.last = last < 0 ? (s.gates.empty() ? 0 : s.gates.size() - 1) : static_cast<std::size_t>(last);
+  return s;
+}
+
+}  // namespace bigmac::gates

@@ -1,0 +1,82 @@
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace bigmac::gates {
+
+/// Where one gate stands in a run.
+enum class GateStatus {
+  kPending,      ///< not run yet (or interrupted: see GateRecord::note)
+  kRunning,      ///< launched; still running, or the orchestrator died while it ran
+  kPassed,
+  kFailed,
+  kSkipped,      ///< outside --from/--until
+  kInvalidated,  ///< passed once, but what it depends on changed; runs again
+};
+
+/// Where the run as a whole stands.
+enum class RunPhase {
+  kReady,           ///< created, nothing launched
+  kRunning,
+  kPassed,          ///< every selected gate passed
+  kFailed,          ///< a gate failed; its verdict was printed
+  kInterrupted,     ///< Ctrl-C / SIGTERM; resume continues
+  kInfrastructure,  ///< a gate could not be launched
+};
+
+std::string_view status_name(GateStatus status);
+std::string_view phase_name(RunPhase phase);
+
+/// What a gate's result depends on. A passed gate whose inputs differ now is invalidated.
+struct GateInputs {
+  std::map<std::string, std::string> config;  ///< GatePlan::inputs
+  std::string trainer;   ///< trainer identity: "path size mtime" or a hash
+  std::string baseline;  ///< digest of the baseline file it was compared with (empty: none)
+
+  bool empty() const { return config.empty() && trainer.empty() && baseline.empty(); }
+  /// Why `now` differs from these (the ones a gate ran with); empty when equal.
+  std::string difference(const GateInputs& now) const;
+};
+
+/// One gate's row in the run state.
+struct GateRecord {
+  std::string id;
+  GateStatus status = GateStatus::kPending;
+  int attempts = 0;
+  std::string note;          ///< last verdict summary, invalidation or interruption reason
+  std::string failed_check;  ///< on kFailed
+  std::string route_back;    ///< on kFailed
+  GateInputs inputs;         ///< what its last attempt ran with
+};
+
+/// A run: every gate of the engine in order, the selected range and the run's phase. Persisted
+/// as reports/<run-id>/state.json after every transition.
+struct RunState {
+  std::string run_id;
+  RunPhase phase = RunPhase::kReady;
+  std::vector<GateRecord> gates;
+  std::size_t first = 0;  ///< selected range, inclusive indices into `gates`
+  std::size_t last = 0;
+  std::string current;    ///< the gate launched last
+  std::string message;    ///< why the run stopped
+  std::vector<std::string> history;  ///< one line per transition, oldest first
+
+  /// A fresh run over `gate_ids` (in order), all pending, everything selected.
+  static RunState fresh(std::string run_id, const std::vector<std::string>& gate_ids);
+  GateRecord* find(std::string_view id);
+  const GateRecord* find(std::string_view id) const;
+  std::ptrdiff_t index_of(std::string_view id) const;  ///< -1 when unknown
+};
+
+nlohmann::json to_json(const RunState& state);
+Expected<RunState> run_state_from_json(const nlohmann::json& json, const std::string& path);
+
+}  // namespace bigmac::gates

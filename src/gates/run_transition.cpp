@@ -1,0 +1,196 @@
+#include "gates/run_transition.h"
+
+#include <fmt/format.h>
+
+namespace bigmac::gates {
+namespace {
+
+// Applies one status change and records it, so every transition is logged the same way.
+void move(RunState& s, std::vector<std::string>& log, GateRecord& g, GateStatus to,
+          const std::string& why) {
+  std::string line = fmt::format("{}: {} -> {}", g.id, status_name(g.status), status_name(to));
+  if (!why.empty()) line += " (" + why + ")";
+  g.status = to;
+  s.history.push_back(line);
+  log.push_back(std::move(line));
+}
+
+// Whether a gate inside the selection still has to run.
+bool needs_run(const GateRecord& g) {
+  switch (g.status) {
+    case GateStatus::kPassed:
+      return false;
+    case GateStatus::kPending:
+    case GateStatus::kRunning:  // the orchestrator died mid-gate: its outcome is unknown
+    case GateStatus::kFailed:
+    case GateStatus::kSkipped:
+    case GateStatus::kInvalidated:
+      return true;
+  }
+  return true;
+}
+
+// Invalidates passed gates whose inputs changed, and every passed gate after the first one,
+// since later gates were judged against its output (the baseline, the route).
+void invalidate_stale(RunState& s, std::vector<std::string>& log,
+                      const std::map<std::string, GateInputs>& now) {
+  std::string cascade;
+  for (GateRecord& g : s.gates) {
+    if (g.status != GateStatus::kPassed) continue;
+    if (!cascade.empty()) {
+      move(s, log, g, GateStatus::kInvalidated, "gate " + cascade + " reruns first");
+      continue;
+    }
+    auto it = now.find(g.id);
+    if (it == now.end() || g.inputs.empty()) continue;
+    const std::string why = g.inputs.difference(it->second);
+    if (why.empty()) continue;
+    move(s, log, g, GateStatus::kInvalidated, why);
+    g.note = "invalidated: " + why;
+    cascade = g.id;
+  }
+}
+
+// The next selected gate that must run: launch it, or finish.
+Decision advance(RunState s, std::vector<std::string> log) {
+  for (std::size_t i = s.first; i <= s.last && i < s.gates.size(); ++i) {
+    GateRecord& g = s.gates[i];
+    if (!needs_run(g)) continue;
+    if (g.status == GateStatus::kRunning) g.note = "was running when the orchestrator stopped";
+    move(s, log, g, GateStatus::kRunning, g.attempts > 0 ? fmt::format("attempt {}", g.attempts + 1) : "");
+    ++g.attempts;
+    s.phase = RunPhase::kRunning;
+    s.current = g.id;
+    return Decision{std::move(s), LaunchGate{g.id}, std::move(log)};
+  }
+  s.phase = RunPhase::kPassed;
+  const std::size_t count = s.gates.empty() ? 0 : s.last - s.first + 1;
+  s.message = fmt::format("{} gate{} passed", count, count == 1 ? "" : "s");
+  std::string summary = s.message;
+  return Decision{std::move(s), Finish{std::move(summary)}, std::move(log)};
+}
+
+Decision start(RunState s, std::size_t first, std::size_t last,
+               const std::map<std::string, GateInputs>& inputs) {
+  std::vector<std::string> log;
+  invalidate_stale(s, log, inputs);
+  s.first = first;
+  s.last = last;
+  for (std::size_t i = 0; i < s.gates.size(); ++i) {
+    GateRecord& g = s.gates[i];
+    const bool selected = i >= first && i <= last;
+    if (!selected && g.status == GateStatus::kPending && i > last) move(s, log, g, GateStatus::kSkipped, "outside the selection");
+    if (selected && g.status == GateStatus::kSkipped) move(s, log, g, GateStatus::kPending, "selected");
+  }
+  std::vector<std::string> missing;
+  for (std::size_t i = 0; i < first && i < s.gates.size(); ++i) {
+    const GateRecord& g = s.gates[i];
+    if (g.status != GateStatus::kPassed) missing.push_back(fmt::format("{} is {}", g.id, status_name(g.status)));
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    const std::string message =
+        fmt::format("gate {} needs every earlier gate passed in this run: {} (run them first, e.g. "
+                    "run-all --until {})",
+                    s.gates[first].id, list, s.gates[first - 1].id);
+    s.message = message;
+    return Decision{std::move(s), Refuse{message}, std::move(log)};
+  }
+  return advance(std::move(s), std::move(log));
+}
+
+Refuse unknown_gate(const RunState& s, const std::string& id) {
+  std::string ids;
+  for (const GateRecord& g : s.gates) ids += (ids.empty() ? "" : ", ") + g.id;
+  return Refuse{fmt::format("unknown gate '{}' (gates: {})", id, ids)};
+}
+
+}  // namespace
+
+Decision decide(const RunState& state, const Observation& observation) {
+  RunState s = state;
+  std::vector<std::string> log;
+  if (s.gates.empty()) return Decision{std::move(s), Refuse{"no gates to run"}, {}};
+  return std::visit(
+      [&](const auto& o) -> Decision {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, Begin>) {
+          const auto first = o.first.empty() ? 0 : s.index_of(o.first);
+          const auto last = o.last.empty() ? static_cast<std::ptrdiff_t>(s.gates.size()) - 1 : s.index_of(o.last);
+          if (first < 0) return Decision{std::move(s), unknown_gate(s, o.first), {}};
+          if (last < 0) return Decision{std::move(s), unknown_gate(s, o.last), {}};
+          if (first > last) {
+            return Decision{std::move(s), Refuse{fmt::format("--from {} comes after --until {}", o.first, o.last)}, {}};
+          }
+          return start(std::move(s), static_cast<std::size_t>(first), static_cast<std::size_t>(last), o.inputs);
+        } else if constexpr (std::is_same_v<T, Resume>) {
+          const std::size_t first = s.first, last = s.last;
+          return start(std::move(s), first, last, o.inputs);
+        } else if constexpr (std::is_same_v<T, GateFinished>) {
+          GateRecord* g = s.find(o.gate);
+          if (!g || g->status != GateStatus::kRunning) {
+            return Decision{std::move(s), StopWithError{o.gate, "a gate finished that was not running"}, {}};
+          }
+          g->inputs = o.inputs;
+          g->note = o.summary;
+          if (o.passed) {
+            g->failed_check.clear();
+            g->route_back.clear();
+            move(s, log, *g, GateStatus::kPassed, "");
+            return advance(std::move(s), std::move(log));
+          }
+          g->failed_check = o.failed_check;
+          g->route_back = o.route_back;
+          move(s, log, *g, GateStatus::kFailed, o.failed_check);
+          s.phase = RunPhase::kFailed;
+          s.message = o.summary;
+          return Decision{std::move(s), StopWithFailure{o.gate, o.failed_check, o.route_back, o.summary}, std::move(log)};
+        } else if constexpr (std::is_same_v<T, GateAborted>) {
+          GateRecord* g = s.find(o.gate);
+          if (g && g->status == GateStatus::kRunning) {
+            g->note = "could not run: " + o.message;
+            move(s, log, *g, GateStatus::kPending, "could not run");
+          }
+          s.phase = RunPhase::kInfrastructure;
+          s.message = o.message;
+          return Decision{std::move(s), StopWithError{o.gate, o.message}, std::move(log)};
+        } else if constexpr (std::is_same_v<T, Interrupted>) {
+          std::string gate;
+          for (GateRecord& g : s.gates) {
+            if (g.status != GateStatus::kRunning) continue;
+            gate = g.id;
+            g.note = "interrupted";
+            move(s, log, g, GateStatus::kPending, "interrupted");
+          }
+          s.phase = RunPhase::kInterrupted;
+          s.message = gate.empty() ? "interrupted" : "interrupted during gate " + gate;
+          return Decision{std::move(s), StopInterrupted{gate}, std::move(log)};
+        } else {
+          static_assert(std::is_same_v<T, Invalidate>);
+          GateRecord* g = s.find(o.gate);
+          if (!g) return Decision{std::move(s), unknown_gate(s, o.gate), {}};
+          if (g->status == GateStatus::kPassed) {
+            g->note = "invalidated: " + o.reason;
+            move(s, log, *g, GateStatus::kInvalidated, o.reason);
+          }
+          return Decision{std::move(s), Continue{}, std::move(log)};
+        }
+      },
+      observation);
+}
+
+ExitCode exit_code_of(const Action& action) {
+  return std::visit(
+      [](const auto& a) {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<T, StopWithFailure>) return ExitCode::kGateFailed;
+        if constexpr (std::is_same_v<T, StopInterrupted>) return ExitCode::kInterrupted;
+        if constexpr (std::is_same_v<T, StopWithError>) return ExitCode::kInfrastructure;
+        if constexpr (std::is_same_v<T, Refuse>) return ExitCode::kBadInput;
+        return ExitCode::kOk;
+      },
+      action);
+}
+
+}  // namespace bigmac::gates

@@ -1,0 +1,141 @@
+#include "gates/shape_checks.h"
+
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace bigmac::gates {
+namespace {
+
+std::string describe(const logs::ShapeRecord& s) {
+  return fmt::format("stage {} mb {} {} {} [{}] {} {}", s.stage, s.mb, s.where, s.name,
+                     fmt::join(s.shape, ","), s.dtype, s.device);
+}
+
+using Key = std::tuple<std::int64_t, int, int, std::string>;  // step, stage, mb, where
+
+std::map<Key, const logs::ShapeRecord*> hidden_by_key(const GateEvidence& e) {
+  std::map<Key, const logs::ShapeRecord*> out;
+  for (const RankEvidence& r : e.ranks) {
+    for (const logs::ShapeRecord& s : r.shapes) {
+      if (s.name == "hidden_states") out.emplace(Key{s.global_step, s.stage, s.mb, s.where}, &s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CheckResult check_shape_chain(const CheckContext& ctx) {
+  const char* name = "shape_chain";
+  const auto shapes = hidden_by_key(ctx.evidence);
+  std::int64_t pairs = 0;
+  const std::pair<const char*, const char*> links[] = {{"exit", "enter"}, {"send", "recv"}};
+  for (const auto& [key, out] : shapes) {
+    const auto& [step, stage, mb, where] = key;
+    for (const auto& [from, to] : links) {
+      if (where != from) continue;
+      auto in = shapes.find(Key{step, stage + 1, mb, to});
+      if (in == shapes.end()) continue;
+      ++pairs;
+      if (out->shape != in->second->shape || out->dtype != in->second->dtype) {
+        return fail(name, fmt::format("step {} micro-batch {}: stage {} {}s [{}] {} but stage {} {}s "
+                                      "[{}] {}", step, mb, stage, from, fmt::join(out->shape, ","),
+                                      out->dtype, stage + 1, to, fmt::join(in->second->shape, ","),
+                                      in->second->dtype),
+                    {evidence_of(*out, describe(*out)), evidence_of(*in->second, describe(*in->second))});
+      }
+    }
+  }
+  if (pairs == 0) {
+    return fail(name, "no stage boundary with hidden_states traced on both sides: nothing to "
+                      "compare (is trace.shapes on and pp > 1?)");
+  }
+  return pass(name, fmt::format("{} stage boundaries: sender's shape and dtype = receiver's", pairs));
+}
+
+CheckResult check_fixed_seq_length(const CheckContext& ctx) {
+  const char* name = "fixed_seq_length";
+  const std::int64_t seq = ctx.plan.config.train.seq_length;
+  std::int64_t checked = 0;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    for (const logs::BatchRecord& b : r.batches) {
+      ++checked;
+      if (b.seq_length != seq || (b.input_shape.size() >= 2 && b.input_shape[1] != seq)) {
+        return fail(name, fmt::format("rank {} batch has seq_length {} (input [{}]), expected {}",
+                                      r.rank, b.seq_length, fmt::join(b.input_shape, ","), seq),
+                    {evidence_of(b, "batch")});
+      }
+    }
+    for (const logs::ShapeRecord& s : r.shapes) {
+      if (s.shape.size() < 2) continue;
+      ++checked;
+      if (s.shape[1] != seq) {
+        return fail(name, fmt::format("step {} {}: sequence length {}, expected {} (ragged tail or a "
+                                      "trimmed boundary?)", s.global_step, describe(s), s.shape[1], seq),
+                    {evidence_of(s, describe(s))});
+      }
+    }
+  }
+  if (checked == 0) return fail(name, "no batch or shape event: nothing to check");
+  return pass(name, fmt::format("sequence length {} in all {} traced tensors and batches", seq, checked));
+}
+
+CheckResult check_labels_last_stage_only(const CheckContext& ctx) {
+  const char* name = "labels_last_stage_only";
+  const int last = ctx.plan.config.parallel.pp_size - 1;
+  std::map<std::tuple<std::int64_t, int>, const logs::ShapeRecord*> logits;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    for (const logs::ShapeRecord& s : r.shapes) {
+      if (s.name == "logits") logits.emplace(std::tuple{s.global_step, s.mb}, &s);
+    }
+  }
+  std::int64_t labels = 0;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    for (const logs::ShapeRecord& s : r.shapes) {
+      if (s.name != "labels" && s.where != "labels") continue;
+      ++labels;
+      if (s.stage != last) {
+        return fail(name, fmt::format("labels logged on stage {}, only the last stage ({}) may hold "
+                                      "them", s.stage, last),
+                    {evidence_of(s, describe(s))});
+      }
+      auto it = logits.find(std::tuple{s.global_step, s.mb});
+      if (it == logits.end()) {
+        return fail(name, fmt::format("step {} micro-batch {}: labels without logits", s.global_step, s.mb),
+                    {evidence_of(s, describe(s))});
+      }
+      const auto& l = it->second->shape;
+      if (s.shape.size() < 2 || l.size() < 2 || s.shape[0] != l[0] || s.shape[1] != l[1]) {
+        return fail(name, fmt::format("step {} micro-batch {}: labels [{}] do not match logits [{}]",
+                                      s.global_step, s.mb, fmt::join(s.shape, ","), fmt::join(l, ",")),
+                    {evidence_of(s, describe(s)), evidence_of(*it->second, describe(*it->second))});
+      }
+    }
+  }
+  if (labels == 0) return fail(name, "no labels traced: nothing to check (is trace.shapes on?)");
+  return pass(name, fmt::format("{} labels, all on the last stage {}, each matching its logits",
+                                labels, last));
+}
+
+CheckResult check_no_middle_stage_loss(const CheckContext& ctx) {
+  const char* name = "no_middle_stage_loss";
+  const int last = ctx.plan.config.parallel.pp_size - 1;
+  std::int64_t losses = 0;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    for (const logs::LossRecord& l : r.losses) {
+      ++losses;
+      if (l.stage != last) {
+        return fail(name, fmt::format("stage {} computed a loss at step {} micro-batch {}; only the "
+                                      "last stage ({}) may", l.stage, l.global_step, l.mb, last),
+                    {evidence_of(l, fmt::format("loss stage={} value={}", l.stage, l.value))});
+      }
+    }
+  }
+  if (losses == 0) return fail(name, "no `loss` event: nothing to check");
+  return pass(name, fmt::format("{} losses, all on the last stage {}", losses, last));
+}
+
+}  // namespace bigmac::gates
