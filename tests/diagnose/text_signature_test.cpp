@@ -125,6 +125,50 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"numerics/apex_overflow.log", "apex_gradient_overflow", "gradient_overflow", "single",
              "lowered to 32768.0", -2, -2}));
 
+// The same classes from output captured from real PyTorch 1.13 runs (fixtures/torch113/README.md).
+INSTANTIATE_TEST_SUITE_P(
+    RealTorch113, TextSignature,
+    ::testing::Values(
+        Case{"torch113/child_fail.log", "matmul_shape_mismatch", "shape_mismatch", "shapes", "4x32 and 64x256", 1, 1},
+        Case{"torch113/gloo_timeout.log", "gloo_op_timeout", "collective_timeout", "dp", "Gloo recv waited 3000 ms",
+             0, 0},
+        Case{"torch113/port.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29615", -2, -2},
+        Case{"torch113/hang_rank0.log", "gloo_socket_timeout", "rendezvous_timeout", "dp", "Socket Timeout", -2,
+             -2},
+        Case{"torch113/refused_rank1.log", "store_client_connect_timeout", "rendezvous_timeout", "dp",
+             "4s to reach the rendezvous store at 127.0.0.1:29614", -2, -2},
+        Case{"torch113/mat.log", "matmul_shape_mismatch", "shape_mismatch", "shapes", "64x32 and 64x256", -2, -2},
+        Case{"torch113/view.log", "view_shape_invalid", "shape_mismatch", "shapes",
+             "reshaping to [2, 32, 64] failed: the input has 3072 elements", -2, -2},
+        Case{"torch113/size.log", "state_dict_size_mismatch", "state_dict_mismatch", "pp2",
+             "0.weight is torch.Size([1024, 256]) in the checkpoint but torch.Size([1024, 512])", -2, -2},
+        Case{"torch113/keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "pp2", "\"0.weight\"", -2,
+             -2},
+        Case{"torch113/clip.log", "clip_grad_non_finite", "non_finite", "single", "non-finite", -2, -2},
+        Case{"torch113/anomaly.log", "autograd_nan", "non_finite", "single", "SqrtBackward0", -2, -2},
+        Case{"torch113/oom.log", "cpu_out_of_memory", "out_of_memory", "single", "4503599627370496 bytes", -2,
+             -2}));
+
+TEST(TextSignatures, RealRunTheSpecificErrorBeatsTorchrunsRootCauseGuess) {
+  // torchrun names rank 0 as the first failure (its "Connection closed by peer" came first), but
+  // rank 1's shape error caused it: the specific signature ranks first, all are shown.
+  const auto diagnoses = diagnose_fixture("torch113/child_fail.log");
+  std::vector<std::string> ids;
+  for (const Diagnosis& d : diagnoses) ids.push_back(d.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"matmul_shape_mismatch", "torchrun_root_cause", "torchrun_worker_failed",
+                                           "peer_closed_connection"}));
+  EXPECT_EQ(diagnoses[1].failed_rank, 0);
+}
+
+TEST(TextSignatures, RealRunPeerThatExitedSilently) {
+  const auto diagnoses = diagnose_fixture("torch113/peer_exit.log");
+  auto peer = std::find_if(diagnoses.begin(), diagnoses.end(),
+                           [](const Diagnosis& d) { return d.id == "peer_closed_connection"; });
+  ASSERT_NE(peer, diagnoses.end());
+  EXPECT_THAT(peer->evidence.front().text, HasSubstr("Connection reset by peer"));
+  EXPECT_EQ(peer->evidence.front().rank, 0);
+}
+
 TEST(TextSignatures, WatchdogTimeoutsRankBelowTheOutOfMemoryThatCausedThem) {
   const auto diagnoses = diagnose_fixture("nccl/watchdog_after_oom");
   ASSERT_GE(diagnoses.size(), 2u);
