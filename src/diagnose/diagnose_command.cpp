@@ -5,6 +5,7 @@
 #include "core/exit_code.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
+#include "diagnose/text_matcher.h"
 
 namespace bigmac::diagnose {
 namespace {
@@ -42,15 +43,16 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
     e.file = options.paths.front();
     return fail(err, e);
   }
+  TextScan scan = diagnoser->start_scan();
   std::vector<LogRecords> logs;
   for (const auto& file : *files) {
-    auto records = read_log_records(file);
+    auto records = read_log_records(file, &scan);
     if (!records) return fail(err, records.error());
     logs.push_back(std::move(*records));
   }
   MetricInput input;
   input.logs = logs;
-  const std::vector<Diagnosis> diagnoses = diagnoser->diagnose(input);
+  const std::vector<Diagnosis> diagnoses = diagnoser->finish(scan, input);
   if (options.json) {
     nlohmann::json doc = {{"files", files->size()}, {"diagnoses", to_json(diagnoses)}};
     out << doc.dump(2) << '\n';

@@ -19,6 +19,8 @@ Expected<Diagnoser> Diagnoser::create(Catalog catalog) {
   return d;
 }
 
+TextScan Diagnoser::start_scan() const { return TextScan(*matcher_); }
+
 std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
   TextScan scan(*matcher_);
   for (const LogRecords& log : input.logs) {
@@ -27,6 +29,10 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
       if (const auto* line = std::get_if<logs::TextLine>(&record)) scan.add_line(*line);
     }
   }
+  return finish(scan, input);
+}
+
+std::vector<Diagnosis> Diagnoser::finish(TextScan& scan, const MetricInput& input) const {
   std::vector<Diagnosis> all = scan.finish();
   std::vector<Diagnosis> metrics = apply_metric_rules(*catalog_, input);
   all.insert(all.end(), std::make_move_iterator(metrics.begin()), std::make_move_iterator(metrics.end()));

@@ -12,6 +12,7 @@
 namespace bigmac::diagnose {
 
 class TextMatcher;
+class TextScan;
 
 /// The diagnosis engine: a catalog with its compiled signatures. The gate engine, the watcher
 /// and the `diagnose` command all ask it the same question: what do these logs say went wrong?
@@ -26,6 +27,11 @@ class Diagnoser {
   /// Text signatures over every TextLine of `input.logs`, metric rules over the records, the
   /// baseline and the launcher's facts; all findings ranked, best first.
   std::vector<Diagnosis> diagnose(const MetricInput& input) const;
+
+  /// For logs read while text lines stream past (read_log_records with a scan): start a scan,
+  /// feed it, then finish with the typed records. `diagnose` is these three steps in one.
+  TextScan start_scan() const;
+  std::vector<Diagnosis> finish(TextScan& scan, const MetricInput& input) const;
 
   const Catalog& catalog() const { return *catalog_; }
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "diagnose/text_matcher.h"
 #include "logs/log_stream.h"
 
 namespace bigmac::diagnose {
@@ -76,20 +77,41 @@ int rank_from_file_name(const fs::path& file) {
   return -1;
 }
 
-Expected<LogRecords> read_log_records(const fs::path& file) {
+namespace {
+
+// Hands text lines to the scan and keeps only typed records.
+void drain(std::vector<logs::Record>& fresh, std::vector<logs::Record>& kept, TextScan& scan) {
+  for (logs::Record& r : fresh) {
+    if (const auto* line = std::get_if<logs::TextLine>(&r)) {
+      scan.add_line(*line);
+    } else {
+      kept.push_back(std::move(r));
+    }
+  }
+  fresh.clear();
+}
+
+}  // namespace
+
+Expected<LogRecords> read_log_records(const fs::path& file, TextScan* scan) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return tl::unexpected(input_error(file, "cannot open for reading"));
   LogRecords out;
   out.file = file.string();
   logs::LogStream stream(logs::LogFormat::kAuto, rank_from_file_name(file));
+  if (scan != nullptr) scan->begin_file(out.file);
+  std::vector<logs::Record> fresh;
+  std::vector<logs::Record>& sink = scan != nullptr ? fresh : out.records;
   std::array<char, 1 << 16> buffer{};
   while (in) {
     in.read(buffer.data(), buffer.size());
     const auto got = in.gcount();
-    if (got > 0) stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)), out.records);
+    if (got > 0) stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)), sink);
+    if (scan != nullptr) drain(fresh, out.records, *scan);
   }
   if (in.bad()) return tl::unexpected(input_error(file, "read error"));
-  stream.finish(out.records);
+  stream.finish(sink);
+  if (scan != nullptr) drain(fresh, out.records, *scan);
   return out;
 }
 

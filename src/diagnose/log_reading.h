@@ -18,7 +18,11 @@ Expected<std::vector<std::filesystem::path>> collect_log_files(const std::vector
 /// torchrun's `--log-dir` layout `.../attempt_0/3/stderr.log`; -1 when nothing says.
 int rank_from_file_name(const std::filesystem::path& file);
 
-/// Reads one file through logs::LogStream (launcher prefixes give the rank).
-Expected<LogRecords> read_log_records(const std::filesystem::path& file);
+class TextScan;
+
+/// Reads one file through logs::LogStream (launcher prefixes give the rank). With `scan`, text
+/// lines go to the scan as they are read and are not kept, so memory stays bounded by the
+/// typed records however long the log is.
+Expected<LogRecords> read_log_records(const std::filesystem::path& file, TextScan* scan = nullptr);
 
 }  // namespace bigmac::diagnose

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
+#include "diagnose/text_matcher.h"
 
 namespace bigmac::diagnose {
 namespace {
@@ -106,6 +108,43 @@ TEST(DiagnoseCommand, RankFromFileNames) {
   EXPECT_EQ(rank_from_file_name("logs/rank_0.out"), 0);
   EXPECT_EQ(rank_from_file_name("run/attempt_1/5/stdout.log"), 5);
   EXPECT_EQ(rank_from_file_name("logs/train.log"), -1);
+}
+
+}  // namespace
+}  // namespace bigmac::diagnose
+
+namespace bigmac::diagnose {
+namespace {
+
+TEST(DiagnoseCommand, StreamingScanGivesTheSameDiagnosesAsKeptRecords) {
+  auto catalog = builtin_catalog();
+  ASSERT_TRUE(catalog);
+  auto diagnoser = Diagnoser::create(std::move(*catalog));
+  ASSERT_TRUE(diagnoser);
+  const std::string file = kFixtures + "torch113/child_fail.log";
+
+  auto kept = read_log_records(file);
+  ASSERT_TRUE(kept);
+  std::vector<LogRecords> all = {*kept};
+  MetricInput whole;
+  whole.logs = all;
+  const auto batch = diagnoser->diagnose(whole);
+
+  TextScan scan = diagnoser->start_scan();
+  auto typed = read_log_records(file, &scan);
+  ASSERT_TRUE(typed);
+  for (const logs::Record& r : typed->records) EXPECT_FALSE(std::holds_alternative<logs::TextLine>(r));
+  std::vector<LogRecords> only_typed = {*typed};
+  MetricInput streamed;
+  streamed.logs = only_typed;
+  const auto online = diagnoser->finish(scan, streamed);
+
+  ASSERT_EQ(batch.size(), online.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    EXPECT_EQ(batch[i].id, online[i].id);
+    EXPECT_EQ(batch[i].symptom, online[i].symptom);
+    EXPECT_EQ(batch[i].evidence.size(), online[i].evidence.size());
+  }
 }
 
 }  // namespace
