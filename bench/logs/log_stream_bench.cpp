@@ -1,13 +1,13 @@
 // Throughput of LogStream on one core: in-memory logs of each format, and optionally files
 // named by BIGMAC_BENCH_JSONL / BIGMAC_BENCH_MEGATRON (see compare_parsers.py).
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <benchmark/benchmark.h>
-#include <fmt/format.h>
 
 #include "logs/log_stream.h"
 
@@ -22,7 +22,7 @@ const std::size_t kTarget = [] {
   const char* mb = std::getenv("BIGMAC_BENCH_MB");
   return static_cast<std::size_t>(mb != nullptr ? std::atoi(mb) : 32) << 20;
 }();
-constexpr std::size_t kChunk = std::size_t{1} << 20;     // fed as a file reader would
+constexpr std::size_t kChunk = std::size_t{1} << 20;  // fed as a file reader would
 
 // One pipeline step as bigmac-train writes it on the loss-owning rank: micro-batch trace,
 // per-micro-batch losses, heartbeat and the step line. Same mix as compare_parsers.py.
@@ -34,36 +34,37 @@ std::string bigmac_jsonl(bool key_value) {
       for (char phase : {'F', 'B'}) {
         t += 0.001;
         log += key_value
-                   ? fmt::format("BIGMAC ev=mb rank=1 t={:.6f} global_step={} stage=1 mb={} "
-                                 "phase={} start={:.6f} end={:.6f}\n",
-                                 t, step, mb, phase, t - 0.0005, t)
+                   ? fmt::format(
+                         "BIGMAC ev=mb rank=1 t={:.6f} global_step={} stage=1 mb={} "
+                         "phase={} start={:.6f} end={:.6f}\n",
+                         t, step, mb, phase, t - 0.0005, t)
                    : fmt::format(R"({{"ev":"mb","rank":1,"t":{:.6f},"global_step":{},"stage":1,)"
                                  R"("mb":{},"phase":"{}","start":{:.6f},"end":{:.6f}}})"
                                  "\n",
                                  t, step, mb, phase, t - 0.0005, t);
       }
-      log += key_value ? fmt::format("BIGMAC ev=loss rank=1 t={:.6f} global_step={} stage=1 "
-                                     "mb={} value={:.6f}\n",
-                                     t, step, mb, 4.0 - step * 1e-4)
+      log += key_value ? fmt::format(
+                             "BIGMAC ev=loss rank=1 t={:.6f} global_step={} stage=1 "
+                             "mb={} value={:.6f}\n",
+                             t, step, mb, 4.0 - step * 1e-4)
                        : fmt::format(R"({{"ev":"loss","rank":1,"t":{:.6f},"global_step":{},)"
                                      R"("stage":1,"mb":{},"value":{:.6f}}})"
                                      "\n",
                                      t, step, mb, 4.0 - step * 1e-4);
     }
-    log += key_value
-               ? fmt::format("BIGMAC ev=heartbeat rank=1 t={:.6f} global_step={}\n", t, step)
-               : fmt::format(R"({{"ev":"heartbeat","rank":1,"t":{:.6f},"global_step":{}}})"
-                             "\n",
-                             t, step);
-    log += key_value
-               ? fmt::format("BIGMAC ev=step rank=1 t={:.6f} global_step={} loss={:.6f} "
-                             "grad_norm={:.6f} lr={:.8f} samples_per_step=8 step_ms={:.3f}\n",
-                             t, step, 4.0 - step * 1e-4, 1.5, 6e-4, 12.5)
-               : fmt::format(R"({{"ev":"step","rank":1,"t":{:.6f},"global_step":{},)"
-                             R"("loss":{:.6f},"grad_norm":{:.6f},"lr":{:.8f},)"
-                             R"("samples_per_step":8,"step_ms":{:.3f}}})"
-                             "\n",
-                             t, step, 4.0 - step * 1e-4, 1.5, 6e-4, 12.5);
+    log += key_value ? fmt::format("BIGMAC ev=heartbeat rank=1 t={:.6f} global_step={}\n", t, step)
+                     : fmt::format(R"({{"ev":"heartbeat","rank":1,"t":{:.6f},"global_step":{}}})"
+                                   "\n",
+                                   t, step);
+    log += key_value ? fmt::format(
+                           "BIGMAC ev=step rank=1 t={:.6f} global_step={} loss={:.6f} "
+                           "grad_norm={:.6f} lr={:.8f} samples_per_step=8 step_ms={:.3f}\n",
+                           t, step, 4.0 - step * 1e-4, 1.5, 6e-4, 12.5)
+                     : fmt::format(R"({{"ev":"step","rank":1,"t":{:.6f},"global_step":{},)"
+                                   R"("loss":{:.6f},"grad_norm":{:.6f},"lr":{:.8f},)"
+                                   R"("samples_per_step":8,"step_ms":{:.3f}}})"
+                                   "\n",
+                                   t, step, 4.0 - step * 1e-4, 1.5, 6e-4, 12.5);
   }
   return log;
 }
@@ -110,8 +111,8 @@ void parse_buffer(benchmark::State& state, const std::string& log, LogFormat for
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
                           static_cast<std::int64_t>(log.size()));
-  state.counters["records"] = benchmark::Counter(static_cast<double>(records),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["records"] =
+      benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
 }
 
 void BM_BigmacJsonl(benchmark::State& state) {
@@ -163,8 +164,8 @@ void parse_file(benchmark::State& state, const std::string& path) {
     bytes += stream.stats().bytes;
   }
   state.SetBytesProcessed(bytes);
-  state.counters["records"] = benchmark::Counter(static_cast<double>(records),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["records"] =
+      benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
 }
 
 }  // namespace

@@ -20,7 +20,9 @@ class ContextWindow {
   /// The kept lines in arrival order: head first, then tail.
   std::vector<TextLine> lines() const;
   std::int64_t seen() const { return seen_; }
-  std::int64_t dropped() const { return seen_ - static_cast<std::int64_t>(head_.size() + tail_.size()); }
+  std::int64_t dropped() const {
+    return seen_ - static_cast<std::int64_t>(head_.size() + tail_.size());
+  }
 
  private:
   std::size_t head_limit_;

@@ -144,10 +144,10 @@ struct EventBuilder {
 
 // `step` first: it is the most frequent event after `mb`/`heartbeat`.
 constexpr EventBuilder kBuilders[] = {
-    {"step", build_step},       {"heartbeat", build_heartbeat}, {"mb", build_mb},
-    {"shape", build_shape},     {"loss", build_loss},           {"run", build_run},
-    {"pg_ready", build_pg_ready}, {"batch", build_batch},       {"model", build_model},
-    {"layout", build_layout},   {"ckpt", build_ckpt},           {"digest", build_digest},
+    {"step", build_step},         {"heartbeat", build_heartbeat}, {"mb", build_mb},
+    {"shape", build_shape},       {"loss", build_loss},           {"run", build_run},
+    {"pg_ready", build_pg_ready}, {"batch", build_batch},         {"model", build_model},
+    {"layout", build_layout},     {"ckpt", build_ckpt},           {"digest", build_digest},
     {"done", build_done},
 };
 

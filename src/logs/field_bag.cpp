@@ -11,12 +11,52 @@ namespace bigmac::logs {
 namespace {
 
 constexpr std::array<std::string_view, static_cast<std::size_t>(Key::kCount)> kKeyNames{
-    "ev", "rank", "t", "world_size", "local_rank", "device", "backend", "dtype", "seed",
-    "torch_version", "pid", "tool_version", "init_ms", "micro_batch_size", "grad_accum", "dp",
-    "samples_per_step", "seq_length", "input_shape", "input_dtype", "param_count",
-    "param_digest", "stage", "num_stages", "first_layer", "last_layer", "dp_rank", "dp_size",
-    "tied", "tied_duplicate_count", "global_step", "loss", "grad_norm", "lr", "step_ms", "mb",
-    "phase", "start", "end", "where", "name", "shape", "value", "step", "path", "steps"};
+    "ev",
+    "rank",
+    "t",
+    "world_size",
+    "local_rank",
+    "device",
+    "backend",
+    "dtype",
+    "seed",
+    "torch_version",
+    "pid",
+    "tool_version",
+    "init_ms",
+    "micro_batch_size",
+    "grad_accum",
+    "dp",
+    "samples_per_step",
+    "seq_length",
+    "input_shape",
+    "input_dtype",
+    "param_count",
+    "param_digest",
+    "stage",
+    "num_stages",
+    "first_layer",
+    "last_layer",
+    "dp_rank",
+    "dp_size",
+    "tied",
+    "tied_duplicate_count",
+    "global_step",
+    "loss",
+    "grad_norm",
+    "lr",
+    "step_ms",
+    "mb",
+    "phase",
+    "start",
+    "end",
+    "where",
+    "name",
+    "shape",
+    "value",
+    "step",
+    "path",
+    "steps"};
 
 constexpr std::size_t kTableSize = 256;
 constexpr std::uint8_t kEmpty = 0xff;
@@ -48,15 +88,24 @@ struct KeyTable {
 
 const char* kind_name(Slot::Kind kind) {
   switch (kind) {
-    case Slot::Kind::kAbsent: return "nothing";
-    case Slot::Kind::kInt: return "an integer";
-    case Slot::Kind::kReal: return "a real number";
-    case Slot::Kind::kString: return "a string";
-    case Slot::Kind::kText: return "text";
-    case Slot::Kind::kIntList: return "a list of integers";
-    case Slot::Kind::kStrList: return "a list of strings";
-    case Slot::Kind::kBool: return "a boolean";
-    case Slot::Kind::kOther: return "an object or mixed list";
+    case Slot::Kind::kAbsent:
+      return "nothing";
+    case Slot::Kind::kInt:
+      return "an integer";
+    case Slot::Kind::kReal:
+      return "a real number";
+    case Slot::Kind::kString:
+      return "a string";
+    case Slot::Kind::kText:
+      return "text";
+    case Slot::Kind::kIntList:
+      return "a list of integers";
+    case Slot::Kind::kStrList:
+      return "a list of strings";
+    case Slot::Kind::kBool:
+      return "a boolean";
+    case Slot::Kind::kOther:
+      return "an object or mixed list";
   }
   return "something else";
 }
@@ -147,8 +196,11 @@ std::string wrong_type(Key key, const char* expected, Slot::Kind got) {
 void FieldBag::read(Key key, std::int64_t& out) {
   const Slot& slot = at(key);
   switch (slot.kind) {
-    case Slot::Kind::kAbsent: return;
-    case Slot::Kind::kInt: out = slot.i; return;
+    case Slot::Kind::kAbsent:
+      return;
+    case Slot::Kind::kInt:
+      out = slot.i;
+      return;
     case Slot::Kind::kReal:
       // 3.0 is an integer written by a float formatter; 3.5 is not.
       if (slot.d == static_cast<double>(static_cast<std::int64_t>(slot.d)) &&
@@ -165,7 +217,8 @@ void FieldBag::read(Key key, std::int64_t& out) {
       fail("field " + std::string(key_name(key)) + ": expected an integer, got '" +
            std::string(slot.s.substr(0, 40)) + "'");
       return;
-    default: break;
+    default:
+      break;
   }
   fail(wrong_type(key, "an integer", slot.kind));
 }
@@ -183,9 +236,14 @@ void FieldBag::read(Key key, int& out) {
 void FieldBag::read(Key key, double& out) {
   const Slot& slot = at(key);
   switch (slot.kind) {
-    case Slot::Kind::kAbsent: return;
-    case Slot::Kind::kInt: out = static_cast<double>(slot.i); return;
-    case Slot::Kind::kReal: out = slot.d; return;
+    case Slot::Kind::kAbsent:
+      return;
+    case Slot::Kind::kInt:
+      out = static_cast<double>(slot.i);
+      return;
+    case Slot::Kind::kReal:
+      out = slot.d;
+      return;
     case Slot::Kind::kString:
     case Slot::Kind::kText:
       // The contract allows non-finite values as strings ("nan", "-inf").
@@ -196,7 +254,8 @@ void FieldBag::read(Key key, double& out) {
       fail("field " + std::string(key_name(key)) + ": expected a number, got '" +
            std::string(slot.s.substr(0, 40)) + "'");
       return;
-    default: break;
+    default:
+      break;
   }
   fail(wrong_type(key, "a number", slot.kind));
 }
@@ -230,8 +289,7 @@ void FieldBag::read(Key key, std::string& out) {
 void FieldBag::read(Key key, char& out) {
   const Slot& slot = at(key);
   if (slot.kind == Slot::Kind::kAbsent) return;
-  if ((slot.kind == Slot::Kind::kString || slot.kind == Slot::Kind::kText) &&
-      slot.s.size() == 1) {
+  if ((slot.kind == Slot::Kind::kString || slot.kind == Slot::Kind::kText) && slot.s.size() == 1) {
     out = slot.s.front();
     return;
   }

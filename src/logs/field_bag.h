@@ -12,11 +12,52 @@ namespace bigmac::logs {
 
 /// The field names of the log contract (docs/log-contract.md). Unknown names are ignored.
 enum class Key : std::uint8_t {
-  kEv, kRank, kT, kWorldSize, kLocalRank, kDevice, kBackend, kDtype, kSeed, kTorchVersion, kPid,
-  kToolVersion, kInitMs, kMicroBatchSize, kGradAccum, kDp, kSamplesPerStep, kSeqLength,
-  kInputShape, kInputDtype, kParamCount, kParamDigest, kStage, kNumStages, kFirstLayer,
-  kLastLayer, kDpRank, kDpSize, kTied, kTiedDuplicateCount, kGlobalStep, kLoss, kGradNorm, kLr,
-  kStepMs, kMb, kPhase, kStart, kEnd, kWhere, kName, kShape, kValue, kStep, kPath, kSteps,
+  kEv,
+  kRank,
+  kT,
+  kWorldSize,
+  kLocalRank,
+  kDevice,
+  kBackend,
+  kDtype,
+  kSeed,
+  kTorchVersion,
+  kPid,
+  kToolVersion,
+  kInitMs,
+  kMicroBatchSize,
+  kGradAccum,
+  kDp,
+  kSamplesPerStep,
+  kSeqLength,
+  kInputShape,
+  kInputDtype,
+  kParamCount,
+  kParamDigest,
+  kStage,
+  kNumStages,
+  kFirstLayer,
+  kLastLayer,
+  kDpRank,
+  kDpSize,
+  kTied,
+  kTiedDuplicateCount,
+  kGlobalStep,
+  kLoss,
+  kGradNorm,
+  kLr,
+  kStepMs,
+  kMb,
+  kPhase,
+  kStart,
+  kEnd,
+  kWhere,
+  kName,
+  kShape,
+  kValue,
+  kStep,
+  kPath,
+  kSteps,
   kCount
 };
 
@@ -27,8 +68,17 @@ std::string_view key_name(Key key);
 
 /// One field's value as the line gave it: typed (JSON) or raw text (key=value).
 struct Slot {
-  enum class Kind : std::uint8_t { kAbsent, kInt, kReal, kString, kText, kIntList, kStrList,
-                                   kBool, kOther };
+  enum class Kind : std::uint8_t {
+    kAbsent,
+    kInt,
+    kReal,
+    kString,
+    kText,
+    kIntList,
+    kStrList,
+    kBool,
+    kOther
+  };
   Kind kind = Kind::kAbsent;
   std::int64_t i = 0;
   double d = 0;

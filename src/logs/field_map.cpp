@@ -1,9 +1,9 @@
 #include "logs/field_map.h"
 
+#include <re2/re2.h>
+
 #include <array>
 #include <string_view>
-
-#include <re2/re2.h>
 
 #include "core/edit_distance.h"
 #include "logs/number_text.h"
@@ -13,8 +13,8 @@ namespace bigmac::logs {
 namespace {
 
 constexpr std::array<std::string_view, 9> kFieldNames{
-    "global_step", "step", "loss", "grad_norm", "lr", "samples_per_step", "step_ms",
-    "loss_scale", "tokens_per_s"};
+    "global_step",      "step",    "loss",       "grad_norm",   "lr",
+    "samples_per_step", "step_ms", "loss_scale", "tokens_per_s"};
 
 Error field_error(const std::string& name, std::string message, std::string hint = {}) {
   Error error = make_error(ErrorKind::kConfig, std::move(message), std::move(hint));

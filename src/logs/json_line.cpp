@@ -1,12 +1,12 @@
 #include "logs/json_line.h"
 
+#include <simdjson.h>
+
 #include <array>
 #include <cctype>
 #include <cstring>
 #include <functional>
 #include <span>
-
-#include <simdjson.h>
 
 #include "logs/number_text.h"
 
@@ -188,8 +188,8 @@ bool is_blank(std::string_view text) {
 }  // namespace
 
 struct JsonLineReader::Impl {
-  ondemand::parser parser;         // read(): one line
-  ondemand::parser batch_parser;   // read_lines(): its stream stays valid while read() runs
+  ondemand::parser parser;        // read(): one line
+  ondemand::parser batch_parser;  // read_lines(): its stream stays valid while read() runs
   std::string copy;
   std::string quoted;
   KeyGuess guess;
@@ -203,7 +203,7 @@ struct JsonLineReader::Impl {
     if (auto error = read_object(doc, bag, guess)) return error;
     // Past the object the iterator must be at the end: `{...} junk` is not one object.
     return doc.current_location().error() == simdjson::OUT_OF_BOUNDS ? simdjson::SUCCESS
-                                                                      : simdjson::TRAILING_CONTENT;
+                                                                     : simdjson::TRAILING_CONTENT;
   }
 
   simdjson::error_code parse_any(std::string_view line, std::size_t readable, FieldBag& bag) {

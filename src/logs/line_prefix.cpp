@@ -77,8 +77,8 @@ std::size_t read_timestamp(std::string_view text, double& t) {
       pos += colon ? 6 : 5;
     }
   }
-  std::int64_t days = days_from_civil(year, static_cast<unsigned>(month),
-                                      static_cast<unsigned>(day));
+  std::int64_t days =
+      days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   t = static_cast<double>(days * 86400 + hour * 3600 + minute * 60 + second - offset) + fraction;
   return pos;
 }

@@ -8,8 +8,8 @@ namespace bigmac::logs {
 
 /// What launchers and loggers put in front of a trainer's own text.
 struct LinePrefix {
-  int rank = -1;          ///< from `[rank3]:`, `[default3]:` (torchrun) or `3: ` (srun --label)
-  double t = 0;           ///< from a leading timestamp, seconds since the epoch (UTC if no zone)
+  int rank = -1;  ///< from `[rank3]:`, `[default3]:` (torchrun) or `3: ` (srun --label)
+  double t = 0;   ///< from a leading timestamp, seconds since the epoch (UTC if no zone)
   bool has_time = false;
   std::string_view rest;  ///< the line after the prefixes
 };

@@ -27,8 +27,7 @@ Expected<LogFormat> parse_format_name(std::string_view name) {
   for (const auto& [known, value] : kNames) {
     if (known == name) return value;
   }
-  Error error = make_error(ErrorKind::kUsage,
-                           "unknown log format '" + std::string(name) + "'",
+  Error error = make_error(ErrorKind::kUsage, "unknown log format '" + std::string(name) + "'",
                            "use one of auto, bigmac, kv, megatron, torchtitan, regex");
   error.key = "--format";
   return tl::unexpected(std::move(error));

@@ -19,19 +19,23 @@ enum class Family { kAny, kContract, kMegatron, kTorchtitan, kRegex };
 
 Family family_of(LogFormat format) {
   switch (format) {
-    case LogFormat::kAuto: return Family::kAny;
+    case LogFormat::kAuto:
+      return Family::kAny;
     case LogFormat::kBigmac:
-    case LogFormat::kKeyValue: return Family::kContract;
-    case LogFormat::kMegatron: return Family::kMegatron;
-    case LogFormat::kTorchtitan: return Family::kTorchtitan;
-    case LogFormat::kRegex: return Family::kRegex;
+    case LogFormat::kKeyValue:
+      return Family::kContract;
+    case LogFormat::kMegatron:
+      return Family::kMegatron;
+    case LogFormat::kTorchtitan:
+      return Family::kTorchtitan;
+    case LogFormat::kRegex:
+      return Family::kRegex;
   }
   return Family::kAny;
 }
 
 bool looks_like_contract(std::string_view text) {
-  return (!text.empty() && text.front() == '{' &&
-          text.find("\"ev\"") != std::string_view::npos) ||
+  return (!text.empty() && text.front() == '{' && text.find("\"ev\"") != std::string_view::npos) ||
          text.find(kKeyValueMarker) != std::string_view::npos;
 }
 
@@ -51,7 +55,7 @@ struct LogStream::Impl {
   std::string error;
   std::int64_t steps = 0;
   std::vector<std::size_t> ends;  // line ends of the current batch
-  int cooldown = 0;  // lines to read one by one after a batch stopped at a bad line
+  int cooldown = 0;               // lines to read one by one after a batch stopped at a bad line
 
   bool allows(Family f) const { return family == Family::kAny || family == f; }
 
@@ -64,13 +68,12 @@ struct LogStream::Impl {
     ++stats.unparseable;
     ++stats.unparseable_by_rank[at.rank];
     if (stats.unparseable_examples.size() < limits.max_examples) {
-      stats.unparseable_examples.push_back(UnparseableLine{at.line, at.rank, std::move(reason),
-                                                           std::string(text.substr(0, 160))});
+      stats.unparseable_examples.push_back(
+          UnparseableLine{at.line, at.rank, std::move(reason), std::string(text.substr(0, 160))});
     }
   }
 
-  void context(const RecordOrigin& at, std::string_view text, bool cut,
-               std::vector<Record>& out) {
+  void context(const RecordOrigin& at, std::string_view text, bool cut, std::vector<Record>& out) {
     TextLine kept;
     kept.at = at;
     kept.truncated = cut || text.size() > limits.max_text_bytes;
@@ -103,8 +106,8 @@ struct LogStream::Impl {
     }
   }
 
-  void step_line(LineMatch match, const RecordOrigin& at, std::string_view text,
-                 LogFormat format, StepRecord& step, std::vector<Record>& out) {
+  void step_line(LineMatch match, const RecordOrigin& at, std::string_view text, LogFormat format,
+                 StepRecord& step, std::vector<Record>& out) {
     if (match == LineMatch::kBad) {
       unparseable(at, error, text);
       return;
@@ -250,9 +253,9 @@ void LogStream::feed(std::string_view bytes, std::vector<Record>& out) {
   const std::size_t max_line = s.limits.max_line_bytes;
   while (!bytes.empty()) {
     const void* found = std::memchr(bytes.data(), '\n', bytes.size());
-    std::size_t nl = found == nullptr ? std::string_view::npos
-                                      : static_cast<std::size_t>(
-                                            static_cast<const char*>(found) - bytes.data());
+    std::size_t nl = found == nullptr
+                         ? std::string_view::npos
+                         : static_cast<std::size_t>(static_cast<const char*>(found) - bytes.data());
     if (s.skipping) {
       if (nl == std::string_view::npos) return;
       s.skipping = false;

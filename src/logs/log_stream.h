@@ -34,7 +34,7 @@ struct StreamStats {
   std::int64_t oversized_lines = 0;  ///< longer than StreamLimits::max_line_bytes
   std::vector<UnparseableLine> unparseable_examples;  ///< the first max_examples
   std::map<int, std::int64_t> unparseable_by_rank;    ///< rank as in UnparseableLine
-  LogFormat detected = LogFormat::kAuto;  ///< kAuto until a record was recognised
+  LogFormat detected = LogFormat::kAuto;              ///< kAuto until a record was recognised
 };
 
 /// Bounds that keep memory flat whatever arrives.

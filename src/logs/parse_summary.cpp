@@ -1,9 +1,8 @@
 #include "logs/parse_summary.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace bigmac::logs {
@@ -158,8 +157,8 @@ std::string format_json(const ParseSummary& summary) {
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-int run_parse(const std::vector<std::string>& paths, LogFormat format, bool json,
-              std::ostream& out, std::ostream& err, const FieldMap* custom) {
+int run_parse(const std::vector<std::string>& paths, LogFormat format, bool json, std::ostream& out,
+              std::ostream& err, const FieldMap* custom) {
   if (format == LogFormat::kRegex && custom == nullptr) {
     err << "error: --format regex needs a [logs.fields] table in the configuration\n";
     return to_int(ExitCode::kBadInput);

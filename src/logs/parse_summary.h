@@ -22,8 +22,8 @@ struct RankSummary {
   std::int64_t steps = 0;
   std::optional<std::int64_t> first_step;
   std::optional<std::int64_t> last_step;
-  std::vector<std::string> step_fields;         ///< present in at least one step record
-  std::map<std::string, std::int64_t> events;   ///< record count per event name
+  std::vector<std::string> step_fields;        ///< present in at least one step record
+  std::map<std::string, std::int64_t> events;  ///< record count per event name
   std::int64_t context_lines = 0;
   std::int64_t unparseable = 0;
 };
@@ -52,7 +52,7 @@ std::string format_json(const ParseSummary& summary);
 /// `bigmac-bringup parse LOG... [--format F] [--json]`: prints the summary to `out` and
 /// returns the exit code: 0 when every file was read (unparseable lines are reported, not
 /// fatal), 2 when a file is unreadable (the Error goes to `err`).
-int run_parse(const std::vector<std::string>& paths, LogFormat format, bool json,
-              std::ostream& out, std::ostream& err, const FieldMap* custom = nullptr);
+int run_parse(const std::vector<std::string>& paths, LogFormat format, bool json, std::ostream& out,
+              std::ostream& err, const FieldMap* custom = nullptr);
 
 }  // namespace bigmac::logs

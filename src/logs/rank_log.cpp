@@ -126,9 +126,9 @@ Expected<LoadedLogs> load_logs(const std::vector<std::string>& paths, LogFormat 
   for (const std::string& path : paths) {
     std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
     auto unreadable = [&](int err) {
-      Error error = make_error(ErrorKind::kInput,
-                               std::string("cannot read log: ") + std::strerror(err),
-                               "check the path and its permissions");
+      Error error =
+          make_error(ErrorKind::kInput, std::string("cannot read log: ") + std::strerror(err),
+                     "check the path and its permissions");
       error.file = path;
       return tl::unexpected(std::move(error));
     };

@@ -51,7 +51,8 @@ LineMatch read_torchtitan_line(std::string_view text, StepRecord& out, std::stri
     if (name == "memory") {
       // `12.34GiB(15.60%)`
       std::size_t unit = value_text.find("GiB");
-      if (auto gib = parse_real(value_text.substr(0, unit))) out.extra.emplace_back("memory_gib", *gib);
+      if (auto gib = parse_real(value_text.substr(0, unit)))
+        out.extra.emplace_back("memory_gib", *gib);
       continue;
     }
     if (!value_text.empty() && value_text.back() == '%') value_text.remove_suffix(1);

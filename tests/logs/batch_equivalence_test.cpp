@@ -1,6 +1,6 @@
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 #include "stream_fixture.h"
 
@@ -25,7 +25,8 @@ const char* const kLines[] = {
     "",
     "{",
     "{}",
-    R"({"ev":"done","steps":3})" "\r",
+    R"({"ev":"done","steps":3})"
+    "\r",
     R"({"ev":"future","x":1})",
 };
 

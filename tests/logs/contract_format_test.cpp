@@ -1,6 +1,6 @@
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "stream_fixture.h"
 
@@ -15,19 +15,32 @@ constexpr std::string_view kRun =
     R"("tool_version":"0.1.0"})";
 
 TEST(ContractJson, ReadsEveryEvent) {
-  std::string log = std::string(kRun) + "\n" +
-      R"({"ev":"pg_ready","rank":0,"t":1.5,"init_ms":12.5,"world_size":2,"backend":"gloo"})" "\n"
-      R"({"ev":"batch","rank":0,"t":2,"micro_batch_size":2,"grad_accum":4,"dp":1,"samples_per_step":8,"seq_length":32,"input_shape":[2,32],"input_dtype":"int64"})" "\n"
-      R"({"ev":"model","rank":0,"t":2,"param_count":1000,"param_digest":"ab12"})" "\n"
-      R"({"ev":"layout","rank":1,"t":2,"stage":1,"num_stages":2,"first_layer":2,"last_layer":3,"dp_rank":0,"dp_size":1,"param_count":500,"tied":["embed.weight"],"tied_duplicate_count":1})" "\n"
-      R"({"ev":"step","rank":1,"t":3,"global_step":0,"loss":4.17,"grad_norm":1.93,"lr":0.0006,"samples_per_step":8,"step_ms":14.2})" "\n"
-      R"({"ev":"heartbeat","rank":0,"t":3,"global_step":0})" "\n"
-      R"({"ev":"mb","rank":0,"t":3,"global_step":0,"stage":0,"mb":1,"phase":"B","start":1.25,"end":1.5})" "\n"
-      R"({"ev":"shape","rank":0,"t":3,"global_step":0,"stage":0,"mb":1,"where":"send","name":"hidden_states","shape":[2,32,64],"dtype":"float32","device":"cpu"})" "\n"
-      R"({"ev":"loss","rank":1,"t":3,"global_step":0,"stage":1,"mb":1,"value":4.5})" "\n"
-      R"({"ev":"ckpt","rank":0,"t":4,"step":10,"path":"/tmp/ck pt"})" "\n"
-      R"({"ev":"digest","rank":0,"t":5,"param_digest":"ff00","global_step":9})" "\n"
-      R"({"ev":"done","rank":0,"t":6,"steps":10})" "\n";
+  std::string log =
+      std::string(kRun) + "\n" +
+      R"({"ev":"pg_ready","rank":0,"t":1.5,"init_ms":12.5,"world_size":2,"backend":"gloo"})"
+      "\n"
+      R"({"ev":"batch","rank":0,"t":2,"micro_batch_size":2,"grad_accum":4,"dp":1,"samples_per_step":8,"seq_length":32,"input_shape":[2,32],"input_dtype":"int64"})"
+      "\n"
+      R"({"ev":"model","rank":0,"t":2,"param_count":1000,"param_digest":"ab12"})"
+      "\n"
+      R"({"ev":"layout","rank":1,"t":2,"stage":1,"num_stages":2,"first_layer":2,"last_layer":3,"dp_rank":0,"dp_size":1,"param_count":500,"tied":["embed.weight"],"tied_duplicate_count":1})"
+      "\n"
+      R"({"ev":"step","rank":1,"t":3,"global_step":0,"loss":4.17,"grad_norm":1.93,"lr":0.0006,"samples_per_step":8,"step_ms":14.2})"
+      "\n"
+      R"({"ev":"heartbeat","rank":0,"t":3,"global_step":0})"
+      "\n"
+      R"({"ev":"mb","rank":0,"t":3,"global_step":0,"stage":0,"mb":1,"phase":"B","start":1.25,"end":1.5})"
+      "\n"
+      R"({"ev":"shape","rank":0,"t":3,"global_step":0,"stage":0,"mb":1,"where":"send","name":"hidden_states","shape":[2,32,64],"dtype":"float32","device":"cpu"})"
+      "\n"
+      R"({"ev":"loss","rank":1,"t":3,"global_step":0,"stage":1,"mb":1,"value":4.5})"
+      "\n"
+      R"({"ev":"ckpt","rank":0,"t":4,"step":10,"path":"/tmp/ck pt"})"
+      "\n"
+      R"({"ev":"digest","rank":0,"t":5,"param_digest":"ff00","global_step":9})"
+      "\n"
+      R"({"ev":"done","rank":0,"t":6,"steps":10})"
+      "\n";
   auto parsed = parse_text(log);
   ASSERT_EQ(parsed.records.size(), 13u);
   EXPECT_EQ(parsed.stats.records, 13);
@@ -79,9 +92,11 @@ TEST(ContractJson, ReadsEveryEvent) {
 }
 
 TEST(ContractJson, IgnoresUnknownFieldsAndKeepsUnknownEventsAsContext) {
-  auto parsed = parse_text(
-      R"({"ev":"step","rank":0,"global_step":3,"new_field":{"a":[1,2]},"loss":1.5})" "\n"
-      R"({"ev":"future_event","rank":0})" "\n");
+  auto parsed =
+      parse_text(R"({"ev":"step","rank":0,"global_step":3,"new_field":{"a":[1,2]},"loss":1.5})"
+                 "\n"
+                 R"({"ev":"future_event","rank":0})"
+                 "\n");
   ASSERT_EQ(parsed.all<StepRecord>().size(), 1u);
   EXPECT_DOUBLE_EQ(*parsed.all<StepRecord>()[0].loss, 1.5);
   EXPECT_EQ(parsed.stats.unknown_events, 1);
@@ -98,11 +113,11 @@ TEST(ContractJson, StepWithoutOptionalFieldsLeavesThemEmpty) {
 }
 
 TEST(ContractJson, NonFiniteSpellings) {
-  const char* spellings[] = {"NaN", "nan", "Infinity", "-Infinity", "inf", "-inf",
-                             "\"nan\"", "\"-inf\"", "\"INF\"", "\"Infinity\""};
+  const char* spellings[] = {"NaN",  "nan",     "Infinity", "-Infinity", "inf",
+                             "-inf", "\"nan\"", "\"-inf\"", "\"INF\"",   "\"Infinity\""};
   for (const char* spelling : spellings) {
-    std::string line = std::string(R"({"ev":"step","rank":0,"global_step":1,"loss":)") +
-                       spelling + R"(,"grad_norm":2.5})";
+    std::string line = std::string(R"({"ev":"step","rank":0,"global_step":1,"loss":)") + spelling +
+                       R"(,"grad_norm":2.5})";
     auto steps = parse_text(line).all<StepRecord>();
     ASSERT_EQ(steps.size(), 1u) << spelling;
     ASSERT_TRUE(steps[0].loss.has_value()) << spelling;
@@ -166,14 +181,20 @@ TEST(ContractKeyValue, BadLinesAreCountedWithTheirReason) {
 }
 
 TEST(ContractJson, WrongTypesAreCountedNamingTheField) {
-  auto parsed = parse_text(
-      R"({"ev":"step","global_step":"3","loss":1})" "\n"
-      R"({"ev":"step","global_step":3,"loss":[1]})" "\n"
-      R"({"ev":"run","world_size":2.5})" "\n"
-      R"({"ev":"batch","input_shape":["a"]})" "\n"
-      R"({"ev":"mb","phase":"X"})" "\n"
-      R"({"ev":3})" "\n"
-      R"({"ev":"layout","stage":99999999999})" "\n");
+  auto parsed = parse_text(R"({"ev":"step","global_step":"3","loss":1})"
+                           "\n"
+                           R"({"ev":"step","global_step":3,"loss":[1]})"
+                           "\n"
+                           R"({"ev":"run","world_size":2.5})"
+                           "\n"
+                           R"({"ev":"batch","input_shape":["a"]})"
+                           "\n"
+                           R"({"ev":"mb","phase":"X"})"
+                           "\n"
+                           R"({"ev":3})"
+                           "\n"
+                           R"({"ev":"layout","stage":99999999999})"
+                           "\n");
   EXPECT_EQ(parsed.stats.unparseable, 7);
   EXPECT_EQ(parsed.stats.records, 0);
   EXPECT_NE(parsed.stats.unparseable_examples[1].reason.find("field loss"), std::string::npos);

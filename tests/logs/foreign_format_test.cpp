@@ -1,6 +1,6 @@
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "stream_fixture.h"
 
@@ -91,8 +91,9 @@ TEST(Torchtitan, ReadsTheStepLine) {
 }
 
 TEST(Torchtitan, OlderLineWithoutGradNormAndMfuNotAvailable) {
-  auto steps = parse_text("step:  1  loss: 12.2500  memory:  3.10GiB(3.91%)  tps: 512  "
-                          "tflops: 0.01  mfu: N/A\n")
+  auto steps = parse_text(
+                   "step:  1  loss: 12.2500  memory:  3.10GiB(3.91%)  tps: 512  "
+                   "tflops: 0.01  mfu: N/A\n")
                    .all<StepRecord>();
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].global_step, 0);

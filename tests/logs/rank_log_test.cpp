@@ -1,14 +1,14 @@
+#include "logs/rank_log.h"
+
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "logs/parse_summary.h"
-#include "logs/rank_log.h"
 
 namespace bigmac::logs {
 namespace {

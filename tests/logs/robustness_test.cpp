@@ -1,6 +1,6 @@
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 #include "stream_fixture.h"
 
@@ -99,10 +99,10 @@ TEST(BadInput, EmptyAndBlankLines) {
 
 TEST(Incremental, EverySplitPointOfEveryFormatGivesTheSameRecords) {
   const std::string log = std::string("[rank1]: ") + std::string(kStep) + "\r\n" +
-      "BIGMAC ev=step rank=0 global_step=4 loss=NaN\n"
-      "Traceback (most recent call last):\n" +
-      R"({"ev":"step","global_step":5,"loss":Infinity})" + "\n" +
-      "{\"ev\":\"step\",\"global_step\":6}";  // no final newline
+                          "BIGMAC ev=step rank=0 global_step=4 loss=NaN\n"
+                          "Traceback (most recent call last):\n" +
+                          R"({"ev":"step","global_step":5,"loss":Infinity})" + "\n" +
+                          "{\"ev\":\"step\",\"global_step\":6}";  // no final newline
   auto whole = parse_text(log);
   ASSERT_EQ(whole.all<StepRecord>().size(), 4u);
   for (std::size_t split = 0; split <= log.size(); ++split) {

@@ -53,8 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto& stats = whole.stats();
   check(a.size() == b.size());
   check(stats.records + stats.context_lines == static_cast<std::int64_t>(a.size()));
-  check(stats.records + stats.context_lines + stats.unparseable + stats.blank_lines <=
-        stats.lines);
+  check(stats.records + stats.context_lines + stats.unparseable + stats.blank_lines <= stats.lines);
   check(stats.unparseable == pieces.stats().unparseable);
   for (std::size_t i = 0; i < a.size(); ++i) check(a[i].index() == b[i].index());
   return 0;
