@@ -157,6 +157,8 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
       PlannedProcess p;
       for (const RankAssignment& r : plan.ranks) p.ranks.push_back(r.rank);
       p.spec.rank = 0;
+      // No restarts: a failure is evidence for the gate, not something to retry. A 1 s monitor
+      // interval (default 5 s) lets a worker's exit reach us quickly.
       // --tee 1 copies each worker's stdout to its file and to our pipe with a [default<i>]:
       // prefix, which the log parser uses to attribute lines to ranks. torch 1.13 on Python 3.11
       // cannot parse the values 0 and 3 (its Std IntFlag iteration skips NONE and ALL), and 0 is
@@ -174,6 +176,8 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
                      std::to_string(plan.master_port),
                      "--max_restarts",
                      "0",
+                     "--monitor_interval",
+                     "1",
                      "--redirects",
                      "2",
                      "--tee",

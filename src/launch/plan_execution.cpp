@@ -6,6 +6,7 @@
 
 #include "launch/error_line.h"
 #include "launch/process_record.h"
+#include "launch/torchrun_failure.h"
 #include "logs/log_stream.h"
 
 namespace bigmac::launch {
@@ -25,6 +26,7 @@ struct LiveProcess {
   logs::LogStream out;
   logs::LogStream err;
   ErrorLine process_error;  // stderr lines that name no rank
+  std::string stderr_tail;  // the last bytes of stderr, for launcher summaries (torchrun)
 };
 
 class Execution {
@@ -51,6 +53,7 @@ class Execution {
   void on_output(int spec_rank, proc::Stream stream, std::string_view bytes);
   void handle(LiveProcess& live, proc::Stream stream, const std::vector<logs::Record>& records);
   void on_exit(const proc::RankExit& exit, bool during_teardown);
+  void attribute_torchrun_failure(const LiveProcess& live, ProcessFailure& failure);
   std::optional<RunStatus> verdict_now();
   RunResult finish(RunStatus status);
 
@@ -74,6 +77,12 @@ void Execution::on_output(int spec_rank, proc::Stream stream, std::string_view b
   if (it == by_spec_rank_.end()) return;
   LiveProcess& live = live_[it->second];
   if (!live.first_output) live.first_output = clock_.now();
+  if (stream == proc::Stream::kStderr && plan_.launcher == LauncherKind::kTorchrun) {
+    constexpr std::size_t kTail = 64 * 1024;
+    live.stderr_tail.append(bytes);
+    if (live.stderr_tail.size() > 2 * kTail)
+      live.stderr_tail.erase(0, live.stderr_tail.size() - kTail);
+  }
   scratch_.clear();
   (stream == proc::Stream::kStdout ? live.out : live.err).feed(bytes, scratch_);
   handle(live, stream, scratch_);
@@ -121,7 +130,20 @@ void Execution::on_exit(const proc::RankExit& exit, bool during_teardown) {
   failure.first_error_line = own != rank_errors_.end() && !own->second.best().empty()
                                  ? own->second.best()
                                  : live.process_error.best();
+  if (plan_.launcher == LauncherKind::kTorchrun) attribute_torchrun_failure(live, failure);
   failures_.push_back(std::move(failure));
+}
+
+void Execution::attribute_torchrun_failure(const LiveProcess& live, ProcessFailure& failure) {
+  // torchrun exits 1 whatever happened to its workers; its summary names the worker that
+  // failed first, and its per-rank stderr.log holds that worker's own error text.
+  auto cause = parse_torchrun_root_cause(live.stderr_tail);
+  if (!cause) return;
+  failure.rank = cause->rank;
+  failure.pid = cause->pid;
+  failure.status = cause->status;
+  std::string line = torchrun_rank_error_line(plan_.log_dir / "torchrun", cause->local_rank);
+  if (!line.empty()) failure.first_error_line = std::move(line);
 }
 
 std::optional<RunStatus> Execution::verdict_now() {
@@ -210,6 +232,9 @@ RunResult Execution::finish(RunStatus status) {
       o.stopped_by_us = live.stopped_by_us;
       auto own = rank_errors_.find(rank);
       o.first_error_line = own != rank_errors_.end() ? own->second.best() : std::string();
+      if (o.first_error_line.empty() && plan_.launcher == LauncherKind::kTorchrun) {
+        o.first_error_line = torchrun_rank_error_line(plan_.log_dir / "torchrun", rank);
+      }
       if (o.first_error_line.empty()) o.first_error_line = live.process_error.best();
       auto state = watchdog_.ranks().find(rank);
       if (state != watchdog_.ranks().end()) {

@@ -105,6 +105,8 @@ TEST(LaunchPlanner, TorchrunWrapsTheTrainerInOneProcess) {
                                          "29555",
                                          "--max_restarts",
                                          "0",
+                                         "--monitor_interval",
+                                         "1",
                                          "--redirects",
                                          "2",
                                          "--tee",

@@ -222,5 +222,20 @@ TEST_F(PlanExecutionProcessTest, TorchrunLauncherRunsTheRealTorchrun) {
   expect_nothing_left();
 }
 
+TEST_F(PlanExecutionProcessTest, TorchrunFailureIsAttributedToTheWorkerTorchrunNames) {
+  if (!fs::exists("/usr/bin/torchrun")) GTEST_SKIP() << "no /usr/bin/torchrun";
+  options_.term_grace = milliseconds(10000);
+  RunResult result = run(plan(2, {"train", "1", "exit", "3"}, "torchrun"));
+  EXPECT_EQ(result.status, RunStatus::kFailed) << result.summary();
+  ASSERT_TRUE(result.root_cause);
+  const int rank = result.root_cause->rank;
+  EXPECT_TRUE(rank == 0 || rank == 1) << rank;
+  EXPECT_EQ(result.root_cause->status.exit_code, 3) << result.summary();
+  EXPECT_EQ(result.root_cause->first_error_line,
+            "RuntimeError: rank " + std::to_string(rank) + " failed on purpose");
+  EXPECT_EQ(result.ranks[1].first_error_line, "RuntimeError: rank 1 failed on purpose");
+  expect_nothing_left();
+}
+
 }  // namespace
 }  // namespace bigmac::launch

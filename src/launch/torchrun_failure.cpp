@@ -1,0 +1,76 @@
+#include "launch/torchrun_failure.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "launch/error_line.h"
+
+namespace bigmac::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The value after "<key> : " on the first line at or after `from` that starts with `key`.
+std::optional<std::string> field(std::string_view text, std::size_t from, std::string_view key) {
+  for (std::size_t at = text.find(key, from); at != std::string_view::npos;
+       at = text.find(key, at + 1)) {
+    std::size_t colon = text.find(':', at + key.size());
+    std::size_t end = text.find('\n', at);
+    if (colon == std::string_view::npos || (end != std::string_view::npos && colon > end)) {
+      continue;
+    }
+    std::string_view between = text.substr(at + key.size(), colon - at - key.size());
+    if (between.find_first_not_of(' ') != std::string_view::npos) continue;
+    std::size_t value_end = end == std::string_view::npos ? text.size() : end;
+    return std::string(text.substr(colon + 1, value_end - colon - 1));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<TorchrunRootCause> parse_torchrun_root_cause(std::string_view text) {
+  const std::size_t block = text.rfind("Root Cause (first observed failure):");
+  if (block == std::string_view::npos) return std::nullopt;
+  auto rank = field(text, block, "rank");
+  auto exitcode = field(text, block, "exitcode");
+  if (!rank || !exitcode) return std::nullopt;
+  TorchrunRootCause cause;
+  if (std::sscanf(rank->c_str(), " %d (local_rank: %d)", &cause.rank, &cause.local_rank) < 1) {
+    return std::nullopt;
+  }
+  int code = 0;
+  int pid = 0;
+  if (std::sscanf(exitcode->c_str(), " %d (pid: %d)", &code, &pid) < 1) return std::nullopt;
+  cause.pid = pid;
+  // multiprocessing reports death by signal N as exit code -N.
+  cause.status = code < 0 ? proc::ExitStatus{0, -code} : proc::ExitStatus{code, 0};
+  return cause;
+}
+
+std::string torchrun_rank_error_line(const fs::path& torchrun_log_dir, int local_rank) {
+  std::error_code ec;
+  fs::path newest;
+  fs::file_time_type newest_time;
+  for (const auto& run : fs::directory_iterator(torchrun_log_dir, ec)) {
+    std::error_code inner;
+    for (const auto& attempt : fs::directory_iterator(run.path(), inner)) {
+      const fs::path file = attempt.path() / std::to_string(local_rank) / "stderr.log";
+      std::error_code time_ec;
+      auto time = fs::last_write_time(file, time_ec);
+      if (time_ec) continue;
+      if (newest.empty() || time > newest_time) {
+        newest = file;
+        newest_time = time;
+      }
+    }
+  }
+  if (newest.empty()) return {};
+  std::ifstream in(newest);
+  ErrorLine best;
+  std::string line;
+  for (int n = 0; n < 100000 && std::getline(in, line); ++n) best.add(line);
+  return best.best();
+}
+
+}  // namespace bigmac::launch
