@@ -32,10 +32,10 @@ CheckResult check_exit_status(const CheckContext& ctx) {
                                                          ctx.evidence.ranks.size(), ctx.plan.nproc)});
   }
   if (!bad.empty()) {
-    return fail(name, fmt::format("{} of {} ranks did not exit cleanly; first: {}",
-                                  ctx.evidence.ranks.size() - static_cast<std::size_t>(clean),
-                                  ctx.plan.nproc, bad.front().text),
-                std::move(bad));
+    // Formatted before `bad` is moved into the result (argument order is unspecified).
+    std::string message = fmt::format("{} of {} ranks did not exit cleanly; first: {}",
+                                      ctx.plan.nproc - clean, ctx.plan.nproc, bad.front().text);
+    return fail(name, std::move(message), std::move(bad));
   }
   return pass(name, fmt::format("all {} ranks exited 0", clean));
 }

@@ -44,3 +44,22 @@ GateEvidence pipeline_evidence(int stages, int micro_batches, int steps, const s
                                int seq = 32);
 
 }  // namespace bigmac::gates::testing
+
+#include "baseline/baseline.h"
+#include "gates/check.h"
+
+namespace bigmac::gates::testing {
+
+/// Runs one check with `params` (the gate's [params]).
+inline CheckResult run_check(CheckResult (*check)(const CheckContext&), const GateEvidence& evidence,
+                             const GatePlan& plan, const baseline::Baseline* reference = nullptr,
+                             const nlohmann::json& params = nlohmann::json::object()) {
+  return check(CheckContext{evidence, plan, reference, CheckParams(params)});
+}
+
+/// The baseline a healthy single run of `steps` steps records.
+inline baseline::Baseline baseline_of(const GateEvidence& evidence) {
+  return baseline::summarize_records(evidence.all_records(), "test", "");
+}
+
+}  // namespace bigmac::gates::testing

@@ -1,0 +1,89 @@
+#include "gates/pipeline_checks.h"
+
+#include <gtest/gtest.h>
+
+#include "record_builder.h"
+
+namespace bigmac::gates {
+namespace {
+
+using namespace testing;
+
+std::string text(const std::vector<std::pair<char, int>>& seq) {
+  std::string out;
+  for (const auto& [phase, mb] : seq) out += phase + std::to_string(mb) + " ";
+  return out;
+}
+
+TEST(ScheduleSequence, OneFOneBAndGPipe) {
+  EXPECT_EQ(text(schedule_sequence("1f1b", 0, 2, 4)), "F0 F1 B0 F2 B1 F3 B2 B3 ");
+  EXPECT_EQ(text(schedule_sequence("1f1b", 1, 2, 4)), "F0 B0 F1 B1 F2 B2 F3 B3 ");
+  EXPECT_EQ(text(schedule_sequence("gpipe", 0, 2, 2)), "F0 F1 B0 B1 ");
+  EXPECT_EQ(text(schedule_sequence("1f1b", 0, 4, 2)), "F0 F1 B0 B1 ");  // warm-up capped at M
+}
+
+class PipelineChecks : public ::testing::Test {
+ protected:
+  GatePlan plan_ = plan("pp2");
+  GateEvidence good_ = pipeline_evidence(2, 4, 2, "1f1b");
+};
+
+TEST_F(PipelineChecks, LayerCoverage) {
+  const CheckResult ok = run_check(check_layer_coverage, good_, plan_);
+  EXPECT_TRUE(ok.passed) << ok.message;
+  EXPECT_NE(ok.message.find("stage 0: 0..1, stage 1: 2..3"), std::string::npos) << ok.message;
+  EXPECT_FALSE(run_check(check_layer_coverage, GateEvidence{}, plan_).passed);
+
+  GateEvidence overlap = good_;
+  overlap.ranks[1].layouts[0].first_layer = 1;
+  EXPECT_NE(run_check(check_layer_coverage, overlap, plan_).message.find("layer 1 is held by 2 stages [0,1]"),
+            std::string::npos);
+  GateEvidence gap = good_;
+  gap.ranks[1].layouts[0].last_layer = 2;
+  EXPECT_NE(run_check(check_layer_coverage, gap, plan_).message.find("layer 3 is held by 0 stages"),
+            std::string::npos);
+  GateEvidence outside = good_;
+  outside.ranks[1].layouts[0].last_layer = 4;  // split point out of range
+  EXPECT_NE(run_check(check_layer_coverage, outside, plan_).message.find("claims layer 4"), std::string::npos);
+  GateEvidence lonely = good_;
+  lonely.ranks.pop_back();
+  EXPECT_FALSE(run_check(check_layer_coverage, lonely, plan_).passed);
+}
+
+TEST_F(PipelineChecks, ScheduleOrder) {
+  EXPECT_TRUE(run_check(check_schedule_order, good_, plan_).passed);
+  EXPECT_FALSE(run_check(check_schedule_order, single_evidence(), plan_).passed);  // no mb events
+
+  GateEvidence swapped = good_;
+  std::swap(swapped.ranks[0].micro_batches[1], swapped.ranks[0].micro_batches[2]);
+  const CheckResult r = run_check(check_schedule_order, swapped, plan_);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("rank 0 stage 0 step 0: pass 1 is B0, 1f1b expects F1"), std::string::npos) << r.message;
+
+  GateEvidence twice = good_;
+  twice.ranks[1].micro_batches[1] = twice.ranks[1].micro_batches[0];
+  EXPECT_NE(run_check(check_schedule_order, twice, plan_).message.find("F0 ran twice"), std::string::npos);
+
+  GateEvidence gpipe = pipeline_evidence(2, 4, 1, "gpipe");
+  EXPECT_FALSE(run_check(check_schedule_order, gpipe, plan_).passed);  // plan says 1f1b
+}
+
+TEST_F(PipelineChecks, NoStarvedStage) {
+  EXPECT_TRUE(run_check(check_no_starved_stage, good_, plan_).passed);
+  EXPECT_FALSE(run_check(check_no_starved_stage, GateEvidence{}, plan_).passed);
+
+  GateEvidence starved = good_;
+  std::erase_if(starved.ranks[1].micro_batches, [](const logs::MicroBatchRecord& m) { return m.global_step == 1; });
+  const CheckResult r = run_check(check_no_starved_stage, starved, plan_);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("stage 1 at step 1 ran 0 forward and 0 backward passes, expected 4"),
+            std::string::npos)
+      << r.message;
+
+  GateEvidence idle = good_;
+  idle.ranks[0].micro_batches.clear();
+  EXPECT_NE(run_check(check_no_starved_stage, idle, plan_).message.find("stage 0 never ran"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bigmac::gates

@@ -1,0 +1,95 @@
+#include "gates/process_checks.h"
+
+#include <gtest/gtest.h>
+
+#include "record_builder.h"
+
+namespace bigmac::gates {
+namespace {
+
+using namespace testing;
+
+GateEvidence dp_evidence(int world = 4) {
+  GateEvidence e;
+  for (int r = 0; r < world; ++r) e.add_rank(r, healthy_rank(r, world, 3, r == 0, 2, 1, world), clean_exit());
+  return e;
+}
+
+TEST(ExitStatus, AllCleanPassesAnyOtherFails) {
+  const GatePlan p = plan("dp");
+  EXPECT_TRUE(run_check(check_exit_status, dp_evidence(), p).passed);
+  EXPECT_FALSE(run_check(check_exit_status, GateEvidence{}, p).passed);
+
+  GateEvidence crashed = dp_evidence();
+  crashed.ranks[2].exit = RankExit{true, 1, {}, false, {}};
+  crashed.ranks[2].text.push_back(logs::TextLine{at(2, 40), "RuntimeError: injected crash", false});
+  const CheckResult r = run_check(check_exit_status, crashed, p);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("1 of 4 ranks did not exit cleanly; first: rank 2: exit 1"), std::string::npos) << r.message;
+  ASSERT_EQ(r.evidence.size(), 2u);
+  EXPECT_EQ(r.evidence[1].text, "RuntimeError: injected crash");
+
+  GateEvidence killed = dp_evidence();
+  killed.ranks[0].exit = RankExit{true, {}, "SIGKILL", false, {}};
+  EXPECT_NE(run_check(check_exit_status, killed, p).message.find("killed by SIGKILL"), std::string::npos);
+
+  GateEvidence unknown = dp_evidence();
+  unknown.ranks[1].exit = RankExit{};
+  EXPECT_FALSE(run_check(check_exit_status, unknown, p).passed);
+
+  GateEvidence missing = dp_evidence(3);  // a rank never produced a log
+  EXPECT_FALSE(run_check(check_exit_status, missing, p).passed);
+}
+
+TEST(ProcessGroupFormed, EveryRankWithThePlannedWorld) {
+  const GatePlan p = plan("dp");
+  EXPECT_TRUE(run_check(check_process_group_formed, dp_evidence(), p).passed);
+  EXPECT_FALSE(run_check(check_process_group_formed, GateEvidence{}, p).passed);
+  GateEvidence hung = dp_evidence();
+  hung.ranks[3].pg_ready.clear();
+  const CheckResult r = run_check(check_process_group_formed, hung, p);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("ranks [3] never logged pg_ready"), std::string::npos) << r.message;
+  GateEvidence wrong = dp_evidence();
+  wrong.ranks[1].pg_ready[0].world_size = 5;
+  EXPECT_NE(run_check(check_process_group_formed, wrong, p).message.find("group of 5 ranks, planned 4"),
+            std::string::npos);
+}
+
+TEST(SingleCheckpointWriter, ExactlyOne) {
+  const GatePlan p = plan("target");
+  EXPECT_TRUE(run_check(check_single_checkpoint_writer, dp_evidence(), p).passed);
+  GateEvidence none = dp_evidence();
+  none.ranks[0].checkpoints.clear();
+  EXPECT_FALSE(run_check(check_single_checkpoint_writer, none, p).passed);
+  GateEvidence all = dp_evidence();
+  for (auto& r : all.ranks) r.checkpoints.push_back(logs::CheckpointRecord{at(r.rank, 50), 2, "c"});
+  const CheckResult r = run_check(check_single_checkpoint_writer, all, p);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("4 ranks wrote checkpoints: [0,1,2,3]"), std::string::npos) << r.message;
+}
+
+TEST(NoIdleStage, GapsBeyondTheLimitFail) {
+  const GatePlan p = plan("target");
+  const nlohmann::json params = {{"idle_limit_s", 5.0}};
+  EXPECT_TRUE(run_check(check_no_idle_stage, dp_evidence(), p, nullptr, params).passed);
+  EXPECT_FALSE(run_check(check_no_idle_stage, GateEvidence{}, p, nullptr, params).passed);
+
+  GateEvidence stall = dp_evidence();
+  stall.ranks[1].heartbeats[2].at.t += 20;  // 21 s after the previous heartbeat
+  const CheckResult r = run_check(check_no_idle_stage, stall, p, nullptr, params);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("rank 1 (stage 0) idle"), std::string::npos) << r.message;
+
+  GateEvidence silent = dp_evidence();
+  silent.ranks[2].heartbeats.clear();
+  EXPECT_FALSE(run_check(check_no_idle_stage, silent, p, nullptr, params).passed);
+
+  GateEvidence stalled = dp_evidence();
+  stalled.ranks[3].exit.stalled = true;
+  EXPECT_NE(run_check(check_no_idle_stage, stalled, p, nullptr, params).message.find("stalled"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace bigmac::gates
