@@ -1,0 +1,146 @@
+// Text signatures over a realistic log: mostly noise (progress, INFO, traceback frames) with a
+// few real error lines from the test fixtures. Compares the catalog's single RE2::Set pass
+// (TextMatcher) with the obvious alternatives: every pattern run on every line, as RE2s one by
+// one and as std::regex (ECMAScript, named groups stripped).
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include "diagnose/catalog.h"
+#include "diagnose/text_matcher.h"
+
+namespace {
+
+using bigmac::diagnose::Catalog;
+using bigmac::diagnose::TextMatch;
+using bigmac::diagnose::TextMatcher;
+
+const Catalog& catalog() {
+  static const Catalog c = *bigmac::diagnose::builtin_catalog();
+  return c;
+}
+
+// Error lines: every line of the fixture logs that some signature matches.
+std::vector<std::string> error_lines(const TextMatcher& matcher) {
+  std::vector<std::string> out;
+  std::vector<TextMatch> hits;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures")) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".log") continue;
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) {
+      hits.clear();
+      matcher.match(line, hits);
+      if (!hits.empty()) out.push_back(line);
+    }
+  }
+  return out;
+}
+
+// `count` lines, about 1 in 50 an error line, the rest the noise a training log is made of.
+std::vector<std::string> corpus(std::size_t count) {
+  static const TextMatcher matcher = *TextMatcher::build(catalog());
+  const std::vector<std::string> errors = error_lines(matcher);
+  std::mt19937 rng(7);
+  std::vector<std::string> lines;
+  lines.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    switch (rng() % 50) {
+      case 0:
+        lines.push_back(errors[rng() % errors.size()]);
+        break;
+      case 1:
+      case 2:
+        lines.push_back(fmt::format("  File \"/usr/lib/python3/dist-packages/torch/nn/modules/module.py\", line {}, in _call_impl", rng() % 2000));
+        break;
+      case 3:
+        lines.push_back(fmt::format("node0:{}:{} [{}] NCCL INFO Channel {:02}/02 :    0   1   2   3", 4000 + rng() % 8, 5000 + rng() % 8, rng() % 8, rng() % 2));
+        break;
+      default:
+        lines.push_back(fmt::format("{} | INFO | trainer | step {:5} | loss {:.4f} | lr {:.2e} | grad_norm {:.3f} | {} tok/s",
+                                    "2026-11-29 10:00:00,000", i, 4.0 / (1.0 + static_cast<double>(i) * 1e-3), 6e-4, 0.8 + static_cast<double>(rng() % 100) * 1e-3, 30000 + rng() % 5000));
+    }
+  }
+  return lines;
+}
+
+std::size_t total_bytes(const std::vector<std::string>& lines) {
+  std::size_t n = 0;
+  for (const auto& l : lines) n += l.size() + 1;
+  return n;
+}
+
+constexpr std::size_t kLines = 20000;
+
+void BM_CatalogSetOnePass(benchmark::State& state) {
+  const auto lines = corpus(kLines);
+  const TextMatcher matcher = *TextMatcher::build(catalog());
+  std::vector<TextMatch> hits;
+  std::size_t found = 0;
+  for (auto _ : state) {
+    found = 0;
+    for (const auto& line : lines) {
+      hits.clear();
+      matcher.match(line, hits);
+      found += hits.size();
+    }
+    benchmark::DoNotOptimize(found);
+  }
+  state.counters["matches"] = static_cast<double>(found);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * lines.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * total_bytes(lines)));
+}
+BENCHMARK(BM_CatalogSetOnePass)->Unit(benchmark::kMillisecond);
+
+void BM_EveryPatternRE2(benchmark::State& state) {
+  const auto lines = corpus(kLines);
+  std::vector<std::unique_ptr<RE2>> patterns;
+  for (const auto& sig : catalog().signatures) {
+    for (const auto& p : sig.patterns) patterns.push_back(std::make_unique<RE2>(p));
+  }
+  std::size_t found = 0;
+  for (auto _ : state) {
+    found = 0;
+    for (const auto& line : lines) {
+      for (const auto& re : patterns) found += RE2::PartialMatch(line, *re) ? 1 : 0;
+    }
+    benchmark::DoNotOptimize(found);
+  }
+  state.counters["matches"] = static_cast<double>(found);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * lines.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * total_bytes(lines)));
+}
+BENCHMARK(BM_EveryPatternRE2)->Unit(benchmark::kMillisecond);
+
+void BM_EveryPatternStdRegex(benchmark::State& state) {
+  const auto lines = corpus(kLines);
+  std::vector<std::regex> patterns;
+  const std::regex named(R"(\(\?P<\w+>)");
+  for (const auto& sig : catalog().signatures) {
+    for (const auto& p : sig.patterns) patterns.emplace_back(std::regex_replace(p, named, "("));
+  }
+  std::size_t found = 0;
+  for (auto _ : state) {
+    found = 0;
+    for (const auto& line : lines) {
+      for (const auto& re : patterns) found += std::regex_search(line, re) ? 1 : 0;
+    }
+    benchmark::DoNotOptimize(found);
+  }
+  state.counters["matches"] = static_cast<double>(found);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * lines.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * total_bytes(lines)));
+}
+BENCHMARK(BM_EveryPatternStdRegex)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
