@@ -1,0 +1,92 @@
+#include "gates/gate_verdict.h"
+
+#include <gtest/gtest.h>
+
+#include "baseline/baseline_commands.h"
+#include "record_builder.h"
+
+namespace bigmac::gates {
+namespace {
+
+using namespace testing;
+
+// A fixture folder of hand-written bigmac-log JSONL files, one per rank, all exiting 0.
+GateEvidence fixture(const std::string& name) {
+  GateEvidence e;
+  const std::filesystem::path dir = std::filesystem::path(BIGMAC_SOURCE_DIR) / "tests/gates/fixtures" / name;
+  for (int rank = 0;; ++rank) {
+    const auto file = dir / ("rank" + std::to_string(rank) + ".jsonl");
+    if (!std::filesystem::exists(file)) break;
+    auto records = baseline::read_log_records(file);
+    EXPECT_TRUE(records) << file;
+    e.add_rank(rank, *records, clean_exit());
+  }
+  EXPECT_FALSE(e.ranks.empty()) << dir;
+  return e;
+}
+
+TEST(GateVerdict, SingleWithoutBaselinePassesAndDefersComparisons) {
+  const GateVerdict v = evaluate_gate(spec("single"), plan("single", 3), fixture("single_ok"), nullptr);
+  EXPECT_TRUE(v.passed) << format_verdict(v);
+  EXPECT_EQ(v.results.size(), 9u);
+  ASSERT_EQ(v.not_run.size(), 3u);
+  EXPECT_EQ(v.not_run[0], "loss_vs_baseline: no baseline yet; this run records one");
+  EXPECT_TRUE(v.route_back.empty());
+  EXPECT_EQ(v.summary(), "single passed (9 checks)");
+}
+
+TEST(GateVerdict, SingleAgainstItsOwnBaselineMatches) {
+  const GateEvidence e = fixture("single_ok");
+  const baseline::Baseline b = baseline_of(e);
+  ASSERT_TRUE(baseline::check_recordable(b));
+  const GateVerdict v = evaluate_gate(spec("single"), plan("single", 3), e, &b);
+  EXPECT_TRUE(v.passed) << format_verdict(v);
+  EXPECT_EQ(v.results.size(), 12u);
+}
+
+TEST(GateVerdict, DpWithAccumulationNotRescaledFailsSamplesPerStep) {
+  const baseline::Baseline b = baseline_of(fixture("single_ok"));
+  const GateVerdict v = evaluate_gate(spec("dp"), plan("dp", 3), fixture("dp_accum_not_rescaled"), &b);
+  EXPECT_FALSE(v.passed);
+  const CheckResult* f = v.first_failure();
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->name, "samples_per_step");
+  EXPECT_NE(f->message.find("set gradient_accumulation_steps to 1"), std::string::npos) << f->message;
+  EXPECT_EQ(v.route_back, "single");
+  const std::string text = format_verdict(v);
+  EXPECT_NE(text.find("FAIL samples_per_step"), std::string::npos) << text;
+  EXPECT_NE(text.find("route back: gate single"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 0 line 3:"), std::string::npos) << text;
+}
+
+TEST(GateVerdict, TrimmedBoundaryFailsTheShapeChecks) {
+  const baseline::Baseline b = baseline_of(fixture("single_ok"));
+  const GateVerdict v = evaluate_gate(spec("shapes"), plan("shapes", 1), fixture("shapes_trimmed_boundary"), &b);
+  EXPECT_FALSE(v.passed);
+  std::vector<std::string> failed;
+  for (const CheckResult& r : v.results) {
+    if (!r.passed) failed.push_back(r.name);
+  }
+  // The fixture ran one step against a three-step baseline: the comparison says so too.
+  EXPECT_EQ(failed, (std::vector<std::string>{"shape_chain", "fixed_seq_length", "loss_vs_baseline"}))
+      << format_verdict(v);
+  EXPECT_EQ(v.route_back, "shapes");
+  EXPECT_NE(v.first_failure()->message.find("stage 1 enters [2,31,64]"), std::string::npos);
+}
+
+TEST(GateVerdict, NoEvidenceNeverPasses) {
+  const GateVerdict v = evaluate_gate(spec("single"), plan("single", 3), GateEvidence{}, nullptr);
+  EXPECT_FALSE(v.passed);
+  for (const CheckResult& r : v.results) EXPECT_FALSE(r.passed) << r.name;
+}
+
+TEST(GateVerdict, JsonRoundTrip) {
+  const baseline::Baseline b = baseline_of(fixture("single_ok"));
+  const GateVerdict v = evaluate_gate(spec("dp"), plan("dp", 3), fixture("dp_accum_not_rescaled"), &b);
+  const GateVerdict back = verdict_from_json(to_json(v));
+  EXPECT_EQ(to_json(back), to_json(v));
+  EXPECT_EQ(back.summary(), v.summary());
+}
+
+}  // namespace
+}  // namespace bigmac::gates
