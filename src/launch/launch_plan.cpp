@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.h"
+
 namespace bigmac::launch {
 
 std::string_view launcher_name(LauncherKind kind) {
@@ -108,6 +110,10 @@ nlohmann::json to_json(const LaunchPlan& plan) {
                               {"stderr", p.spec.stderr_path.string()}});
   }
   return j;
+}
+
+Expected<void> write_plan(const LaunchPlan& plan, const std::filesystem::path& path) {
+  return write_file_atomically(path, to_json(plan).dump(2) + "\n");
 }
 
 }  // namespace bigmac::launch

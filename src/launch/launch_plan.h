@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "proc/rank_process.h"
 
 namespace bigmac::launch {
@@ -57,6 +58,12 @@ std::string render_text(const LaunchPlan& plan);
 
 /// The plan as JSON, for the run directory (`launch-plan.json`).
 nlohmann::json to_json(const LaunchPlan& plan);
+
+/// The file name of the stored plan inside a gate attempt's folder.
+inline constexpr const char* kLaunchPlanName = "launch-plan.json";
+
+/// Writes to_json(plan) atomically to `path` (normally `<attempt dir>/launch-plan.json`).
+Expected<void> write_plan(const LaunchPlan& plan, const std::filesystem::path& path);
 
 /// Quotes one argument for display the way a POSIX shell would need it.
 std::string quote_for_display(const std::string& arg);

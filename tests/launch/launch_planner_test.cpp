@@ -1,8 +1,11 @@
 #include "launch/launch_planner.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 namespace bigmac::launch {
 namespace {
@@ -204,6 +207,19 @@ TEST(LaunchPlan, RendersTextAndJson) {
   EXPECT_EQ(j["processes"][1]["argv"][4], "/run/gate/rank1.log");
   EXPECT_EQ(j["processes"][1]["env"]["RANK"], "1");
   EXPECT_EQ(j["ranks"][1]["log_path"], "/run/gate/rank1.log");
+}
+
+TEST(LaunchPlan, IsStoredAsJson) {
+  PlanInputs in = make_inputs();
+  auto plan = plan_launch(make_config("builtin", 1), in);
+  ASSERT_TRUE(plan);
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("bigmac-plan-" + std::to_string(::getpid()) + ".json");
+  ASSERT_TRUE(write_plan(*plan, file));
+  std::ifstream in_file(file);
+  const nlohmann::json back = nlohmann::json::parse(in_file);
+  std::filesystem::remove(file);
+  EXPECT_EQ(back, to_json(*plan));
 }
 
 TEST(LaunchPlan, QuotesOnlyWhatNeedsIt) {
