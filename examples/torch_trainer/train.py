@@ -175,8 +175,9 @@ class Trainer:
             inp = self.links.recv(boundary, self.dtype, self.device, False, mb).requires_grad_()
             if self.model.tracer:
                 self.trace("recv", "hidden_states", inp)
-        sync = self.ddp is not None and mb + 1 < self.accum
-        with self.ddp.no_sync() if sync else contextlib.nullcontext():
+        # Gradient accumulation under DDP: only the last micro-batch's backward all-reduces.
+        accumulate_only = self.ddp is not None and mb + 1 < self.accum
+        with self.ddp.no_sync() if accumulate_only else contextlib.nullcontext():
             out = (self.ddp or self.model)(inp)
         if self.model.is_last:
             labels = tokens[:, 1:]
@@ -185,8 +186,10 @@ class Trainer:
                 self.trace("labels", "labels", labels)
             loss = F.cross_entropy(out.reshape(-1, out.shape[-1]).float(), labels.reshape(-1))
             if step == self.cfg.faults.nan_at_step:
-                loss = loss * torch.log(torch.zeros((), device=self.device))  # -inf * loss ...
-                loss = loss - loss  # ... and inf - inf: a real NaN in the graph
+                # log(0) in the loss, as an unguarded log of a probability gives: -inf, and
+                # -inf - -inf is NaN, in the value and in every gradient behind it.
+                loss = loss * torch.log(torch.zeros((), device=self.device))
+                loss = loss - loss
             self.log("loss", global_step=step, stage=self.stage, mb=mb, value=loss.item())
             self.step_loss += loss.item() / self.accum
             keep[mb] = (inp, loss)

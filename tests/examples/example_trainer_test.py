@@ -345,6 +345,19 @@ class Faults(TrainerCase):
         self.assertGreater(abs(v[4][0] - b[4][0]), 1e-3 * b[4][0])
 
 
+    def test_nan_at_step_logs_nan_from_that_step_on(self):
+        evs = self.single(3, "faults.nan_at_step=1")
+        losses = [s["loss"] for s in of(evs, "step")]
+        self.assertTrue(math.isfinite(losses[0]))
+        self.assertTrue(math.isnan(losses[1]) and math.isnan(losses[2]), losses)
+        self.assertTrue(math.isnan(of(evs, "step")[1]["grad_norm"]))
+
+    def test_all_ranks_checkpoint_makes_every_rank_a_writer(self):
+        logs, _ = self.distributed("ckpt", 2, "train.max_steps=1", "train.gradient_accumulation_steps=2",
+                                   "faults.all_ranks_checkpoint=true")
+        self.assertEqual([len(of(logs[r], "ckpt")) for r in (0, 1)], [1, 1])
+
+
 class MegatronStyle(TrainerCase):
     def test_prints_only_megatron_iteration_lines(self):
         import re
