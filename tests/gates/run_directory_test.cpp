@@ -1,0 +1,103 @@
+#include "gates/run_directory.h"
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.h"
+#include "gates/run_status.h"
+
+namespace bigmac::gates {
+namespace {
+
+class RunDirectoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("bigmac-rundir-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(root_);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  std::filesystem::path root_;
+};
+
+RunState sample() {
+  RunState s = RunState::fresh("20261129-120000", {"single", "dp", "pp2"});
+  s.phase = RunPhase::kFailed;
+  s.gates[0].status = GateStatus::kPassed;
+  s.gates[0].attempts = 1;
+  s.gates[0].inputs = GateInputs{{{"train.seed", "1234"}}, "bin 1 2", "abc"};
+  s.gates[1].status = GateStatus::kFailed;
+  s.gates[1].attempts = 2;
+  s.gates[1].failed_check = "loss_vs_baseline";
+  s.gates[1].route_back = "dp";
+  s.gates[2].status = GateStatus::kSkipped;
+  s.last = 1;
+  s.current = "dp";
+  s.message = "dp failed: loss_vs_baseline: diverges at step 3";
+  s.history = {"single: pending -> running"};
+  return s;
+}
+
+TEST_F(RunDirectoryTest, SaveLoadRoundTrip) {
+  auto dir = RunDirectory::open(root_ / "run");
+  ASSERT_TRUE(dir) << dir.error().format();
+  auto none = dir->load();
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->has_value());
+  ASSERT_TRUE(dir->save(sample()));
+  auto back = dir->load();
+  ASSERT_TRUE(back && back->has_value());
+  EXPECT_EQ(to_json(**back), to_json(sample()));
+  EXPECT_EQ((*back)->last, 1u);
+  // status reads without the lock, while the run holds it.
+  auto status = read_run_state(root_ / "run");
+  ASSERT_TRUE(status);
+  const std::string text = format_status(*status, "reports/x");
+  EXPECT_NE(text.find("run 20261129-120000: failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("loss_vs_baseline failed; route back: dp"), std::string::npos) << text;
+  EXPECT_NE(text.find("next: bigmac-bringup resume reports/x  (continues at dp)"), std::string::npos) << text;
+  EXPECT_FALSE(status_json(*status)["gates"][0].contains("inputs"));
+  EXPECT_EQ(dir->attempt_dir(1, "dp", 2), root_ / "run" / "02-dp.2");
+}
+
+TEST_F(RunDirectoryTest, ASecondOpenerIsKeptOutUntilTheFirstCloses) {
+  {
+    auto first = RunDirectory::open(root_ / "run");
+    ASSERT_TRUE(first);
+    auto second = RunDirectory::open(root_ / "run");
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().kind, ErrorKind::kInfrastructure);
+    EXPECT_NE(second.error().message.find("pid " + std::to_string(::getpid())), std::string::npos)
+        << second.error().message;
+    RunDirectory moved = std::move(*first);  // the lock moves with the object
+    EXPECT_FALSE(RunDirectory::open(root_ / "run"));
+  }
+  EXPECT_TRUE(RunDirectory::open(root_ / "run"));
+}
+
+TEST_F(RunDirectoryTest, DamagedStateIsAnInputError) {
+  std::filesystem::create_directories(root_ / "bad");
+  ASSERT_TRUE(write_file_atomically(root_ / "bad/state.json", "{\"format\":\"bigmac-run-state/1\",\"phase\":\"odd\",\"gates\":[]}"));
+  auto s = read_run_state(root_ / "bad");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().key, "phase");
+  ASSERT_TRUE(write_file_atomically(root_ / "bad/state.json", "not json"));
+  EXPECT_FALSE(read_run_state(root_ / "bad"));
+  EXPECT_FALSE(read_run_state(root_ / "missing"));
+}
+
+TEST_F(RunDirectoryTest, RunIdsAndLatest) {
+  EXPECT_EQ(make_run_id(1764417867), "20251129-120427");
+  EXPECT_EQ(make_run_id(1764417867, 2), "20251129-120427-2");
+  std::filesystem::create_directories(root_ / "a");
+  std::filesystem::create_directories(root_ / "b");
+  ASSERT_TRUE(point_latest(root_, root_ / "a"));
+  ASSERT_TRUE(point_latest(root_, root_ / "b"));
+  EXPECT_EQ(std::filesystem::read_symlink(root_ / "latest"), "b");
+  EXPECT_TRUE(std::filesystem::equivalent(root_ / "latest", root_ / "b"));
+}
+
+}  // namespace
+}  // namespace bigmac::gates
