@@ -132,11 +132,16 @@ class Trainer:
                  tied_duplicate_count=self.model.tied_copy.numel() if self.model.tied_copy is not None else 0)
         self.params = list(self.model.parameters())
         self.ddp = None
+        # DDP averages gradients over the replicas when the backward of the forward that ran
+        # outside no_sync() is the last one. That holds for plain accumulation (one stage,
+        # 1f1b: F0 B0 F1 B1 ...). With GPipe's order (B0 runs after the last forward) or a
+        # pipeline (1F1B interleaves backwards of different forwards) the reducer would
+        # all-reduce a partial sum, so there every forward runs under no_sync() or without DDP
+        # and the trainer all-reduces the gradients itself after the schedule.
+        self.ddp_reduces = False
         if self.pp == 1 and self.world > 1:
-            # DDP averages gradients over the replicas; with a pipeline its reducer cannot be
-            # used (1F1B interleaves backward passes of different forwards), so there the
-            # trainer all-reduces the gradients itself after the schedule.
             self.ddp = DistributedDataParallel(self.model, broadcast_buffers=False)
+            self.ddp_reduces = self.cfg.parallel.schedule == "1f1b"
         self.optimizer = torch.optim.AdamW(self.params, lr=cfg.train.lr,
                                            weight_decay=cfg.train.weight_decay)
         self.links = Neighbours(self.rank, self.dp, self.stage, self.pp)
@@ -176,7 +181,7 @@ class Trainer:
             if self.model.tracer:
                 self.trace("recv", "hidden_states", inp)
         # Gradient accumulation under DDP: only the last micro-batch's backward all-reduces.
-        accumulate_only = self.ddp is not None and mb + 1 < self.accum
+        accumulate_only = self.ddp is not None and (not self.ddp_reduces or mb + 1 < self.accum)
         with self.ddp.no_sync() if accumulate_only else contextlib.nullcontext():
             out = (self.ddp or self.model)(inp)
         if self.model.is_last:
@@ -210,8 +215,8 @@ class Trainer:
             self.links.send(inp.grad, False, mb)
 
     def reduce_gradients(self):
-        """PP x DP: average over the stage's replicas; sum the two copies of a tied weight."""
-        if self.pp > 1 and self.dp > 1:
+        """Average over the stage's replicas unless DDP did; sum the two tied weight copies."""
+        if self.dp > 1 and not self.ddp_reduces:
             for p in self.params:
                 dist.all_reduce(p.grad, group=self.dp_group)
                 p.grad.div_(self.dp)

@@ -222,14 +222,20 @@ class Settings(unittest.TestCase):
 
 
 class Distributed(TrainerCase):
-    def test_dp2_under_torchrun_matches_single_process(self):
+    def test_dp2_gpipe_under_torchrun_matches_single_process(self):
+        # GPipe order with DDP (all forwards, then all backwards) is the case where DDP's own
+        # reducer would average a partial gradient; the plain 1f1b DDP path is compared in
+        # Faults.test_lr_scaled_by_world_matches_first_step_then_diverges.
         base = self.single(8)
-        logs, _ = self.distributed("dp2", 2, "train.max_steps=8", "train.gradient_accumulation_steps=2")
+        logs, _ = self.distributed("dp2", 2, "train.max_steps=8", "train.gradient_accumulation_steps=2",
+                                   "parallel.schedule=gpipe")
         self.assertEqual([e["backend"] for e in of(logs[0], "pg_ready")], ["gloo"])
         self.assertEqual(of(logs[1], "step"), [], "only dp rank 0 owns the loss")
         self.assertEqual(of(logs[1], "batch")[0]["samples_per_step"], 8)
         self.assert_matches(base, logs[0])
         self.assertEqual(of(logs[0], "digest")[0]["param_digest"], of(logs[1], "digest")[0]["param_digest"])
+        self.assertEqual(of(logs[0], "model"), [{**of(logs[0], "model")[0], **{
+            k: of(base, "model")[0][k] for k in ("param_count", "param_digest")}}])
 
     def test_pp2_1f1b_from_yaml_matches_single_process_in_schedule_order(self):
         base = self.single(8)
@@ -341,6 +347,7 @@ class Faults(TrainerCase):
         _, b = step_values(base)
         _, v = step_values(logs[0])
         self.assertAlmostEqual(v[0][0], b[0][0], delta=1e-4 * b[0][0])
+        self.assertAlmostEqual(v[0][1], b[0][1], delta=1e-4 * b[0][1], msg="DDP's averaged gradient")
         self.assertAlmostEqual(of(logs[0], "step")[0]["lr"], 2 * of(base, "step")[0]["lr"])
         self.assertGreater(abs(v[4][0] - b[4][0]), 1e-3 * b[4][0])
 
