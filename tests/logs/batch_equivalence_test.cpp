@@ -25,8 +25,7 @@ const char* const kLines[] = {
     "",
     "{",
     "{}",
-    R"({"ev":"done","steps":3})"
-    "\r",
+    "{\"ev\":\"done\",\"steps\":3}\r",
     R"({"ev":"future","x":1})",
 };
 
