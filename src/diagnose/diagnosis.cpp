@@ -13,6 +13,12 @@ std::string location_of(const Evidence& e) {
   return where;
 }
 
+// Long lines (a 2 KiB NCCL dump) are cut in the text form; JSON keeps them whole.
+std::string shortened(const std::string& text) {
+  constexpr std::size_t kMax = 300;
+  return text.size() <= kMax ? text : text.substr(0, kMax) + " [...]";
+}
+
 }  // namespace
 
 void print_diagnosis(std::ostream& out, const Diagnosis& d, int index) {
@@ -21,7 +27,7 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, int index) {
   if (!d.evidence.empty()) {
     out << "   evidence:\n";
     for (const Evidence& e : d.evidence) {
-      out << fmt::format("     {}: {}\n", location_of(e), e.text);
+      out << fmt::format("     {}: {}\n", location_of(e), shortened(e.text));
     }
     if (d.matches > static_cast<std::int64_t>(d.evidence.size())) {
       out << fmt::format("     ... {} more matching lines\n",

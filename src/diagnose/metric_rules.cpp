@@ -108,11 +108,23 @@ void grad_norm_checks(const MetricInput& in, std::vector<Finding>& out) {
   }
 }
 
+// A log that prints every k-th step (Megatron's --log-interval) is not missing steps: its
+// steps are evenly spaced and start below k.
+bool logged_at_interval(const std::vector<Sourced<logs::StepRecord>>& steps) {
+  if (steps.size() < 2) return false;
+  const std::int64_t stride = steps[1].record->global_step - steps[0].record->global_step;
+  if (stride <= 1 || steps[0].record->global_step >= stride) return false;
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    if (steps[i].record->global_step - steps[i - 1].record->global_step != stride) return false;
+  }
+  return true;
+}
+
 void step_sequence(const MetricInput& in, std::vector<Finding>& out) {
   for (const auto& [rank, steps] : steps_by_rank(in.logs)) {
     std::set<std::int64_t> seen;
     std::int64_t expected = 0;
-    bool gap_reported = false;
+    bool gap_reported = logged_at_interval(steps);
     bool repeat_reported = false;
     const Sourced<logs::StepRecord>* previous = nullptr;
     for (const auto& s : steps) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -11,6 +12,8 @@ namespace bigmac::diagnose {
 namespace {
 
 constexpr std::size_t kMaxHits = 6;
+constexpr std::size_t kMaxSpecificLines = 4096;
+constexpr std::int64_t kTracebackReach = 3;  ///< lines between an error line and its explanation
 
 RE2::Options quiet_options() {
   RE2::Options options;
@@ -129,6 +132,8 @@ TextScan::TextScan(const TextMatcher& matcher)
 void TextScan::begin_file(std::string file) {
   file_ = std::move(file);
   follows_.clear();
+  files_.push_back(file_);
+  specific_lines_.emplace_back();
 }
 
 void TextScan::add_line(const logs::TextLine& line) {
@@ -141,13 +146,17 @@ void TextScan::add_line(const logs::TextLine& line) {
 
   scratch_.clear();
   matcher_.match(line.text, scratch_);
+  if (files_.empty()) begin_file(file_);
   for (TextMatch& m : scratch_) {
+    const Signature& sig = matcher_.catalog().signatures[m.signature];
+    if (!sig.fallback && specific_lines_.back().size() < kMaxSpecificLines) {
+      specific_lines_.back().push_back(line.at.line);
+    }
     Tally& tally = tallies_[m.signature];
     ++tally.matches;
     if (tally.hits.size() >= kMaxHits) continue;
     Evidence evidence{line.at.rank, file_, line.at.line, line.at.t, line.text};
     tally.hits.push_back(Hit{std::move(evidence), std::move(m.captures)});
-    const Signature& sig = matcher_.catalog().signatures[m.signature];
     if (sig.follow.within > 0) {
       follows_.push_back(OpenFollow{m.signature, tally.hits.size() - 1, sig.follow.within});
     }
@@ -160,6 +169,7 @@ std::vector<Diagnosis> TextScan::finish() {
   const Catalog& catalog = matcher_.catalog();
   for (std::size_t s = 0; s < tallies_.size(); ++s) {
     Tally& tally = tallies_[s];
+    if (catalog.signatures[s].fallback) drop_explained(tally);
     if (tally.hits.empty()) continue;
     // Earliest first: by wall time where both lines have one, else in reading order.
     const bool timed = std::all_of(tally.hits.begin(), tally.hits.end(),
@@ -193,7 +203,23 @@ std::vector<Diagnosis> TextScan::finish() {
     out.push_back(std::move(d));
   }
   tallies_.assign(tallies_.size(), Tally{});
+  specific_lines_.clear();
+  files_.clear();
   return out;
+}
+
+void TextScan::drop_explained(Tally& tally) const {
+  const std::size_t before = tally.hits.size();
+  std::erase_if(tally.hits, [&](const Hit& hit) {
+    for (std::size_t f = 0; f < files_.size(); ++f) {
+      if (files_[f] != hit.evidence.file) continue;
+      for (std::int64_t line : specific_lines_[f]) {
+        if (std::abs(line - hit.evidence.line) <= kTracebackReach) return true;
+      }
+    }
+    return false;
+  });
+  tally.matches -= static_cast<std::int64_t>(before - tally.hits.size());
 }
 
 }  // namespace bigmac::diagnose

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -80,11 +81,17 @@ class TextScan {
     int lines_left = 0;
   };
 
+  void drop_explained(Tally& tally) const;
+
   const TextMatcher& matcher_;
   std::string file_;
   std::vector<Tally> tallies_;
   std::vector<OpenFollow> follows_;
   std::vector<TextMatch> scratch_;
+  /// Per file index, the lines a specific (non-fallback) signature matched: a fallback hit
+  /// next to one is part of a traceback that signature already explains. Bounded.
+  std::vector<std::vector<std::int64_t>> specific_lines_;
+  std::vector<std::string> files_;
 };
 
 }  // namespace bigmac::diagnose

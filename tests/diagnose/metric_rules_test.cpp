@@ -119,6 +119,10 @@ TEST(MetricRules, StepsMissingOrRepeated) {
   EXPECT_EQ(find(repeat, "step_gap"), nullptr);
 
   EXPECT_TRUE(run({{"r.log", {step(0, 0, 4), step(0, 1, 4), step(0, 2, 4)}}}).empty());
+  // Megatron-style --log-interval 10 (iterations 10, 20, 30 are global_step 9, 19, 29).
+  EXPECT_TRUE(run({{"r.log", {step(0, 9, 4), step(0, 19, 4), step(0, 29, 4)}}}).empty());
+  // ...but a hole in an interval log still counts.
+  EXPECT_NE(find(run({{"r.log", {step(0, 9, 4), step(0, 19, 4), step(0, 39, 4)}}}), "step_gap"), nullptr);
 }
 
 TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {

@@ -214,6 +214,14 @@ TEST(TextSignatures, PeerClosedConnectionIsAConsequenceRankedLast) {
   EXPECT_EQ(diagnoses[1].evidence.front().rank, 0);
 }
 
+TEST(TextSignatures, FallbackInsideAnExplainedTracebackIsDropped) {
+  // "RuntimeError: Error(s) in loading state_dict ..." sits next to the size-mismatch line that
+  // explains it: no unclassified error besides.
+  const auto diagnoses = diagnose_fixture("torch113/size.log");
+  ASSERT_EQ(diagnoses.size(), 1u);
+  EXPECT_EQ(diagnoses[0].id, "state_dict_size_mismatch");
+}
+
 TEST(TextSignatures, CleanRunHasNoDiagnosis) { EXPECT_TRUE(diagnose_fixture("clean").empty()); }
 
 }  // namespace
