@@ -7,7 +7,10 @@ is not pipelined, a hand-written pipeline with dist.isend/dist.recv otherwise, P
 rank = stage * dp + dp_rank. Progress goes out as bigmac-log v1 events (configs/examples/
 bigmac_log.py). Run alone (`python3 train.py`) or under torchrun:
 
-    torchrun --standalone --nproc_per_node 2 train.py --set parallel.pp_size=2 --log-file 'rank{rank}.log'
+    torchrun --standalone --nproc_per_node 2 --redirects 2 --tee 1 train.py \
+        --set parallel.pp_size=2 --log-file 'rank{rank}.log'
+
+(Debian's torchrun 1.13 under Python 3.11 needs --redirects and --tee given as 1 or 2.)
 
 Settings: --config FILE (the TOML or YAML file bigmac-bringup writes for each gate), then
 --set table.key=value. Exit status: 0 done, 1 a training error (exception on stderr), 2 bad
@@ -15,7 +18,6 @@ settings.
 """
 import argparse
 import contextlib
-import math
 import os
 import sys
 import threading
