@@ -16,14 +16,6 @@ namespace ondemand = simdjson::ondemand;
 
 namespace {
 
-// The raw key text (between the quotes); keys with escapes never equal a contract key.
-std::string_view raw_key(ondemand::field& field) {
-  const char* start = field.key().raw();
-  const char* end = start;
-  while (*end != '"') ++end;  // the parser validated the string, so a closing quote exists
-  return {start, static_cast<std::size_t>(end - start)};
-}
-
 simdjson::error_code read_array(ondemand::value& value, Key key, FieldBag& bag, Slot& slot) {
   ondemand::array array;
   if (auto error = value.get_array().get(array)) return error;
@@ -147,15 +139,17 @@ struct KeyGuess {
   std::array<Key, kStart + 1> next;
   KeyGuess() { next.fill(Key::kEv); }
 
-  std::optional<Key> find(std::size_t previous, std::string_view name) {
+  // `raw` is the key text after its opening quote, as the parser validated it.
+  std::optional<Key> find(std::size_t previous, const char* raw) {
     Key guess = next[previous];
     std::string_view guess_name = key_name(guess);
-    if (guess_name.size() == name.size()) {
-      std::size_t i = 0;
-      while (i < name.size() && guess_name[i] == name[i]) ++i;
-      if (i == name.size()) return guess;
-    }
-    std::optional<Key> key = find_key(name);
+    std::size_t i = 0;
+    // Stops at the first difference, at the latest at the key's closing quote.
+    while (i < guess_name.size() && raw[i] == guess_name[i]) ++i;
+    if (i == guess_name.size() && raw[i] == '"') return guess;
+    const char* end = raw;
+    while (*end != '"') ++end;
+    std::optional<Key> key = find_key({raw, static_cast<std::size_t>(end - raw)});
     if (key) next[previous] = *key;
     return key;
   }
@@ -170,19 +164,12 @@ simdjson::error_code read_object(Document& doc, FieldBag& bag, KeyGuess& guess) 
   for (auto item : object) {
     ondemand::field field;
     if (auto error = std::move(item).get(field)) return error;
-    std::optional<Key> key = guess.find(previous, raw_key(field));
+    std::optional<Key> key = guess.find(previous, field.key().raw());
     if (!key) continue;  // unknown fields are for newer readers
     previous = static_cast<std::size_t>(*key);
     if (auto error = read_value(field.value(), *key, bag)) return error;
   }
   return simdjson::SUCCESS;
-}
-
-bool is_blank(std::string_view text) {
-  for (char c : text) {
-    if (c != ' ' && c != '\t' && c != '\r') return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -253,13 +240,21 @@ std::size_t JsonLineReader::read_lines(std::string_view text, std::size_t readab
     // Vouch only for a document that starts its line and ends it (bar blanks): two objects on
     // a line, or one spread over two, go back to read() to be judged on their own.
     if (it.error() || it.current_index() != line_start) return line;
-    std::string_view source = it.source();
-    std::size_t end = line_start + source.size();
-    if (end > line_ends[line] || !is_blank(text.substr(end, line_ends[line] - end))) return line;
     ondemand::document_reference doc;
     if ((*it).get(doc)) return line;
     bag.clear();
     if (read_object(doc, bag, impl_->guess)) return line;
+    // The next token must start the next line. At the end of a stage-1 window there is no
+    // next token to look at; that line is checked again on its own.
+    const char* next = nullptr;
+    simdjson::error_code where = doc.current_location().get(next);
+    if (where == simdjson::OUT_OF_BOUNDS) {
+      std::string_view single = text.substr(line_start, line_ends[line] - line_start);
+      bag.clear();
+      if (impl_->parse_any(single, readable - line_start, bag)) return line;
+    } else if (where || next != text.data() + line_ends[line] + 1) {
+      return line;
+    }
     on_line(line);
     line_start = line_ends[line] + 1;
     ++line;
