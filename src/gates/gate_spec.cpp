@@ -314,9 +314,13 @@ tl::expected<GateSpec, Errors> apply_overrides(
   for (const auto& [key, setting] : overrides) {
     auto locate = [&](const std::string&, std::string message, std::string hint = {}) {
       Error e = make_error(ErrorKind::kConfig, std::move(message), std::move(hint));
-      e.file = setting.origin.where;
-      e.line = setting.origin.line;
-      e.column = setting.origin.column;
+      if (setting.origin.kind == config::SourceKind::kFile) {
+        e.file = setting.origin.where;
+        e.line = setting.origin.line;
+        e.column = setting.origin.column;
+      } else {
+        e.message += " (set by " + setting.origin.describe() + ")";
+      }
       e.key = setting.key.empty() ? "gates." + spec.id + "." + key : setting.key;
       return e;
     };
@@ -356,9 +360,13 @@ tl::expected<GateSpec, Errors> apply_overrides(
     auto it = overrides.find(bare);
     if (it == overrides.end()) return make_error(ErrorKind::kConfig, std::move(m), std::move(h));
     Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
-    e.file = it->second.origin.where;
-    e.line = it->second.origin.line;
-    e.column = it->second.origin.column;
+    if (it->second.origin.kind == config::SourceKind::kFile) {
+      e.file = it->second.origin.where;
+      e.line = it->second.origin.line;
+      e.column = it->second.origin.column;
+    } else {
+      e.message += " (set by " + it->second.origin.describe() + ")";
+    }
     e.key = "gates." + spec.id + "." + bare;
     return e;
   });

@@ -33,8 +33,8 @@ RunResult run_gates(RunState state, const Observation& start, GateExecutor& exec
     // Saved before acting: a SIGKILL during the gate leaves it `running`, which resume reruns.
     if (auto saved = output.persist(state); !saved) {
       output.print("cannot save the run state: " + saved.error().format());
-      return RunResult{std::move(state), StopWithError{state.current, saved.error().format()},
-                       ExitCode::kInfrastructure};
+      StopWithError stop{state.current, saved.error().format()};
+      return RunResult{std::move(state), std::move(stop), ExitCode::kInfrastructure};
     }
     const auto* launch = std::get_if<LaunchGate>(&d.action);
     if (!launch) {

@@ -1,0 +1,87 @@
+#include "gates/gate_catalog.h"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "baseline/baseline.h"
+#include "gates/check.h"
+
+namespace bigmac::gates {
+
+tl::expected<GateCatalog, Errors> GateCatalog::load(const std::filesystem::path& stages_dir,
+                                                    const config::Config& config) {
+  auto specs = load_gate_specs(stages_dir);
+  if (!specs) return tl::unexpected(specs.error());
+  Errors errors;
+  for (const auto& [gate, overrides] : config.gate_overrides) {
+    if (!find_gate(*specs, gate)) {
+      Error e = make_error(ErrorKind::kConfig,
+                           fmt::format("[gates.{}] names no gate in {}", gate, stages_dir.string()));
+      if (!overrides.empty()) {
+        const config::Origin& o = overrides.begin()->second.origin;
+        e.file = o.where;
+        e.line = o.line;
+        e.column = o.column;
+      }
+      errors.push_back(e);
+    }
+  }
+  GateCatalog catalog;
+  for (GateSpec& spec : *specs) {
+    auto it = config.gate_overrides.find(spec.id);
+    if (it == config.gate_overrides.end()) {
+      catalog.specs.push_back(std::move(spec));
+      continue;
+    }
+    auto applied = apply_overrides(std::move(spec), it->second);
+    if (!applied) {
+      errors.insert(errors.end(), applied.error().begin(), applied.error().end());
+    } else {
+      catalog.specs.push_back(std::move(*applied));
+    }
+  }
+  if (!errors.empty()) return tl::unexpected(errors);
+  return catalog;
+}
+
+std::vector<std::string> GateCatalog::ids() const {
+  std::vector<std::string> out;
+  for (const GateSpec& s : specs) out.push_back(s.id);
+  return out;
+}
+
+baseline::ComparisonPolicy comparison_policy(const GateSpec& spec) {
+  baseline::ComparisonPolicy policy;
+  const CheckParams params(spec.params);
+  auto tolerance = [&](const std::string& prefix, const baseline::Tolerance& fallback) {
+    baseline::Tolerance t = fallback;
+    if (auto p = baseline::parse_policy(params.text(prefix + "_policy", ""))) t.policy = *p;
+    t.rel_tol = params.number(prefix + "_rel_tol", t.rel_tol);
+    t.abs_tol = params.number(prefix + "_abs_tol", t.abs_tol);
+    t.factor = params.number(prefix + "_factor", t.factor);
+    return t;
+  };
+  policy.loss = tolerance("loss", *policy.loss);
+  policy.grad_norm = tolerance("grad_norm", *policy.grad_norm);
+  policy.lr = tolerance("lr", *policy.lr);
+  return policy;
+}
+
+std::string trainer_identity(const std::filesystem::path& binary) {
+  struct stat st {};
+  if (::stat(binary.c_str(), &st) != 0) return binary.string() + " (missing)";
+  return fmt::format("{} {} {}.{:09}", binary.string(), static_cast<long long>(st.st_size),
+                     static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec);
+}
+
+GateInputs gate_inputs(const GatePlan& plan, const std::filesystem::path& trainer_binary,
+                       const std::filesystem::path& baseline_file) {
+  GateInputs in;
+  in.config = plan.inputs;
+  in.trainer = trainer_binary.empty() ? std::string() : trainer_identity(trainer_binary);
+  in.baseline = baseline_file.empty() ? std::string() : baseline::file_digest(baseline_file);
+  return in;
+}
+
+}  // namespace bigmac::gates

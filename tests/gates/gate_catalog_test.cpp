@@ -1,0 +1,63 @@
+#include "gates/gate_catalog.h"
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.h"
+
+namespace bigmac::gates {
+namespace {
+
+const std::string kStages = std::string(BIGMAC_SOURCE_DIR) + "/stages";
+
+config::Config config_with(std::vector<std::string> sets) {
+  config::ConfigSources sources;
+  sources.overrides = std::move(sets);
+  auto c = config::load_config(sources);
+  EXPECT_TRUE(c);
+  return c ? *c : config::Config{};
+}
+
+TEST(GateCatalog, OverridesFromTheConfigReachThePlan) {
+  auto catalog = GateCatalog::load(kStages, config_with({"gates.dp.nproc=2", "gates.dp.loss_rel_tol=0.001"}));
+  ASSERT_TRUE(catalog) << catalog.error().front().format();
+  EXPECT_EQ(catalog->ids(), (std::vector<std::string>{"single", "dp", "pp2", "shapes", "target"}));
+  const GateSpec* dp = catalog->find("2");
+  ASSERT_NE(dp, nullptr);
+  EXPECT_EQ(dp->launch.nproc, 2);
+  auto plan = plan_gate(*dp, config_with({}));
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->config.train.gradient_accumulation_steps, 2);  // 8 = 2 × 2 × 2
+  EXPECT_DOUBLE_EQ(comparison_policy(*dp).loss->rel_tol, 1e-3);
+  EXPECT_EQ(comparison_policy(*dp).loss->policy, baseline::Policy::kRelative);
+}
+
+TEST(GateCatalog, UnknownOverrideKeySuggestsTheGateFilesKey) {
+  auto catalog = GateCatalog::load(kStages, config_with({"gates.dp.nprocs=2"}));
+  ASSERT_FALSE(catalog);
+  const Error& e = catalog.error().front();
+  EXPECT_EQ(e.key, "gates.dp.nprocs");
+  EXPECT_NE(e.message.find("02-dp.toml"), std::string::npos) << e.message;
+  EXPECT_EQ(e.hint, "did you mean 'nproc'?");
+  EXPECT_TRUE(e.file.empty());
+  EXPECT_NE(e.message.find("(set by --set gates.dp.nprocs=2)"), std::string::npos) << e.message;
+}
+
+TEST(GateCatalog, TrainerIdentityAndInputs) {
+  const auto file = std::filesystem::temp_directory_path() / ("bigmac-trainer-" + std::to_string(::getpid()));
+  ASSERT_TRUE(write_file_atomically(file, "v1"));
+  const std::string first = trainer_identity(file);
+  ASSERT_TRUE(write_file_atomically(file, "v2 longer"));
+  EXPECT_NE(trainer_identity(file), first);
+  EXPECT_NE(trainer_identity("/nonexistent/bigmac-train").find("(missing)"), std::string::npos);
+  GatePlan plan;
+  plan.inputs = {{"train.seed", "1"}};
+  const GateInputs in = gate_inputs(plan, file, file);
+  EXPECT_EQ(in.config, plan.inputs);
+  EXPECT_EQ(in.baseline.size(), 16u);
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace bigmac::gates
