@@ -114,6 +114,30 @@ fix = "f"
   EXPECT_THAT(b.error().hint, HasSubstr("step, value"));
 }
 
+TEST(Catalog, WrongTypesAreErrorsNamingTheKey) {
+  std::string not_a_list = kGood;
+  not_a_list.erase(not_a_list.find("patterns = ["));
+  not_a_list += "patterns = 'bind to'\n";
+  auto a = parse(not_a_list);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().key, "signature[0].patterns");
+
+  std::string bad_follow = std::string(kGood) + "[signature.follow]\npatterns = ['x']\n";
+  auto b = parse(bad_follow);
+  ASSERT_FALSE(b);
+  EXPECT_THAT(b.error().message, HasSubstr("follow.within"));
+
+  std::string bad_specificity = kGood;
+  bad_specificity.replace(bad_specificity.find("specificity = 90"), 16, "specificity = 900");
+  auto c = parse(bad_specificity);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().key, "signature[0].specificity");
+
+  auto d = parse("[[signatures]]\nid = \"x\"\n");
+  ASSERT_FALSE(d);
+  EXPECT_THAT(d.error().message, HasSubstr("unknown table `signatures`"));
+}
+
 TEST(Catalog, BuiltinCatalogIsValidAndCoversEveryRule) {
   auto catalog = builtin_catalog();
   ASSERT_TRUE(catalog) << catalog.error().format();
