@@ -132,21 +132,49 @@ bool quote_nonfinite(std::string_view line, std::string& out) {
   return changed;
 }
 
+// A contract key as the parser's buffer holds it (name, closing quote), in three words with a
+// mask, so checking a guess is three compares instead of a loop over its bytes.
+struct KeyPattern {
+  std::array<std::uint64_t, 3> word{};
+  std::array<std::uint64_t, 3> mask{};
+};
+
+std::array<KeyPattern, static_cast<std::size_t>(Key::kCount)> make_patterns() {
+  std::array<KeyPattern, static_cast<std::size_t>(Key::kCount)> patterns{};
+  for (std::size_t k = 0; k < patterns.size(); ++k) {
+    std::string quoted(key_name(static_cast<Key>(k)));
+    quoted += '"';
+    std::array<unsigned char, 24> bytes{};
+    std::array<unsigned char, 24> ones{};
+    for (std::size_t i = 0; i < quoted.size() && i < bytes.size(); ++i) {
+      bytes[i] = static_cast<unsigned char>(quoted[i]);
+      ones[i] = 0xff;
+    }
+    std::memcpy(patterns[k].word.data(), bytes.data(), bytes.size());
+    std::memcpy(patterns[k].mask.data(), ones.data(), ones.size());
+  }
+  return patterns;
+}
+
 // Writers print an event's fields in a fixed order, so the key after key K is most likely the
 // one that followed K last time: checking that guess first skips the hash on most fields.
 struct KeyGuess {
   static constexpr std::size_t kStart = static_cast<std::size_t>(Key::kCount);
   std::array<Key, kStart + 1> next;
+  std::array<KeyPattern, kStart> patterns = make_patterns();
   KeyGuess() { next.fill(Key::kEv); }
 
-  // `raw` is the key text after its opening quote, as the parser validated it.
+  // `raw` is the key text after its opening quote in the parser's padded buffer, so the 24
+  // bytes read here are readable whatever the key's length.
   std::optional<Key> find(std::size_t previous, const char* raw) {
     Key guess = next[previous];
-    std::string_view guess_name = key_name(guess);
-    std::size_t i = 0;
-    // Stops at the first difference, at the latest at the key's closing quote.
-    while (i < guess_name.size() && raw[i] == guess_name[i]) ++i;
-    if (i == guess_name.size() && raw[i] == '"') return guess;
+    const KeyPattern& p = patterns[static_cast<std::size_t>(guess)];
+    std::array<std::uint64_t, 3> w;
+    std::memcpy(w.data(), raw, sizeof w);
+    if (((w[0] & p.mask[0]) == p.word[0]) & ((w[1] & p.mask[1]) == p.word[1]) &
+        ((w[2] & p.mask[2]) == p.word[2])) {
+      return guess;
+    }
     const char* end = raw;
     while (*end != '"') ++end;
     std::optional<Key> key = find_key({raw, static_cast<std::size_t>(end - raw)});
