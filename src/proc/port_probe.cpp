@@ -1,6 +1,7 @@
 #include "proc/port_probe.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -66,27 +66,28 @@ std::vector<PortHolder> port_holders(int port) {
   std::map<unsigned long, int> inodes = socket_inodes(port);
   std::vector<PortHolder> holders;
   if (inodes.empty()) return holders;
-  std::error_code ec;
-  for (const auto& proc_entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = proc_entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code fd_ec;
+  for (pid_t pid : all_pids()) {
+    const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
     // Other users' fd folders are unreadable; those holders stay unknown.
-    for (const auto& fd_entry :
-         std::filesystem::directory_iterator(proc_entry.path() / "fd", fd_ec)) {
-      std::error_code link_ec;
-      const std::string target = std::filesystem::read_symlink(fd_entry.path(), link_ec).string();
-      if (link_ec || target.rfind("socket:[", 0) != 0) continue;
-      unsigned long inode = std::strtoul(target.c_str() + 8, nullptr, 10);
-      auto it = inodes.find(inode);
+    DIR* dir = ::opendir(fd_dir.c_str());
+    if (dir == nullptr) continue;
+    while (const dirent* entry = ::readdir(dir)) {
+      char target[64];
+      const std::string link = fd_dir + "/" + entry->d_name;
+      ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+      if (n <= 8) continue;
+      target[n] = '\0';
+      if (std::strncmp(target, "socket:[", 8) != 0) continue;
+      auto it = inodes.find(std::strtoul(target + 8, nullptr, 10));
       if (it == inodes.end()) continue;
       PortHolder holder;
-      holder.pid = static_cast<pid_t>(std::atol(name.c_str()));
-      holder.command_line = command_line_of(holder.pid);
+      holder.pid = pid;
+      holder.command_line = command_line_of(pid);
       holder.socket_state = tcp_state_name(it->second);
       holders.push_back(std::move(holder));
       break;  // one entry per process is enough
     }
+    ::closedir(dir);
   }
   return holders;
 }

@@ -1,18 +1,32 @@
 #include "proc/process_table.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
+
+#include "proc/fd.h"
 
 namespace bigmac::proc {
 namespace {
 
+// POSIX reads, not ifstream: a /proc file whose process exits mid-read fails with ESRCH, which
+// libstdc++'s filebuf turns into an exception.
 std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  std::string out;
+  if (!fd) return out;
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  return out;
 }
 
 }  // namespace
@@ -48,15 +62,26 @@ std::optional<ProcessInfo> read_process(pid_t pid) {
   return info;
 }
 
+std::vector<pid_t> all_pids() {
+  std::vector<pid_t> out;
+  // opendir/readdir rather than std::filesystem: its iterator throws when /proc changes under it.
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return out;
+  while (const dirent* entry = ::readdir(dir)) {
+    const char* name = entry->d_name;
+    if (*name < '1' || *name > '9') continue;
+    char* end = nullptr;
+    long pid = std::strtol(name, &end, 10);
+    if (end != nullptr && *end == '\0') out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(dir);
+  return out;
+}
+
 std::vector<ProcessInfo> list_processes() {
   std::vector<ProcessInfo> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (auto info = read_process(static_cast<pid_t>(std::atol(name.c_str())))) {
-      out.push_back(std::move(*info));
-    }
+  for (pid_t pid : all_pids()) {
+    if (auto info = read_process(pid)) out.push_back(std::move(*info));
   }
   return out;
 }

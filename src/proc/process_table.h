@@ -22,6 +22,9 @@ struct ProcessInfo {
 /// Reads /proc/<pid>; nullopt when the process is gone (or never existed).
 std::optional<ProcessInfo> read_process(pid_t pid);
 
+/// The pids in /proc now. Never throws, whatever exits meanwhile.
+std::vector<pid_t> all_pids();
+
 /// Every process visible in /proc. Processes that vanish while scanning are skipped.
 std::vector<ProcessInfo> list_processes();
 
