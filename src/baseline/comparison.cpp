@@ -161,7 +161,8 @@ std::string fingerprint_difference(const Fingerprint& o, const Fingerprint& r) {
   };
   add("tool", o.tool_version, r.tool_version);
   add("torch", o.torch_version, r.torch_version);
-  add("backend", o.backend, r.backend);
+  // A single process has no backend ("none"); that difference is the world size, not a setup.
+  if (o.backend != "none" && r.backend != "none") add("backend", o.backend, r.backend);
   add("device", o.device, r.device);
   add("dtype", o.dtype, r.dtype);
   if (o.seed && r.seed && *o.seed != *r.seed) parts.push_back(fmt::format("seed {} vs {}", *o.seed, *r.seed));

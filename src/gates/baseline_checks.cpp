@@ -71,7 +71,14 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
                                                       tol.describe(), c.max_rel_diff, c.max_rel_diff_step);
   if (!c.exact) {
     const std::string why = baseline::fingerprint_difference(observed.fingerprint, ctx.baseline->fingerprint);
-    how += why.empty() ? "; drift from reduction order" : "; drift: other fingerprint: " + why;
+    if (!why.empty()) {
+      how += "; drift: other fingerprint: " + why;
+    } else if (observed.fingerprint.world_size != ctx.baseline->fingerprint.world_size) {
+      how += fmt::format("; drift: reduction order ({} ranks vs {} in the baseline)",
+                         observed.fingerprint.world_size, ctx.baseline->fingerprint.world_size);
+    } else {
+      how += "; drift: reduction order or a non-deterministic kernel";
+    }
   }
   return pass(name, fmt::format("{} matches the baseline at all {} steps, {}", prefix, c.compared, how));
 }
