@@ -1,0 +1,17 @@
+#include "trainer/device_support.h"
+
+#include <torch/cuda.h>
+
+namespace bigmac::trainer {
+
+bool cuda_available() { return torch::cuda::is_available(); }
+
+bool nccl_compiled() {
+#ifdef BIGMAC_HAVE_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace bigmac::trainer

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <optional>
+
+#include "config/config.h"
+#include "core/error.h"
+
+namespace bigmac::trainer {
+
+/// `R:K` of a fault: which rank and at which step (or offset).
+struct RankAndValue {
+  int rank = 0;
+  int value = 0;
+  bool operator==(const RankAndValue&) const = default;
+};
+
+/// The `[faults]` table parsed into what the training loop asks at each point. Every fault
+/// produces its real symptom (a real NaN, a real abort, a real hang); none writes a log line
+/// the real program would not have written.
+struct FaultPlan {
+  int nan_at_step = -1;                    ///< loss becomes NaN from this step on (propagates)
+  double grad_blowup = 0;                  ///< > 0: gradients scaled by grad_blowup^step
+  int skip_step_log = -1;                  ///< this step's `step` line is not written
+  int dup_step_log = -1;                   ///< this step's `step` line is written twice
+  bool lr_scale_by_world = false;          ///< LR multiplied by world size
+  std::optional<RankAndValue> crash_rank;  ///< rank aborts at the start of step value
+  std::optional<RankAndValue> hang_rank;   ///< rank blocks at step value; -1: before rendezvous
+  int world_size_offset = 0;               ///< every rank is told WORLD_SIZE + offset
+  std::optional<RankAndValue> master_port_offset;  ///< rank uses MASTER_PORT + value
+  bool all_ranks_checkpoint = false;
+
+  bool crashes(int rank, int step) const { return hits(crash_rank, rank, step); }
+  bool hangs(int rank, int step) const { return hits(hang_rank, rank, step); }
+  int port_offset_for(int rank) const {
+    return master_port_offset && master_port_offset->rank == rank ? master_port_offset->value : 0;
+  }
+
+ private:
+  static bool hits(const std::optional<RankAndValue>& fault, int rank, int step) {
+    return fault && fault->rank == rank && fault->value == step;
+  }
+};
+
+/// Parses the `R:K` strings; errors name the key (`faults.crash_rank`) and the text found.
+Expected<FaultPlan> parse_fault_plan(const config::FaultsConfig& faults);
+
+/// Parses `R:K` (both integers, R >= 0).
+Expected<RankAndValue> parse_rank_and_value(std::string_view text, std::string_view key);
+
+}  // namespace bigmac::trainer

@@ -1,0 +1,138 @@
+#include "trainer/log_writer.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace bigmac::trainer {
+
+std::string format_json_double(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+  return text;
+}
+
+std::string quote_json(std::string_view value) {
+  std::string out = "\"";
+  for (char c : value) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+double wall_time_s() {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration<double>(now).count();
+}
+
+LogEvent::LogEvent(std::string_view ev, int rank, double wall_time) {
+  text_ = fmt::format("{{\"ev\":{},\"rank\":{},\"t\":{:.6f}", quote_json(ev), rank, wall_time);
+}
+
+void LogEvent::key(std::string_view name) {
+  text_ += ',';
+  text_ += quote_json(name);
+  text_ += ':';
+}
+
+LogEvent& LogEvent::field(std::string_view name, std::int64_t value) {
+  key(name);
+  text_ += std::to_string(value);
+  return *this;
+}
+
+LogEvent& LogEvent::field(std::string_view name, double value) {
+  key(name);
+  text_ += format_json_double(value);
+  return *this;
+}
+
+LogEvent& LogEvent::field(std::string_view name, bool value) {
+  key(name);
+  text_ += value ? "true" : "false";
+  return *this;
+}
+
+LogEvent& LogEvent::field(std::string_view name, std::string_view value) {
+  key(name);
+  text_ += quote_json(value);
+  return *this;
+}
+
+LogEvent& LogEvent::field(std::string_view name, const std::vector<std::int64_t>& values) {
+  key(name);
+  text_ += fmt::format("[{}]", fmt::join(values, ","));
+  return *this;
+}
+
+LogEvent& LogEvent::field(std::string_view name, const std::vector<std::string>& values) {
+  key(name);
+  text_ += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text_ += ',';
+    text_ += quote_json(values[i]);
+  }
+  text_ += ']';
+  return *this;
+}
+
+Expected<LogWriter> LogWriter::open(const std::string& path, int rank) {
+  if (path.empty() || path == "-") return LogWriter(stdout, false, rank);
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr) {
+    Error error =
+        make_error(ErrorKind::kInput, fmt::format("cannot open log file: {}", std::strerror(errno)),
+                   "check that the directory exists and is writable");
+    error.file = path;
+    return tl::unexpected(error);
+  }
+  return LogWriter(file, true, rank);
+}
+
+LogWriter::LogWriter(LogWriter&& other) noexcept
+    : file_(other.file_), owned_(other.owned_), rank_(other.rank_) {
+  other.file_ = nullptr;
+  other.owned_ = false;
+}
+
+LogWriter::~LogWriter() {
+  if (owned_ && file_ != nullptr) std::fclose(file_);
+}
+
+void LogWriter::write(const LogEvent& event) {
+  std::string text = event.line();
+  text += '\n';
+  // One fwrite per line keeps lines whole even when stdout is shared with other writers.
+  std::fwrite(text.data(), 1, text.size(), file_);
+  std::fflush(file_);
+}
+
+}  // namespace bigmac::trainer

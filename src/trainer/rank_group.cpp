@@ -1,0 +1,125 @@
+#include "trainer/rank_group.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef BIGMAC_HAVE_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace bigmac::trainer {
+namespace {
+
+c10::intrusive_ptr<c10d::Store> make_store(const GroupOptions& options) {
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<std::uint16_t>(options.master_port);
+  store_options.timeout = options.timeout;
+  c10::intrusive_ptr<c10d::Store> store;
+  if (options.agent_store) {
+    // torchrun's agent serves the store already; the workers' keys live under this prefix.
+    store_options.isServer = false;
+    store = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_options);
+    store =
+        c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + options.restart_count, store);
+  } else {
+    store_options.isServer = options.rank == 0;
+    store_options.numWorkers = static_cast<std::size_t>(options.world_size);
+    // The Gloo connection below waits for every peer anyway; waiting here as well would make a
+    // broken rendezvous take two timeouts to fail.
+    store_options.waitWorkers = false;
+    store_options.multiTenant = true;
+    store = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_options);
+  }
+  return c10::make_intrusive<c10d::PrefixStore>("bigmac/", store);
+}
+
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname) {
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  }
+  // On one host the loopback address always works, while the default device binds to whatever
+  // the hostname resolves to.
+  if (master_addr == "127.0.0.1" || master_addr == "localhost") {
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  }
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+}  // namespace
+
+std::unique_ptr<RankGroup> RankGroup::connect(const GroupOptions& options) {
+  std::unique_ptr<RankGroup> group(new RankGroup());
+  group->rank_ = options.rank;
+  group->size_ = options.world_size;
+  group->backend_ = options.backend;
+  group->bucket_bytes_ = options.bucket_bytes;
+  if (options.rank < 0 || options.rank >= options.world_size) {
+    throw std::runtime_error(
+        fmt::format("rank {} is outside world size {}", options.rank, options.world_size));
+  }
+  group->store_ = make_store(options);
+  if (options.backend == "gloo") {
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
+    gloo_options->devices.push_back(gloo_device(options.master_addr));
+    group->group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(group->store_, options.rank,
+                                                                options.world_size, gloo_options);
+  } else if (options.backend == "nccl") {
+#ifdef BIGMAC_HAVE_NCCL
+    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+    nccl_options->timeout = options.timeout;
+    group->group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(group->store_, options.rank,
+                                                                options.world_size, nccl_options);
+#else
+    throw std::runtime_error("this bigmac-train was built without NCCL (CPU LibTorch)");
+#endif
+  } else {
+    throw std::runtime_error(fmt::format("unknown backend '{}'", options.backend));
+  }
+  return group;
+}
+
+RankGroup::~RankGroup() = default;
+
+void RankGroup::all_reduce_sum(const std::vector<at::Tensor>& tensors) {
+  // Pack consecutive tensors into buckets so that a model of many small tensors costs a few
+  // collectives instead of one per parameter.
+  std::vector<std::vector<at::Tensor>> buckets;
+  std::size_t filled = bucket_bytes_;
+  for (const auto& tensor : tensors) {
+    auto bytes = static_cast<std::size_t>(tensor.numel()) * tensor.element_size();
+    if (buckets.empty() || filled + bytes > bucket_bytes_) {
+      buckets.emplace_back();
+      filled = 0;
+    }
+    buckets.back().push_back(tensor);
+    filled += bytes;
+  }
+  std::vector<at::Tensor> flats;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  for (const auto& bucket : buckets) {
+    std::vector<at::Tensor> views;
+    views.reserve(bucket.size());
+    for (const auto& tensor : bucket) views.push_back(tensor.reshape({-1}));
+    std::vector<at::Tensor> flat{at::cat(views)};
+    works.push_back(group_->allreduce(flat));
+    flats.push_back(flat.front());
+  }
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    works[b]->wait();
+    std::int64_t offset = 0;
+    for (auto& tensor : buckets[b]) {
+      auto count = tensor.numel();
+      tensor.copy_(flats[b].narrow(0, offset, count).view_as(tensor));
+      offset += count;
+    }
+  }
+}
+
+void RankGroup::barrier() { group_->barrier()->wait(); }
+
+}  // namespace bigmac::trainer

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <ATen/Tensor.h>
+#include <c10/util/intrusive_ptr.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace c10d {
+class ProcessGroup;
+class Store;
+}  // namespace c10d
+
+namespace bigmac::trainer {
+
+/// How to form the process group. Everything comes from the rank environment and `[launch]`.
+struct GroupOptions {
+  std::string backend = "gloo";  ///< gloo | nccl (already resolved from auto)
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  int rank = 0;
+  int world_size = 1;
+  /// Limit for the TCPStore rendezvous and the Gloo connection; 1.13's Gloo also applies it to
+  /// each collective, so a peer that stops answering surfaces as an error after this long.
+  std::chrono::milliseconds timeout{60000};
+  bool agent_store = false;  ///< join torchrun's store as a client under its attempt prefix
+  std::string restart_count = "0";
+  std::size_t bucket_bytes = 256 * 1024;  ///< gradient all-reduce bucket size
+};
+
+/// A c10d process group over a TCPStore rendezvous: the ranks of one data-parallel job.
+class RankGroup {
+ public:
+  /// Rendezvous and connect. Throws (c10::Error / std::runtime_error) when the peers do not show
+  /// up within the timeout: a runtime failure, reported on stderr with exit code 1.
+  static std::unique_ptr<RankGroup> connect(const GroupOptions& options);
+  ~RankGroup();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const std::string& backend() const { return backend_; }
+
+  /// Sums `tensors` over all ranks in place. Tensors are packed into flat buckets of at most
+  /// bucket_bytes (one collective per bucket, all in flight together) and unpacked after.
+  void all_reduce_sum(const std::vector<at::Tensor>& tensors);
+
+  /// Blocks until every rank arrives.
+  void barrier();
+
+ private:
+  RankGroup() = default;
+  int rank_ = 0;
+  int size_ = 1;
+  std::string backend_;
+  std::size_t bucket_bytes_ = 0;
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+};
+
+}  // namespace bigmac::trainer
