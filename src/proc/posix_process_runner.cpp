@@ -223,13 +223,13 @@ bool PosixProcessRunner::read_stream(Child& child, Stream stream, std::size_t bu
   return delivered;
 }
 
-void PosixProcessRunner::reap(std::vector<RankExit>& exits, const OutputSink& sink, bool block) {
+void PosixProcessRunner::reap(std::vector<RankExit>& exits, const OutputSink& sink) {
   for (auto& child : children_) {
     if (child->reaped) continue;
     int status = 0;
     pid_t r;
     do {
-      r = ::waitpid(child->pid, &status, block ? 0 : WNOHANG);
+      r = ::waitpid(child->pid, &status, WNOHANG);
     } while (r < 0 && errno == EINTR);
     if (r == 0) continue;
     child->reaped = true;
@@ -277,7 +277,7 @@ PollResult PosixProcessRunner::poll(std::chrono::milliseconds timeout, const Out
     }
   }
   // EINTR lands here too, so a Ctrl-C handler's flag is seen by the caller's loop at once.
-  reap(result.exited, sink, false);
+  reap(result.exited, sink);
   return result;
 }
 
@@ -335,7 +335,13 @@ std::vector<RankExit> PosixProcessRunner::terminate(std::chrono::milliseconds gr
     }
     if (running() > 0) {
       ::killpg(pgid_, SIGKILL);
-      reap(exits, sink, true);
+      // Bounded: a process in uninterruptible sleep (a hung GPU driver call) cannot die until it
+      // leaves it, and the orchestrator must still report rather than hang with it.
+      const auto kill_deadline = Clock::now() + std::chrono::seconds(10);
+      while (running() > 0 && Clock::now() < kill_deadline) {
+        PollResult r = poll(std::chrono::milliseconds(100), sink);
+        exits.insert(exits.end(), r.exited.begin(), r.exited.end());
+      }
     }
   }
   reap_group_leftovers();

@@ -35,7 +35,7 @@ class PosixProcessRunner final : public ProcessRunner {
   struct Child;
 
   bool read_stream(Child& child, Stream stream, std::size_t budget, const OutputSink& sink);
-  void reap(std::vector<RankExit>& exits, const OutputSink& sink, bool block);
+  void reap(std::vector<RankExit>& exits, const OutputSink& sink);
   void reap_group_leftovers();
   void drain_and_close(const OutputSink& sink);
 

@@ -40,7 +40,9 @@ class ProcessRunner {
 
   /// SIGTERM to the group, up to `grace` for the ranks to exit (output still delivered), then
   /// SIGKILL to the group; reaps every rank and any grandchild left in the group, drains and
-  /// closes the output. Returns the exits it reaped. Safe to call when nothing runs: it still
+  /// closes the output. Returns the exits it reaped. A rank stuck in uninterruptible sleep
+  /// (a hung driver call) may outlast SIGKILL; after a bounded wait it is left unreported
+  /// rather than hanging the orchestrator. Safe to call when nothing runs: it still
   /// removes grandchildren that outlived their rank.
   virtual std::vector<RankExit> terminate(std::chrono::milliseconds grace,
                                           const OutputSink& sink) = 0;
