@@ -3,16 +3,16 @@
 // (TextMatcher) with the obvious alternatives: every pattern run on every line, as RE2s one by
 // one and as std::regex (ECMAScript, named groups stripped).
 
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <re2/re2.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <benchmark/benchmark.h>
-#include <fmt/format.h>
-#include <re2/re2.h>
 
 #include "diagnose/catalog.h"
 #include "diagnose/text_matcher.h"
@@ -32,8 +32,8 @@ const Catalog& catalog() {
 std::vector<std::string> error_lines(const TextMatcher& matcher) {
   std::vector<std::string> out;
   std::vector<TextMatch> hits;
-  for (const auto& entry :
-       std::filesystem::recursive_directory_iterator(BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures")) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(
+           BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures")) {
     if (!entry.is_regular_file() || entry.path().extension() != ".log") continue;
     std::ifstream in(entry.path());
     for (std::string line; std::getline(in, line);) {
@@ -59,14 +59,22 @@ std::vector<std::string> corpus(std::size_t count) {
         break;
       case 1:
       case 2:
-        lines.push_back(fmt::format("  File \"/usr/lib/python3/dist-packages/torch/nn/modules/module.py\", line {}, in _call_impl", rng() % 2000));
+        lines.push_back(
+            fmt::format("  File \"/usr/lib/python3/dist-packages/torch/nn/modules/module.py\", "
+                        "line {}, in _call_impl",
+                        rng() % 2000));
         break;
       case 3:
-        lines.push_back(fmt::format("node0:{}:{} [{}] NCCL INFO Channel {:02}/02 :    0   1   2   3", 4000 + rng() % 8, 5000 + rng() % 8, rng() % 8, rng() % 2));
+        lines.push_back(
+            fmt::format("node0:{}:{} [{}] NCCL INFO Channel {:02}/02 :    0   1   2   3",
+                        4000 + rng() % 8, 5000 + rng() % 8, rng() % 8, rng() % 2));
         break;
       default:
-        lines.push_back(fmt::format("{} | INFO | trainer | step {:5} | loss {:.4f} | lr {:.2e} | grad_norm {:.3f} | {} tok/s",
-                                    "2026-11-29 10:00:00,000", i, 4.0 / (1.0 + static_cast<double>(i) * 1e-3), 6e-4, 0.8 + static_cast<double>(rng() % 100) * 1e-3, 30000 + rng() % 5000));
+        lines.push_back(
+            fmt::format("{} | INFO | trainer | step {:5} | loss {:.4f} | lr {:.2e} | grad_norm "
+                        "{:.3f} | {} tok/s",
+                        "2026-11-29 10:00:00,000", i, 4.0 / (1.0 + static_cast<double>(i) * 1e-3),
+                        6e-4, 0.8 + static_cast<double>(rng() % 100) * 1e-3, 30000 + rng() % 5000));
     }
   }
   return lines;

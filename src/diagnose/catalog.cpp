@@ -1,13 +1,13 @@
 #include "diagnose/catalog.h"
 
+#include <fmt/format.h>
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <array>
 #include <iterator>
 #include <memory>
 #include <set>
-
-#include <fmt/format.h>
-#include <re2/re2.h>
 
 #include "core/edit_distance.h"
 #include "diagnose/message_template.h"
@@ -21,8 +21,8 @@ extern const char* const kBuiltinCatalogText;
 namespace {
 
 constexpr std::array<std::string_view, 13> kSignatureKeys = {
-    "id",         "class",  "gate",     "specificity",  "confidence", "symptom", "cause",
-    "fix",        "patterns", "rank_capture", "fallback", "follow",  "comment"};
+    "id",  "class",    "gate",         "specificity", "confidence", "symptom", "cause",
+    "fix", "patterns", "rank_capture", "fallback",    "follow",     "comment"};
 constexpr std::array<std::string_view, 9> kRuleKeys = {
     "id", "class", "gate", "specificity", "confidence", "symptom", "cause", "fix", "comment"};
 
@@ -83,7 +83,8 @@ class CatalogReader {
                             const std::array<std::string_view, N>& known) const {
     for (const auto& [key, value] : entry.items()) {
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      std::string hint = "known keys: id, class, gate, specificity, confidence, symptom, cause, fix";
+      std::string hint =
+          "known keys: id, class, gate, specificity, confidence, symptom, cause, fix";
       if (auto near = closest_match(key, std::span<const std::string_view>(known))) {
         hint = fmt::format("did you mean `{}`?", *near);
       }
@@ -100,7 +101,8 @@ class CatalogReader {
       return tl::unexpected(error(at, fmt::format("entry lacks `{}`", key)));
     }
     if (!it->is_string() || (required && it->get<std::string>().empty())) {
-      return tl::unexpected(error(at + "." + key, fmt::format("`{}` must be a non-empty string", key)));
+      return tl::unexpected(
+          error(at + "." + key, fmt::format("`{}` must be a non-empty string", key)));
     }
     return it->get<std::string>();
   }
@@ -112,7 +114,7 @@ class CatalogReader {
       text.line = p->second.line;
     }
     const std::pair<const char*, std::string*> strings[] = {
-        {"id", &text.id},         {"class", &text.klass}, {"gate", &text.gate},
+        {"id", &text.id},           {"class", &text.klass}, {"gate", &text.gate},
         {"symptom", &text.symptom}, {"cause", &text.cause}, {"fix", &text.fix}};
     for (const auto& [key, target] : strings) {
       auto value = string_at(entry, at, key, true);
@@ -121,20 +123,23 @@ class CatalogReader {
     }
     const auto& gates = kGateIds;
     if (std::find(std::begin(gates), std::end(gates), text.gate) == std::end(gates)) {
-      return tl::unexpected(error(at + ".gate", fmt::format("entry `{}`: unknown gate `{}`", text.id, text.gate),
+      return tl::unexpected(error(at + ".gate",
+                                  fmt::format("entry `{}`: unknown gate `{}`", text.id, text.gate),
                                   "one of single, dp, pp2, shapes, target"));
     }
     if (auto it = entry.find("specificity"); it != entry.end()) {
       if (!it->is_number_integer() || *it < 1 || *it > 100) {
-        return tl::unexpected(error(at + ".specificity",
-                                    fmt::format("entry `{}`: specificity must be an integer 1..100", text.id)));
+        return tl::unexpected(
+            error(at + ".specificity",
+                  fmt::format("entry `{}`: specificity must be an integer 1..100", text.id)));
       }
       text.specificity = it->get<int>();
     }
     if (auto it = entry.find("confidence"); it != entry.end()) {
       if (!it->is_number() || *it < 0.0 || *it > 1.0) {
-        return tl::unexpected(error(at + ".confidence",
-                                    fmt::format("entry `{}`: confidence must be a number 0..1", text.id)));
+        return tl::unexpected(
+            error(at + ".confidence",
+                  fmt::format("entry `{}`: confidence must be a number 0..1", text.id)));
       }
       text.confidence = it->get<double>();
     }
@@ -150,39 +155,43 @@ class CatalogReader {
     for (const auto& [key, value] : texts) {
       auto names = template_placeholders(*value);
       if (!names) {
-        return tl::unexpected(error(at + "." + key,
-                                    fmt::format("entry `{}`: {}: {}", text.id, key, names.error())));
+        return tl::unexpected(
+            error(at + "." + key, fmt::format("entry `{}`: {}: {}", text.id, key, names.error())));
       }
       for (const std::string& name : *names) {
         if (defined.count(name) == 0) {
-          return tl::unexpected(error(
-              at + "." + key,
-              fmt::format("entry `{}`: {} uses `{{{}}}`, which {}", text.id, key, name, what),
-              defined.empty() ? "this entry provides no values"
-                              : fmt::format("available: {}", fmt::join(defined, ", "))));
+          return tl::unexpected(
+              error(at + "." + key,
+                    fmt::format("entry `{}`: {} uses `{{{}}}`, which {}", text.id, key, name, what),
+                    defined.empty() ? "this entry provides no values"
+                                    : fmt::format("available: {}", fmt::join(defined, ", "))));
         }
       }
     }
     return {};
   }
 
-  Expected<std::vector<std::string>> read_patterns(const nlohmann::json& list, const std::string& at,
+  Expected<std::vector<std::string>> read_patterns(const nlohmann::json& list,
+                                                   const std::string& at,
                                                    const std::string& id) const {
     if (!list.is_array() || list.empty()) {
-      return tl::unexpected(error(at, fmt::format("entry `{}`: `patterns` must be a non-empty list of strings", id)));
+      return tl::unexpected(
+          error(at, fmt::format("entry `{}`: `patterns` must be a non-empty list of strings", id)));
     }
     std::vector<std::string> patterns;
     for (std::size_t j = 0; j < list.size(); ++j) {
       const std::string key = fmt::format("{}[{}]", at, j);
       if (!list[j].is_string()) {
-        return tl::unexpected(error(key, fmt::format("entry `{}`: a pattern must be a string", id)));
+        return tl::unexpected(
+            error(key, fmt::format("entry `{}`: a pattern must be a string", id)));
       }
       RE2::Options options;
       options.set_log_errors(false);
       RE2 re(list[j].get<std::string>(), options);
       if (!re.ok()) {
-        return tl::unexpected(error(key, fmt::format("entry `{}`: pattern does not compile: {}", id, re.error()),
-                                    "patterns are RE2 syntax (no look-around or back-references)"));
+        return tl::unexpected(
+            error(key, fmt::format("entry `{}`: pattern does not compile: {}", id, re.error()),
+                  "patterns are RE2 syntax (no look-around or back-references)"));
       }
       patterns.push_back(list[j].get<std::string>());
     }
@@ -206,7 +215,8 @@ class CatalogReader {
     if (!rank_capture) return tl::unexpected(rank_capture.error());
     sig.rank_capture = std::move(*rank_capture);
     if (auto it = entry.find("fallback"); it != entry.end()) {
-      if (!it->is_boolean()) return tl::unexpected(error(at + ".fallback", "`fallback` must be true or false"));
+      if (!it->is_boolean())
+        return tl::unexpected(error(at + ".fallback", "`fallback` must be true or false"));
       sig.fallback = it->get<bool>();
     }
     if (auto it = entry.find("follow"); it != entry.end()) {
@@ -238,14 +248,16 @@ class CatalogReader {
       RE2 re(pattern);
       for (const auto& [name, index] : re.NamedCapturingGroups()) defined.insert(name);
     }
-    if (auto ok = check_placeholders(sig.text, at, defined, "not every pattern of the entry captures");
+    if (auto ok =
+            check_placeholders(sig.text, at, defined, "not every pattern of the entry captures");
         !ok) {
       return tl::unexpected(ok.error());
     }
     if (!sig.rank_capture.empty() && defined.count(sig.rank_capture) == 0) {
-      return tl::unexpected(error(at + ".rank_capture",
-                                  fmt::format("entry `{}`: rank_capture `{}` is not captured by every pattern",
-                                              sig.text.id, sig.rank_capture)));
+      return tl::unexpected(
+          error(at + ".rank_capture",
+                fmt::format("entry `{}`: rank_capture `{}` is not captured by every pattern",
+                            sig.text.id, sig.rank_capture)));
     }
     return sig;
   }
@@ -256,7 +268,8 @@ class CatalogReader {
     FollowSpec follow;
     auto within = entry.find("within");
     if (within == entry.end() || !within->is_number_integer() || *within < 1 || *within > 100) {
-      return tl::unexpected(error(at, fmt::format("entry `{}`: follow.within must be an integer 1..100", id)));
+      return tl::unexpected(
+          error(at, fmt::format("entry `{}`: follow.within must be an integer 1..100", id)));
     }
     follow.within = within->get<int>();
     auto patterns = entry.find("patterns");

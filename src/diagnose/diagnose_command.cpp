@@ -21,14 +21,15 @@ Expected<Catalog> resolve_catalog(const std::string& given) {
 int fail(std::ostream& err, const Error& error) {
   err << "error: " << error.format() << '\n';
   return to_int(exit_code_for(error.kind) == ExitCode::kInfrastructure ? ExitCode::kInfrastructure
-                                                                         : ExitCode::kBadInput);
+                                                                       : ExitCode::kBadInput);
 }
 
 }  // namespace
 
 int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err) {
   if (options.paths.empty()) {
-    return fail(err, make_error(ErrorKind::kUsage, "diagnose needs at least one log file or directory"));
+    return fail(err,
+                make_error(ErrorKind::kUsage, "diagnose needs at least one log file or directory"));
   }
   auto catalog = resolve_catalog(options.catalog);
   if (!catalog) return fail(err, catalog.error());

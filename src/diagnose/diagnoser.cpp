@@ -35,7 +35,8 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
 std::vector<Diagnosis> Diagnoser::finish(TextScan& scan, const MetricInput& input) const {
   std::vector<Diagnosis> all = scan.finish();
   std::vector<Diagnosis> metrics = apply_metric_rules(*catalog_, input);
-  all.insert(all.end(), std::make_move_iterator(metrics.begin()), std::make_move_iterator(metrics.end()));
+  all.insert(all.end(), std::make_move_iterator(metrics.begin()),
+             std::make_move_iterator(metrics.end()));
   rank_diagnoses(all);
   return all;
 }

@@ -1,21 +1,20 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace bigmac::diagnose {
 
 /// One log line (or record) that supports a diagnosis.
 struct Evidence {
-  int rank = -1;           ///< -1 when the line carries no rank
-  std::string file;        ///< log file; empty for facts from the launcher
-  std::int64_t line = 0;   ///< 1-based; 0 when not from a file
-  double t = 0;            ///< wall time when the line carried one, else 0
-  std::string text;        ///< the line as read (launcher prefixes removed)
+  int rank = -1;          ///< -1 when the line carries no rank
+  std::string file;       ///< log file; empty for facts from the launcher
+  std::int64_t line = 0;  ///< 1-based; 0 when not from a file
+  double t = 0;           ///< wall time when the line carried one, else 0
+  std::string text;       ///< the line as read (launcher prefixes removed)
 };
 
 /// Where a failure sends the bring-up back to: a gate id of shared/DESIGN.md §1.
@@ -25,15 +24,15 @@ inline constexpr const char* kGateIds[] = {"single", "dp", "pp2", "shapes", "tar
 /// signatures and metric rules of the catalog (stages/diagnoses.toml); the gate engine, the
 /// `diagnose` command and the reports all print this one type.
 struct Diagnosis {
-  std::string id;          ///< catalog entry (`nccl_duplicate_gpu`, `loss_non_finite`)
-  std::string klass;       ///< failure class (`port_in_use`); several ids may share one
+  std::string id;     ///< catalog entry (`nccl_duplicate_gpu`, `loss_non_finite`)
+  std::string klass;  ///< failure class (`port_in_use`); several ids may share one
   std::string symptom;
   std::string cause;
   std::string fix;
-  std::string gate;        ///< route back: single | dp | pp2 | shapes | target
-  double confidence = 0;   ///< 0..1
-  int specificity = 0;     ///< 1..100, ranking weight
-  int failed_rank = -1;    ///< the rank this diagnosis blames, -1 when unknown
+  std::string gate;                ///< route back: single | dp | pp2 | shapes | target
+  double confidence = 0;           ///< 0..1
+  int specificity = 0;             ///< 1..100, ranking weight
+  int failed_rank = -1;            ///< the rank this diagnosis blames, -1 when unknown
   std::vector<Evidence> evidence;  ///< earliest first, bounded
   std::int64_t matches = 0;        ///< lines that matched (evidence keeps only the first few)
 };

@@ -28,12 +28,14 @@ void process_group(const MetricInput& in, std::vector<Finding>& out) {
   for (const auto& [rank, run] : runs) {
     if (ready.count(rank) != 0) continue;
     missing.push_back(std::to_string(rank));
-    f.evidence.push_back(evidence_of(run, fmt::format("ev=run world_size={} backend={} (no pg_ready follows)",
-                                                      run.record->world_size, run.record->backend)));
+    f.evidence.push_back(
+        evidence_of(run, fmt::format("ev=run world_size={} backend={} (no pg_ready follows)",
+                                     run.record->world_size, run.record->backend)));
     if (f.failed_rank < 0) f.failed_rank = rank;
   }
   if (missing.empty()) return;
-  f.values = {{"missing", fmt::format("{}", fmt::join(missing, ", "))}, {"world_size", std::to_string(world)}};
+  f.values = {{"missing", fmt::format("{}", fmt::join(missing, ", "))},
+              {"world_size", std::to_string(world)}};
   out.push_back(std::move(f));
 }
 
@@ -42,19 +44,22 @@ void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
   const LaunchFacts& facts = *in.launch;
   if (facts.port_holder) {
     const PortHolder& h = *facts.port_holder;
-    out.push_back({"port_held_by_process",
-                   {{"port", std::to_string(h.port)}, {"pid", std::to_string(h.pid)}, {"command", h.command}},
-                   {launcher_evidence(-1, fmt::format("port {} is held by pid {} ({})", h.port, h.pid, h.command))},
-                   -1});
+    out.push_back(
+        {"port_held_by_process",
+         {{"port", std::to_string(h.port)}, {"pid", std::to_string(h.pid)}, {"command", h.command}},
+         {launcher_evidence(
+             -1, fmt::format("port {} is held by pid {} ({})", h.port, h.pid, h.command))},
+         -1});
   }
   if (facts.planned_world_size > 0 && facts.processes_started > 0 &&
       facts.planned_world_size > facts.processes_started) {
-    out.push_back({"world_size_exceeds_processes",
-                   {{"planned", std::to_string(facts.planned_world_size)},
-                    {"started", std::to_string(facts.processes_started)}},
-                   {launcher_evidence(-1, fmt::format("WORLD_SIZE={} with {} processes started",
-                                                      facts.planned_world_size, facts.processes_started))},
-                   -1});
+    out.push_back(
+        {"world_size_exceeds_processes",
+         {{"planned", std::to_string(facts.planned_world_size)},
+          {"started", std::to_string(facts.processes_started)}},
+         {launcher_evidence(-1, fmt::format("WORLD_SIZE={} with {} processes started",
+                                            facts.planned_world_size, facts.processes_started))},
+         -1});
   }
   for (const EnvMismatch& m : facts.env_mismatches) {
     std::vector<std::string> values;
@@ -67,10 +72,12 @@ void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
     out.push_back(std::move(f));
   }
   for (const StalledRank& s : facts.stalled) {
-    out.push_back({"rank_stalled",
-                   {{"rank", std::to_string(s.rank)}, {"where", s.where}, {"idle_s", number(s.idle_s)}},
-                   {launcher_evidence(s.rank, fmt::format("no progress for {} s, last: {}", number(s.idle_s), s.where))},
-                   s.rank});
+    out.push_back(
+        {"rank_stalled",
+         {{"rank", std::to_string(s.rank)}, {"where", s.where}, {"idle_s", number(s.idle_s)}},
+         {launcher_evidence(
+             s.rank, fmt::format("no progress for {} s, last: {}", number(s.idle_s), s.where))},
+         s.rank});
   }
 }
 

@@ -1,12 +1,12 @@
 #include "diagnose/log_reading.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <fstream>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "diagnose/text_matcher.h"
 #include "logs/log_stream.h"
@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 namespace {
 
 bool looks_like_log(const fs::path& file) {
-  static constexpr std::array<std::string_view, 5> kExtensions = {".log", ".txt", ".out", ".err", ".jsonl"};
+  static constexpr std::array<std::string_view, 5> kExtensions = {".log", ".txt", ".out", ".err",
+                                                                  ".jsonl"};
   const std::string ext = file.extension().string();
   if (ext.empty()) return file.filename().string().front() != '.';
   return std::find(kExtensions.begin(), kExtensions.end(), ext) != kExtensions.end();
@@ -42,17 +43,22 @@ Expected<std::vector<fs::path>> collect_log_files(const std::vector<std::string>
     const fs::path path(given);
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) return tl::unexpected(input_error(path, "no such file or directory"));
+    if (ec || !fs::exists(status))
+      return tl::unexpected(input_error(path, "no such file or directory"));
     if (!fs::is_directory(status)) {
       files.push_back(path);
       continue;
     }
     std::vector<fs::path> found;
-    for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+    for (fs::recursive_directory_iterator
+             it(path, fs::directory_options::skip_permission_denied, ec),
+         end;
          !ec && it != end; it.increment(ec)) {
       if (it->is_regular_file(ec) && looks_like_log(it->path())) found.push_back(it->path());
     }
-    if (ec) return tl::unexpected(input_error(path, fmt::format("cannot list directory: {}", ec.message())));
+    if (ec)
+      return tl::unexpected(
+          input_error(path, fmt::format("cannot list directory: {}", ec.message())));
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
@@ -61,7 +67,8 @@ Expected<std::vector<fs::path>> collect_log_files(const std::vector<std::string>
 
 int rank_from_file_name(const fs::path& file) {
   std::string stem = file.stem().string();
-  std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(stem.begin(), stem.end(), stem.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   if (auto pos = stem.rfind("rank"); pos != std::string::npos) {
     std::size_t begin = pos + 4;
     while (begin < stem.size() && (stem[begin] == '-' || stem[begin] == '_')) ++begin;

@@ -12,7 +12,8 @@ namespace bigmac::diagnose {
 /// The files named by `paths`: a file as given; a directory recursively, taking files that
 /// look like logs (.log .txt .out .err .jsonl, or no extension) in name order, so reports and
 /// state files in a run directory are not read as logs. Errors name an unreadable path.
-Expected<std::vector<std::filesystem::path>> collect_log_files(const std::vector<std::string>& paths);
+Expected<std::vector<std::filesystem::path>> collect_log_files(
+    const std::vector<std::string>& paths);
 
 /// The rank a file name implies when its lines carry none: `rank3.log`, `rank-3.txt`, or
 /// torchrun's `--log-dir` layout `.../attempt_0/3/stderr.log`; -1 when nothing says.

@@ -3,9 +3,8 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <vector>
-
 #include <tl/expected.hpp>
+#include <vector>
 
 namespace bigmac::diagnose {
 

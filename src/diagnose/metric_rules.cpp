@@ -1,11 +1,11 @@
 #include "diagnose/metric_rules.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "diagnose/rule_finding.h"
 
@@ -22,9 +22,9 @@ std::string optional_number(const std::optional<double>& v) { return v ? number(
 
 Evidence step_evidence(const Sourced<logs::StepRecord>& s) {
   const logs::StepRecord& r = *s.record;
-  return evidence_of(s, fmt::format("ev=step global_step={} loss={} grad_norm={} lr={}", r.global_step,
-                                    optional_number(r.loss), optional_number(r.grad_norm),
-                                    optional_number(r.lr)));
+  return evidence_of(
+      s, fmt::format("ev=step global_step={} loss={} grad_norm={} lr={}", r.global_step,
+                     optional_number(r.loss), optional_number(r.grad_norm), optional_number(r.lr)));
 }
 
 bool close_to(double a, double b, double rtol, double atol) {
@@ -32,7 +32,8 @@ bool close_to(double a, double b, double rtol, double atol) {
 }
 
 // Steps of each rank that logs them, in log order.
-std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(std::span<const LogRecords> logs) {
+std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(
+    std::span<const LogRecords> logs) {
   std::map<int, std::vector<Sourced<logs::StepRecord>>> out;
   for (const auto& s : all_of<logs::StepRecord>(logs)) out[s.record->at.rank].push_back(s);
   return out;
@@ -51,21 +52,23 @@ const std::vector<Sourced<logs::StepRecord>>* loss_owner(
 void loss_non_finite(const MetricInput& in, std::vector<Finding>& out) {
   for (const auto& s : all_of<logs::StepRecord>(in.logs)) {
     if (s.record->loss && !std::isfinite(*s.record->loss)) {
-      out.push_back({"loss_non_finite",
-                     {{"step", std::to_string(s.record->global_step)}, {"value", number(*s.record->loss)}},
-                     {step_evidence(s)},
-                     s.record->at.rank});
+      out.push_back(
+          {"loss_non_finite",
+           {{"step", std::to_string(s.record->global_step)}, {"value", number(*s.record->loss)}},
+           {step_evidence(s)},
+           s.record->at.rank});
       return;
     }
   }
   for (const auto& s : all_of<logs::LossRecord>(in.logs)) {
     if (!std::isfinite(s.record->value)) {
-      out.push_back({"loss_non_finite",
-                     {{"step", std::to_string(s.record->global_step)}, {"value", number(s.record->value)}},
-                     {evidence_of(s, fmt::format("ev=loss global_step={} stage={} mb={} value={}",
-                                                 s.record->global_step, s.record->stage, s.record->mb,
-                                                 number(s.record->value)))},
-                     s.record->at.rank});
+      out.push_back(
+          {"loss_non_finite",
+           {{"step", std::to_string(s.record->global_step)}, {"value", number(s.record->value)}},
+           {evidence_of(s, fmt::format("ev=loss global_step={} stage={} mb={} value={}",
+                                       s.record->global_step, s.record->stage, s.record->mb,
+                                       number(s.record->value)))},
+           s.record->at.rank});
       return;
     }
   }
@@ -75,14 +78,18 @@ void grad_norm_checks(const MetricInput& in, std::vector<Finding>& out) {
   for (const auto& [rank, steps] : steps_by_rank(in.logs)) {
     for (const auto& s : steps) {
       if (s.record->grad_norm && *s.record->grad_norm == 0.0) {
-        out.push_back({"grad_norm_zero", {{"step", std::to_string(s.record->global_step)}}, {step_evidence(s)}, rank});
+        out.push_back({"grad_norm_zero",
+                       {{"step", std::to_string(s.record->global_step)}},
+                       {step_evidence(s)},
+                       rank});
         break;
       }
     }
     // The longest run of strict increases, judged by count and total growth.
     std::size_t start = 0;
     for (std::size_t i = 1; i <= steps.size(); ++i) {
-      const bool grows = i < steps.size() && steps[i].record->grad_norm && steps[i - 1].record->grad_norm &&
+      const bool grows = i < steps.size() && steps[i].record->grad_norm &&
+                         steps[i - 1].record->grad_norm &&
                          std::isfinite(*steps[i].record->grad_norm) &&
                          *steps[i].record->grad_norm > *steps[i - 1].record->grad_norm;
       if (grows) continue;
@@ -164,10 +171,11 @@ void samples_per_step(const MetricInput& in, std::vector<Finding>& out) {
   const logs::BatchRecord* batch = batches.empty() ? nullptr : batches.front().record;
   if (batch != nullptr && batch->samples_per_step > 0) {
     found = batch->samples_per_step;
-    evidence = evidence_of(batches.front(),
-                           fmt::format("ev=batch micro_batch_size={} grad_accum={} dp={} samples_per_step={}",
-                                       batch->micro_batch_size, batch->grad_accum, batch->dp,
-                                       batch->samples_per_step));
+    evidence = evidence_of(
+        batches.front(),
+        fmt::format("ev=batch micro_batch_size={} grad_accum={} dp={} samples_per_step={}",
+                    batch->micro_batch_size, batch->grad_accum, batch->dp,
+                    batch->samples_per_step));
   } else {
     for (const auto& s : all_of<logs::StepRecord>(in.logs)) {
       if (s.record->samples_per_step) {
@@ -184,20 +192,23 @@ void samples_per_step(const MetricInput& in, std::vector<Finding>& out) {
   const std::int64_t dp = batch != nullptr ? batch->dp : 0;
   std::string setting;
   if (micro > 0 && dp > 0 && expected % (micro * dp) == 0) {
-    setting = fmt::format("set train.gradient_accumulation_steps = {} for dp {} to keep {} samples/step "
-                          "(micro_batch_size {} × {} × {})",
-                          expected / (micro * dp), dp, expected, micro, expected / (micro * dp), dp);
+    setting = fmt::format(
+        "set train.gradient_accumulation_steps = {} for dp {} to keep {} samples/step "
+        "(micro_batch_size {} × {} × {})",
+        expected / (micro * dp), dp, expected, micro, expected / (micro * dp), dp);
   } else if (accum > 0 && dp > 0 && expected % (accum * dp) == 0) {
-    setting = fmt::format("set train.micro_batch_size = {} for dp {} to keep {} samples/step "
-                          "({} × gradient_accumulation_steps {} × {})",
-                          expected / (accum * dp), dp, expected, expected / (accum * dp), accum, dp);
+    setting = fmt::format(
+        "set train.micro_batch_size = {} for dp {} to keep {} samples/step "
+        "({} × gradient_accumulation_steps {} × {})",
+        expected / (accum * dp), dp, expected, expected / (accum * dp), accum, dp);
   } else if (dp > 0) {
-    setting = fmt::format("{} samples/step cannot be split evenly over dp {}: choose a process count that "
-                          "divides {} (or record a new baseline on purpose)",
-                          expected, dp, expected);
+    setting = fmt::format(
+        "{} samples/step cannot be split evenly over dp {}: choose a process count that "
+        "divides {} (or record a new baseline on purpose)",
+        expected, dp, expected);
   } else {
-    setting = fmt::format("make train.micro_batch_size × train.gradient_accumulation_steps × dp equal {}",
-                          expected);
+    setting = fmt::format(
+        "make train.micro_batch_size × train.gradient_accumulation_steps × dp equal {}", expected);
   }
   out.push_back({"samples_per_step_mismatch",
                  {{"found", std::to_string(found)},
@@ -252,7 +263,8 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   std::int64_t dp = 0;
   for (const auto& b : all_of<logs::BatchRecord>(in.logs)) dp = std::max(dp, b.record->dp);
   int world = 0;
-  for (const auto& run : all_of<logs::RunRecord>(in.logs)) world = std::max(world, run.record->world_size);
+  for (const auto& run : all_of<logs::RunRecord>(in.logs))
+    world = std::max(world, run.record->world_size);
   if (lr_differs != nullptr) {
     const auto step = static_cast<std::size_t>(lr_differs->record->global_step);
     const double base_lr = base.lr[step];
@@ -272,11 +284,12 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
     }
   }
   out.push_back({"loss_diverges_after_match",
-                 {{"step", std::to_string(r.global_step)}, {"loss", number(*r.loss)}, {"baseline_loss", baseline_loss}},
+                 {{"step", std::to_string(r.global_step)},
+                  {"loss", number(*r.loss)},
+                  {"baseline_loss", baseline_loss}},
                  {step_evidence(*diverged)},
                  r.at.rank});
 }
-
 
 const std::vector<MetricRuleSpec>& specs() {
   static const std::vector<MetricRuleSpec> kSpecs = {

@@ -19,9 +19,10 @@ std::map<int, Sourced<logs::LayoutRecord>> layouts_by_stage(const MetricInput& i
 
 Evidence layout_evidence(const Sourced<logs::LayoutRecord>& l) {
   const logs::LayoutRecord& r = *l.record;
-  return evidence_of(l, fmt::format("ev=layout stage={}/{} layers={}..{} param_count={} tied_duplicate_count={}",
-                                    r.stage, r.num_stages, r.first_layer, r.last_layer, r.param_count,
-                                    r.tied_duplicate_count));
+  return evidence_of(
+      l, fmt::format("ev=layout stage={}/{} layers={}..{} param_count={} tied_duplicate_count={}",
+                     r.stage, r.num_stages, r.first_layer, r.last_layer, r.param_count,
+                     r.tied_duplicate_count));
 }
 
 void stage_without_forward(const MetricInput& in, std::vector<Finding>& out) {
@@ -51,7 +52,8 @@ void stage_param_sum(const MetricInput& in, std::vector<Finding>& out) {
   if (static_cast<int>(layouts.size()) != num_stages) return;  // a stage's log is missing
   std::int64_t total = in.baseline != nullptr ? in.baseline->param_count : 0;
   if (total <= 0) {
-    for (const auto& m : all_of<logs::ModelRecord>(in.logs)) total = std::max(total, m.record->param_count);
+    for (const auto& m : all_of<logs::ModelRecord>(in.logs))
+      total = std::max(total, m.record->param_count);
   }
   if (total <= 0) return;
   std::int64_t sum = 0;
@@ -68,13 +70,16 @@ void stage_param_sum(const MetricInput& in, std::vector<Finding>& out) {
   if (owned == total) return;
   std::string detail;
   if (owned > total) {
-    detail = fmt::format("{} parameters are counted on two stages: shared weights (a tied embedding and head) "
-                         "sit on two stages without being reported as tied{}",
-                         owned - total, tied.empty() ? "" : fmt::format(" (reported tied: {})", fmt::join(tied, ", ")));
+    detail = fmt::format(
+        "{} parameters are counted on two stages: shared weights (a tied embedding and head) "
+        "sit on two stages without being reported as tied{}",
+        owned - total,
+        tied.empty() ? "" : fmt::format(" (reported tied: {})", fmt::join(tied, ", ")));
   } else {
-    detail = fmt::format("{} parameters belong to no stage: a module (embedding, final norm or head) was "
-                         "dropped at a split point or built on no stage",
-                         total - owned);
+    detail = fmt::format(
+        "{} parameters belong to no stage: a module (embedding, final norm or head) was "
+        "dropped at a split point or built on no stage",
+        total - owned);
   }
   out.push_back({"stage_param_sum_mismatch",
                  {{"stage_sum", std::to_string(sum)},
@@ -106,8 +111,9 @@ void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
     const double end = std::max(r.end, r.at.t);
     if (end >= p.last) {
       p.last = end;
-      p.last_evidence = evidence_of(m, fmt::format("ev=mb global_step={} stage={} mb={} phase={} end={}",
-                                                   r.global_step, r.stage, r.mb, r.phase, number(r.end)));
+      p.last_evidence =
+          evidence_of(m, fmt::format("ev=mb global_step={} stage={} mb={} phase={} end={}",
+                                     r.global_step, r.stage, r.mb, r.phase, number(r.end)));
     }
     latest = std::max(latest, end);
   }
@@ -118,25 +124,35 @@ void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
     if (idle <= in.limits.idle_limit_s) continue;
     // A stage needs activations from the one before (forward) and gradients from the one
     // after (backward); the neighbour that sent nothing new is the one it waits for.
-    const StageProgress* up = stage > 0 && stages.count(stage - 1) ? &stages.at(stage - 1) : nullptr;
-    const StageProgress* down = stage < last_stage && stages.count(stage + 1) ? &stages.at(stage + 1) : nullptr;
+    const StageProgress* up =
+        stage > 0 && stages.count(stage - 1) ? &stages.at(stage - 1) : nullptr;
+    const StageProgress* down =
+        stage < last_stage && stages.count(stage + 1) ? &stages.at(stage + 1) : nullptr;
     const bool no_activation = up != nullptr && up->forwards <= p.forwards;
     const bool no_gradient = down != nullptr && down->backwards <= p.backwards;
     int waits = -1;
-    if (no_activation && !no_gradient) waits = stage - 1;
-    else if (no_gradient && !no_activation) waits = stage + 1;
-    else if (up != nullptr && down != nullptr) waits = up->last <= down->last ? stage - 1 : stage + 1;
-    else if (up != nullptr) waits = stage - 1;
-    else if (down != nullptr) waits = stage + 1;
+    if (no_activation && !no_gradient)
+      waits = stage - 1;
+    else if (no_gradient && !no_activation)
+      waits = stage + 1;
+    else if (up != nullptr && down != nullptr)
+      waits = up->last <= down->last ? stage - 1 : stage + 1;
+    else if (up != nullptr)
+      waits = stage - 1;
+    else if (down != nullptr)
+      waits = stage + 1;
     const StageProgress* other = waits >= 0 ? &stages.at(waits) : nullptr;
-    const std::string waits_for = other != nullptr ? fmt::format("stage {} (rank {})", waits, other->rank)
-                                                   : std::string("its neighbour stage");
-    std::string detail = fmt::format(
-        "stage {} has done {} forward and {} backward passes and waits for {}", stage, p.forwards,
-        p.backwards, waits == stage - 1 ? fmt::format("activations from {}", waits_for)
-                                        : fmt::format("gradients from {}", waits_for));
+    const std::string waits_for = other != nullptr
+                                      ? fmt::format("stage {} (rank {})", waits, other->rank)
+                                      : std::string("its neighbour stage");
+    std::string detail =
+        fmt::format("stage {} has done {} forward and {} backward passes and waits for {}", stage,
+                    p.forwards, p.backwards,
+                    waits == stage - 1 ? fmt::format("activations from {}", waits_for)
+                                       : fmt::format("gradients from {}", waits_for));
     if (other != nullptr) {
-      detail += fmt::format(", which has done {} forward and {} backward passes", other->forwards, other->backwards);
+      detail += fmt::format(", which has done {} forward and {} backward passes", other->forwards,
+                            other->backwards);
     }
     out.push_back({"stage_starving",
                    {{"rank", std::to_string(p.rank)},
@@ -152,8 +168,9 @@ void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
 void checkpoint_writers(const MetricInput& in, std::vector<Finding>& out) {
   std::map<int, Evidence> writers;
   for (const auto& c : all_of<logs::CheckpointRecord>(in.logs)) {
-    writers.try_emplace(c.record->at.rank,
-                        evidence_of(c, fmt::format("ev=ckpt step={} path={}", c.record->step, c.record->path)));
+    writers.try_emplace(
+        c.record->at.rank,
+        evidence_of(c, fmt::format("ev=ckpt step={} path={}", c.record->step, c.record->path)));
   }
   if (writers.size() < 2) return;
   std::vector<std::string> ranks;
@@ -162,7 +179,8 @@ void checkpoint_writers(const MetricInput& in, std::vector<Finding>& out) {
     ranks.push_back(std::to_string(rank));
     f.evidence.push_back(std::move(evidence));
   }
-  f.values = {{"ranks", fmt::format("{}", fmt::join(ranks, ", "))}, {"count", std::to_string(writers.size())}};
+  f.values = {{"ranks", fmt::format("{}", fmt::join(ranks, ", "))},
+              {"count", std::to_string(writers.size())}};
   out.push_back(std::move(f));
 }
 

@@ -25,20 +25,21 @@ int root_cause_rank(const std::vector<Diagnosis>& diagnoses) {
 
 void rank_diagnoses(std::vector<Diagnosis>& diagnoses) {
   const int root = root_cause_rank(diagnoses);
-  std::stable_sort(diagnoses.begin(), diagnoses.end(), [root](const Diagnosis& a, const Diagnosis& b) {
-    if (a.specificity != b.specificity) return a.specificity > b.specificity;
-    const double ta = first_time(a);
-    const double tb = first_time(b);
-    if (ta != tb) return ta < tb;
-    const bool ra = root >= 0 && a.failed_rank == root;
-    const bool rb = root >= 0 && b.failed_rank == root;
-    if (ra != rb) return ra;
-    if (a.confidence != b.confidence) return a.confidence > b.confidence;
-    // Unknown ranks (-1) after known ones.
-    const unsigned ka = static_cast<unsigned>(a.failed_rank);
-    const unsigned kb = static_cast<unsigned>(b.failed_rank);
-    return std::tie(ka, a.id) < std::tie(kb, b.id);
-  });
+  std::stable_sort(diagnoses.begin(), diagnoses.end(),
+                   [root](const Diagnosis& a, const Diagnosis& b) {
+                     if (a.specificity != b.specificity) return a.specificity > b.specificity;
+                     const double ta = first_time(a);
+                     const double tb = first_time(b);
+                     if (ta != tb) return ta < tb;
+                     const bool ra = root >= 0 && a.failed_rank == root;
+                     const bool rb = root >= 0 && b.failed_rank == root;
+                     if (ra != rb) return ra;
+                     if (a.confidence != b.confidence) return a.confidence > b.confidence;
+                     // Unknown ranks (-1) after known ones.
+                     const unsigned ka = static_cast<unsigned>(a.failed_rank);
+                     const unsigned kb = static_cast<unsigned>(b.failed_rank);
+                     return std::tie(ka, a.id) < std::tie(kb, b.id);
+                   });
 }
 
 }  // namespace bigmac::diagnose

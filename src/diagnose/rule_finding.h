@@ -3,13 +3,13 @@
 // Shared by the metric rule files (metric_rules.cpp, pipeline_rules.cpp, launch_rules.cpp);
 // not part of the module's interface.
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "diagnose/diagnosis.h"
 #include "diagnose/message_template.h"

@@ -1,12 +1,12 @@
 #include "diagnose/text_matcher.h"
 
-#include <algorithm>
-#include <charconv>
-#include <cstdlib>
-
 #include <fmt/format.h>
 #include <re2/re2.h>
 #include <re2/set.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
 
 namespace bigmac::diagnose {
 namespace {
@@ -28,7 +28,8 @@ bool capture(const RE2& re, std::string_view text, TemplateValues& captures) {
   if (!re.Match(text, 0, text.size(), RE2::UNANCHORED, pieces.data(), groups + 1)) return false;
   for (int n = 1; n <= groups; ++n) {
     const auto& piece = pieces[static_cast<std::size_t>(n)];
-    if (piece.data() != nullptr) captures[std::to_string(n)] = std::string(piece.data(), piece.size());
+    if (piece.data() != nullptr)
+      captures[std::to_string(n)] = std::string(piece.data(), piece.size());
   }
   for (const auto& [name, index] : re.NamedCapturingGroups()) {
     const auto& piece = pieces[static_cast<std::size_t>(index)];
@@ -41,8 +42,8 @@ bool capture(const RE2& re, std::string_view text, TemplateValues& captures) {
 
 struct TextMatcher::Compiled {
   RE2::Set set{quiet_options(), RE2::UNANCHORED};
-  std::vector<std::unique_ptr<RE2>> patterns;  ///< by set index
-  std::vector<std::size_t> owner;              ///< set index → signature
+  std::vector<std::unique_ptr<RE2>> patterns;             ///< by set index
+  std::vector<std::size_t> owner;                         ///< set index → signature
   std::vector<std::vector<std::unique_ptr<RE2>>> follow;  ///< by signature
 };
 
@@ -61,8 +62,9 @@ Expected<TextMatcher> TextMatcher::build(const Catalog& catalog) {
     for (const std::string& pattern : sig.patterns) {
       std::string why;
       if (c.set.Add(pattern, &why) < 0) {
-        Error e = make_error(ErrorKind::kConfig,
-                             fmt::format("signature `{}`: pattern does not compile: {}", sig.text.id, why));
+        Error e = make_error(
+            ErrorKind::kConfig,
+            fmt::format("signature `{}`: pattern does not compile: {}", sig.text.id, why));
         e.file = catalog.path;
         e.line = sig.text.line;
         return tl::unexpected(e);
@@ -75,8 +77,9 @@ Expected<TextMatcher> TextMatcher::build(const Catalog& catalog) {
     }
   }
   if (!c.set.Compile()) {
-    Error e = make_error(ErrorKind::kConfig, "the catalog's patterns are too large to compile together",
-                         "split very long alternations into several patterns");
+    Error e =
+        make_error(ErrorKind::kConfig, "the catalog's patterns are too large to compile together",
+                   "split very long alternations into several patterns");
     e.file = catalog.path;
     return tl::unexpected(e);
   }
@@ -101,7 +104,8 @@ void TextMatcher::match(std::string_view text, std::vector<TextMatch>& out) cons
       continue;
     }
     TextMatch m{s, {}};
-    if (capture(*c.patterns[static_cast<std::size_t>(index)], text, m.captures)) out.push_back(std::move(m));
+    if (capture(*c.patterns[static_cast<std::size_t>(index)], text, m.captures))
+      out.push_back(std::move(m));
   }
   if (out.size() > first) return;
   for (std::size_t index : fallbacks) {

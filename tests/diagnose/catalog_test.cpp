@@ -1,9 +1,9 @@
 #include "diagnose/catalog.h"
 
-#include <set>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "config/data_file.h"
 #include "diagnose/metric_rules.h"
@@ -163,10 +163,11 @@ TEST(Catalog, EveryIssueClassHasAtLeastOneSignature) {
   ASSERT_TRUE(catalog);
   std::set<std::string> classes;
   for (const Signature& s : catalog->signatures) classes.insert(s.text.klass);
-  for (const char* klass : {"rendezvous_timeout", "port_in_use", "connection_refused", "nccl_no_device",
-                            "nccl_duplicate_gpu", "nccl_cuda_error", "nccl_system_error", "collective_timeout",
-                            "state_dict_mismatch", "device_mismatch", "shape_mismatch", "out_of_memory",
-                            "child_failed", "non_finite", "gradient_overflow", "loss_scale_underflow"}) {
+  for (const char* klass :
+       {"rendezvous_timeout", "port_in_use", "connection_refused", "nccl_no_device",
+        "nccl_duplicate_gpu", "nccl_cuda_error", "nccl_system_error", "collective_timeout",
+        "state_dict_mismatch", "device_mismatch", "shape_mismatch", "out_of_memory", "child_failed",
+        "non_finite", "gradient_overflow", "loss_scale_underflow"}) {
     EXPECT_EQ(classes.count(klass), 1u) << klass;
   }
 }

@@ -1,12 +1,12 @@
 #include "diagnose/diagnose_command.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
@@ -34,8 +34,11 @@ Result run(DiagnoseOptions options) {
 TEST(DiagnoseCommand, TextReportWithEvidenceAndGate) {
   Result r = run({{kFixtures + "nccl/watchdog_after_oom"}, false, {}});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("1. [out_of_memory] a rank ran out of GPU memory while allocating 22.78 GiB"));
-  EXPECT_THAT(r.out, HasSubstr("rank 2, " + kFixtures + "nccl/watchdog_after_oom/rank2.log:6: torch.OutOfMemoryError"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("1. [out_of_memory] a rank ran out of GPU memory while allocating 22.78 GiB"));
+  EXPECT_THAT(r.out, HasSubstr("rank 2, " + kFixtures +
+                               "nccl/watchdog_after_oom/rank2.log:6: torch.OutOfMemoryError"));
   EXPECT_THAT(r.out, HasSubstr("go back to gate: single"));
   EXPECT_THAT(r.out, HasSubstr("2. [collective_timeout]"));
 }
@@ -65,8 +68,9 @@ TEST(DiagnoseCommand, ExitTwoForMissingInputOrBadCatalog) {
   const fs::path dir = fs::path(::testing::TempDir()) / "diagnose_bad_catalog";
   fs::create_directories(dir);
   const fs::path bad = dir / "diagnoses.toml";
-  std::ofstream(bad) << "[[signature]]\nid = \"broken\"\nclass = \"x\"\ngate = \"dp\"\nsymptom = \"s\"\n"
-                        "cause = \"c\"\nfix = \"f\"\npatterns = ['(unclosed']\n";
+  std::ofstream(bad)
+      << "[[signature]]\nid = \"broken\"\nclass = \"x\"\ngate = \"dp\"\nsymptom = \"s\"\n"
+         "cause = \"c\"\nfix = \"f\"\npatterns = ['(unclosed']\n";
   Result r = run({{kFixtures + "clean"}, false, bad.string()});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("diagnoses.toml:8"));
@@ -77,9 +81,10 @@ TEST(DiagnoseCommand, UserCatalogEntryIsUsed) {
   const fs::path dir = fs::path(::testing::TempDir()) / "diagnose_user_catalog";
   fs::create_directories(dir);
   const fs::path catalog = dir / "mine.toml";
-  std::ofstream(catalog) << "[[signature]]\nid = \"stage_two_empty\"\nclass = \"split\"\ngate = \"pp2\"\n"
-                            "symptom = \"stage {stage} has no layers\"\ncause = \"c\"\nfix = \"f\"\n"
-                            "patterns = ['stage (?P<stage>\\d+) got no layers']\n";
+  std::ofstream(catalog)
+      << "[[signature]]\nid = \"stage_two_empty\"\nclass = \"split\"\ngate = \"pp2\"\n"
+         "symptom = \"stage {stage} has no layers\"\ncause = \"c\"\nfix = \"f\"\n"
+         "patterns = ['stage (?P<stage>\\d+) got no layers']\n";
   Result r = run({{kFixtures + "children/spawn.log"}, false, catalog.string()});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("[split] stage 2 has no layers"));
@@ -88,8 +93,10 @@ TEST(DiagnoseCommand, UserCatalogEntryIsUsed) {
 TEST(DiagnoseCommand, DirectoriesTakeLogFilesOnly) {
   const fs::path dir = fs::path(::testing::TempDir()) / "diagnose_dir";
   fs::create_directories(dir / "attempt_0" / "3");
-  std::ofstream(dir / "attempt_0" / "3" / "stderr.log") << "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x8)\n";
-  std::ofstream(dir / "summary.json") << "{\"text\": \"CUDA out of memory. Tried to allocate 1.00 GiB\"}\n";
+  std::ofstream(dir / "attempt_0" / "3" / "stderr.log")
+      << "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x8)\n";
+  std::ofstream(dir / "summary.json")
+      << "{\"text\": \"CUDA out of memory. Tried to allocate 1.00 GiB\"}\n";
   auto files = collect_log_files({dir.string()});
   ASSERT_TRUE(files);
   ASSERT_EQ(files->size(), 1u);
@@ -133,7 +140,8 @@ TEST(DiagnoseCommand, StreamingScanGivesTheSameDiagnosesAsKeptRecords) {
   TextScan scan = diagnoser->start_scan();
   auto typed = read_log_records(file, &scan);
   ASSERT_TRUE(typed);
-  for (const logs::Record& r : typed->records) EXPECT_FALSE(std::holds_alternative<logs::TextLine>(r));
+  for (const logs::Record& r : typed->records)
+    EXPECT_FALSE(std::holds_alternative<logs::TextLine>(r));
   std::vector<LogRecords> only_typed = {*typed};
   MetricInput streamed;
   streamed.logs = only_typed;

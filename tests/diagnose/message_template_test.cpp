@@ -26,7 +26,8 @@ TEST(MessageTemplate, RejectsMalformedBraces) {
 }
 
 TEST(MessageTemplate, MissingValuesPrintAsQuestionMark) {
-  EXPECT_EQ(fill_template("port {port} held by {pid}", {{"port", "29500"}}), "port 29500 held by ?");
+  EXPECT_EQ(fill_template("port {port} held by {pid}", {{"port", "29500"}}),
+            "port 29500 held by ?");
 }
 
 }  // namespace

@@ -2,11 +2,11 @@
 
 #include "diagnose/metric_rules.h"
 
-#include <cmath>
-#include <limits>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
 
 namespace bigmac::diagnose {
 namespace {
@@ -24,7 +24,8 @@ const Catalog& catalog() {
 
 logs::RecordOrigin at(int rank, std::int64_t line, double t = 0) { return {rank, line, t}; }
 
-logs::StepRecord step(int rank, std::int64_t global_step, double loss, double grad_norm = 1.0, double lr = 1e-3) {
+logs::StepRecord step(int rank, std::int64_t global_step, double loss, double grad_norm = 1.0,
+                      double lr = 1e-3) {
   logs::StepRecord s;
   s.at = at(rank, global_step + 10);
   s.global_step = global_step;
@@ -34,8 +35,8 @@ logs::StepRecord step(int rank, std::int64_t global_step, double loss, double gr
   return s;
 }
 
-logs::LayoutRecord layout(int rank, int stage, int num_stages, int first, int last, std::int64_t params,
-                          std::int64_t duplicates = 0) {
+logs::LayoutRecord layout(int rank, int stage, int num_stages, int first, int last,
+                          std::int64_t params, std::int64_t duplicates = 0) {
   logs::LayoutRecord l;
   l.at = at(rank, 3);
   l.stage = stage;
@@ -122,7 +123,8 @@ TEST(MetricRules, StepsMissingOrRepeated) {
   // Megatron-style --log-interval 10 (iterations 10, 20, 30 are global_step 9, 19, 29).
   EXPECT_TRUE(run({{"r.log", {step(0, 9, 4), step(0, 19, 4), step(0, 29, 4)}}}).empty());
   // ...but a hole in an interval log still counts.
-  EXPECT_NE(find(run({{"r.log", {step(0, 9, 4), step(0, 19, 4), step(0, 39, 4)}}}), "step_gap"), nullptr);
+  EXPECT_NE(find(run({{"r.log", {step(0, 9, 4), step(0, 19, 4), step(0, 39, 4)}}}), "step_gap"),
+            nullptr);
 }
 
 TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {
@@ -139,7 +141,9 @@ TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->gate, "dp");
   EXPECT_THAT(d->symptom, HasSubstr("samples/step is 32, the baseline has 8"));
-  EXPECT_THAT(d->fix, HasSubstr("set train.gradient_accumulation_steps = 1 for dp 4 to keep 8 samples/step"));
+  EXPECT_THAT(
+      d->fix,
+      HasSubstr("set train.gradient_accumulation_steps = 1 for dp 4 to keep 8 samples/step"));
 
   // Micro-batch 4: accumulation cannot fix it; micro-batch can.
   batch.micro_batch_size = 4;
@@ -148,7 +152,8 @@ TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {
   batch.samples_per_step = 16;
   auto micro = run({{"r.log", {batch}}}, &baseline);
   ASSERT_NE(find(micro, "samples_per_step_mismatch"), nullptr);
-  EXPECT_THAT(find(micro, "samples_per_step_mismatch")->fix, HasSubstr("set train.micro_batch_size = 2 for dp 4"));
+  EXPECT_THAT(find(micro, "samples_per_step_mismatch")->fix,
+              HasSubstr("set train.micro_batch_size = 2 for dp 4"));
 
   batch.samples_per_step = 8;
   EXPECT_EQ(find(run({{"r.log", {batch}}}, &baseline), "samples_per_step_mismatch"), nullptr);
@@ -217,18 +222,23 @@ TEST(MetricRules, StageWithoutForwardNamesItsSplitPoint) {
 TEST(MetricRules, StageParameterSumAgainstTheSingleTotal) {
   BaselineValues b;
   b.param_count = 1000;
-  auto doubled = run({{"r0", {layout(0, 0, 2, 0, 3, 600)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b);
+  auto doubled =
+      run({{"r0", {layout(0, 0, 2, 0, 3, 600)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b);
   const Diagnosis* d = find(doubled, "stage_param_sum_mismatch");
   ASSERT_NE(d, nullptr);
-  EXPECT_THAT(d->symptom, HasSubstr("1200 parameters together, the whole model has 1000 (difference +200)"));
+  EXPECT_THAT(d->symptom,
+              HasSubstr("1200 parameters together, the whole model has 1000 (difference +200)"));
   EXPECT_THAT(d->cause, HasSubstr("counted on two stages"));
 
-  auto missing = run({{"r0", {layout(0, 0, 2, 0, 3, 500)}}, {"r1", {layout(1, 1, 2, 4, 7, 400)}}}, &b);
+  auto missing =
+      run({{"r0", {layout(0, 0, 2, 0, 3, 500)}}, {"r1", {layout(1, 1, 2, 4, 7, 400)}}}, &b);
   ASSERT_NE(find(missing, "stage_param_sum_mismatch"), nullptr);
-  EXPECT_THAT(find(missing, "stage_param_sum_mismatch")->cause, HasSubstr("100 parameters belong to no stage"));
+  EXPECT_THAT(find(missing, "stage_param_sum_mismatch")->cause,
+              HasSubstr("100 parameters belong to no stage"));
 
   // Tied weights reported as duplicates are fine.
-  auto tied = run({{"r0", {layout(0, 0, 2, 0, 3, 600, 200)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b);
+  auto tied =
+      run({{"r0", {layout(0, 0, 2, 0, 3, 600, 200)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b);
   EXPECT_EQ(find(tied, "stage_param_sum_mismatch"), nullptr);
 }
 
@@ -236,7 +246,8 @@ TEST(MetricRules, IdleStageSaysWhoItWaitsFor) {
   // Stage 1 ran two forwards and stopped; stage 0 went on to forward 4 micro-batches and then
   // waits for gradients stage 1 never sends... stage 1 is idle, waiting on nothing upstream.
   std::vector<LogRecords> logs = {
-      {"rank0.log", {mb(0, 0, 0, 'F', 10), mb(0, 0, 1, 'F', 11), mb(0, 0, 2, 'F', 12), mb(0, 0, 3, 'F', 200)}},
+      {"rank0.log",
+       {mb(0, 0, 0, 'F', 10), mb(0, 0, 1, 'F', 11), mb(0, 0, 2, 'F', 12), mb(0, 0, 3, 'F', 200)}},
       {"rank1.log", {mb(1, 1, 0, 'F', 11), mb(1, 1, 0, 'B', 12)}}};
   auto all = run(logs);
   const Diagnosis* d = find(all, "stage_starving");

@@ -35,7 +35,8 @@ TEST(Ranking, EarliestFailureFirstAtEqualSpecificity) {
 }
 
 TEST(Ranking, TorchrunRootCauseRankBreaksTies) {
-  std::vector<Diagnosis> all = {make("on_rank0", 60, 0), make("on_rank3", 60, 3), make("torchrun_root_cause", 35, 3)};
+  std::vector<Diagnosis> all = {make("on_rank0", 60, 0), make("on_rank3", 60, 3),
+                                make("torchrun_root_cause", 35, 3)};
   rank_diagnoses(all);
   EXPECT_EQ(ids(all), (std::vector<std::string>{"on_rank3", "on_rank0", "torchrun_root_cause"}));
 }

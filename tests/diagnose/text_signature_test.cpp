@@ -24,7 +24,8 @@ const Diagnoser& diagnoser() {
 }
 
 std::vector<Diagnosis> diagnose_fixture(const std::string& relative) {
-  auto files = collect_log_files({std::string(BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures/") + relative});
+  auto files =
+      collect_log_files({std::string(BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures/") + relative});
   EXPECT_TRUE(files) << files.error().format();
   std::vector<LogRecords> logs;
   for (const auto& f : *files) {
@@ -39,12 +40,12 @@ std::vector<Diagnosis> diagnose_fixture(const std::string& relative) {
 
 struct Case {
   const char* fixture;
-  const char* top_id;     ///< the best diagnosis
+  const char* top_id;  ///< the best diagnosis
   const char* klass;
   const char* gate;
-  const char* symptom;    ///< a substring of its symptom (captures filled in)
-  int failed_rank;        ///< -2: not checked
-  int evidence_rank;      ///< rank of the first evidence line; -2: not checked
+  const char* symptom;  ///< a substring of its symptom (captures filled in)
+  int failed_rank;      ///< -2: not checked
+  int evidence_rank;    ///< rank of the first evidence line; -2: not checked
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.fixture; }
@@ -75,16 +76,19 @@ TEST_P(TextSignature, TopDiagnosisNamesClassCaptureAndGate) {
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, TextSignature,
     ::testing::Values(
-        Case{"rendezvous/store_barrier_113", "store_based_barrier_timeout", "rendezvous_timeout", "dp",
-             "2 of 4 ranks", 0, 0},
-        Case{"rendezvous/tcpstore_clients_2x.log", "tcpstore_clients_timeout", "rendezvous_timeout", "dp",
-             "only 1 of 2 ranks joined", -2, 0},
-        Case{"rendezvous/client_connect_timeout.log", "store_client_connect_timeout", "rendezvous_timeout",
-             "dp", "1800s to reach the rendezvous store at 10.0.0.7:29501", 1, 1},
-        Case{"port/eaddrinuse_113.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29500", 0, 0},
-        Case{"port/eaddrinuse_libuv.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29512", 0, 0},
-        Case{"port/eaddrinuse_multiline.log", "eaddrinuse_generic", "port_in_use", "dp", "address already in use",
-             -2, -2},
+        Case{"rendezvous/store_barrier_113", "store_based_barrier_timeout", "rendezvous_timeout",
+             "dp", "2 of 4 ranks", 0, 0},
+        Case{"rendezvous/tcpstore_clients_2x.log", "tcpstore_clients_timeout", "rendezvous_timeout",
+             "dp", "only 1 of 2 ranks joined", -2, 0},
+        Case{"rendezvous/client_connect_timeout.log", "store_client_connect_timeout",
+             "rendezvous_timeout", "dp", "1800s to reach the rendezvous store at 10.0.0.7:29501", 1,
+             1},
+        Case{"port/eaddrinuse_113.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29500",
+             0, 0},
+        Case{"port/eaddrinuse_libuv.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29512",
+             0, 0},
+        Case{"port/eaddrinuse_multiline.log", "eaddrinuse_generic", "port_in_use", "dp",
+             "address already in use", -2, -2},
         Case{"refused/c10d_refused.log", "c10d_connection_refused", "connection_refused", "dp",
              "[localhost]:29500", 1, 1},
         Case{"refused/python_refused.log", "connection_refused_generic", "connection_refused", "dp",
@@ -92,16 +96,19 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"nccl/duplicate_gpu.log", "nccl_duplicate_gpu", "nccl_duplicate_gpu", "dp",
              "ranks 1 and 0 run on the same GPU (bus id 1000)", 1, 1},
         Case{"nccl/no_gpu.log", "nccl_no_gpu", "nccl_no_device", "dp", "no usable GPU", -2, -2},
-        Case{"nccl/unhandled_cuda.log", "nccl_unhandled_cuda_error", "nccl_cuda_error", "dp", "unhandled CUDA",
-             7, 7},
-        Case{"nccl/system_error.log", "nccl_system_error", "nccl_system_error", "dp", "unhandled system error",
-             3, 3},
+        Case{"nccl/unhandled_cuda.log", "nccl_unhandled_cuda_error", "nccl_cuda_error", "dp",
+             "unhandled CUDA", 7, 7},
+        Case{"nccl/system_error.log", "nccl_system_error", "nccl_system_error", "dp",
+             "unhandled system error", 3, 3},
         Case{"nccl/watchdog_113.log", "nccl_watchdog_timeout", "collective_timeout", "dp",
-             "rank 1 waited 1802212 ms in collective ALLREDUCE (sequence 469508, timeout 1800000 ms)", 1, -2},
-        Case{"nccl/gloo_timeout.log", "gloo_op_timeout", "collective_timeout", "dp", "Gloo recv waited 1800000 ms",
-             1, 1},
+             "rank 1 waited 1802212 ms in collective ALLREDUCE (sequence 469508, timeout 1800000 "
+             "ms)",
+             1, -2},
+        Case{"nccl/gloo_timeout.log", "gloo_op_timeout", "collective_timeout", "dp",
+             "Gloo recv waited 1800000 ms", 1, 1},
         Case{"model/size_mismatch.log", "state_dict_size_mismatch", "state_dict_mismatch", "pp2",
-             "layers.4.mlp.fc1.weight is torch.Size([1024, 256]) in the checkpoint but torch.Size([1024, 512])",
+             "layers.4.mlp.fc1.weight is torch.Size([1024, 256]) in the checkpoint but "
+             "torch.Size([1024, 512])",
              1, 1},
         Case{"model/missing_keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "pp2",
              "\"layers.3.attn.qkv.weight\"", -2, -2},
@@ -113,15 +120,18 @@ INSTANTIATE_TEST_SUITE_P(
              "64x32 and 64x256: the inner sizes 32 and 64 differ", 1, 1},
         Case{"model/view_invalid.log", "view_shape_invalid", "shape_mismatch", "shapes",
              "reshaping to [2, 32, 64] failed: the input has 3072 elements", 1, 1},
-        Case{"memory/cuda_oom_113.log", "cuda_out_of_memory", "out_of_memory", "single", "allocating 20.00 MiB",
-             -2, -2},
-        Case{"memory/cpu_oom.log", "cpu_out_of_memory", "out_of_memory", "single", "17179869184 bytes", -2, -2},
-        Case{"children/spawn.log", "mp_spawn_process_failed", "child_failed", "single", "process 2 terminated",
-             2, -2},
-        Case{"numerics/anomaly.log", "autograd_nan", "non_finite", "single", "LogSoftmaxBackward0", 0, 0},
-        Case{"numerics/clip.log", "clip_grad_non_finite", "non_finite", "single", "non-finite", -2, -2},
-        Case{"numerics/scale_min.log", "loss_scale_underflow", "loss_scale_underflow", "single", "minimum", -2,
+        Case{"memory/cuda_oom_113.log", "cuda_out_of_memory", "out_of_memory", "single",
+             "allocating 20.00 MiB", -2, -2},
+        Case{"memory/cpu_oom.log", "cpu_out_of_memory", "out_of_memory", "single",
+             "17179869184 bytes", -2, -2},
+        Case{"children/spawn.log", "mp_spawn_process_failed", "child_failed", "single",
+             "process 2 terminated", 2, -2},
+        Case{"numerics/anomaly.log", "autograd_nan", "non_finite", "single", "LogSoftmaxBackward0",
+             0, 0},
+        Case{"numerics/clip.log", "clip_grad_non_finite", "non_finite", "single", "non-finite", -2,
              -2},
+        Case{"numerics/scale_min.log", "loss_scale_underflow", "loss_scale_underflow", "single",
+             "minimum", -2, -2},
         Case{"numerics/apex_overflow.log", "apex_gradient_overflow", "gradient_overflow", "single",
              "lowered to 32768.0", -2, -2}));
 
@@ -129,25 +139,31 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     RealTorch113, TextSignature,
     ::testing::Values(
-        Case{"torch113/child_fail.log", "matmul_shape_mismatch", "shape_mismatch", "shapes", "4x32 and 64x256", 1, 1},
-        Case{"torch113/gloo_timeout.log", "gloo_op_timeout", "collective_timeout", "dp", "Gloo recv waited 3000 ms",
-             0, 0},
-        Case{"torch113/port.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29615", -2, -2},
-        Case{"torch113/hang_rank0.log", "gloo_socket_timeout", "rendezvous_timeout", "dp", "Socket Timeout", -2,
+        Case{"torch113/child_fail.log", "matmul_shape_mismatch", "shape_mismatch", "shapes",
+             "4x32 and 64x256", 1, 1},
+        Case{"torch113/gloo_timeout.log", "gloo_op_timeout", "collective_timeout", "dp",
+             "Gloo recv waited 3000 ms", 0, 0},
+        Case{"torch113/port.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29615", -2,
              -2},
-        Case{"torch113/refused_rank1.log", "store_client_connect_timeout", "rendezvous_timeout", "dp",
-             "4s to reach the rendezvous store at 127.0.0.1:29614", -2, -2},
-        Case{"torch113/mat.log", "matmul_shape_mismatch", "shape_mismatch", "shapes", "64x32 and 64x256", -2, -2},
+        Case{"torch113/hang_rank0.log", "gloo_socket_timeout", "rendezvous_timeout", "dp",
+             "Socket Timeout", -2, -2},
+        Case{"torch113/refused_rank1.log", "store_client_connect_timeout", "rendezvous_timeout",
+             "dp", "4s to reach the rendezvous store at 127.0.0.1:29614", -2, -2},
+        Case{"torch113/mat.log", "matmul_shape_mismatch", "shape_mismatch", "shapes",
+             "64x32 and 64x256", -2, -2},
         Case{"torch113/view.log", "view_shape_invalid", "shape_mismatch", "shapes",
              "reshaping to [2, 32, 64] failed: the input has 3072 elements", -2, -2},
         Case{"torch113/size.log", "state_dict_size_mismatch", "state_dict_mismatch", "pp2",
-             "0.weight is torch.Size([1024, 256]) in the checkpoint but torch.Size([1024, 512])", -2, -2},
-        Case{"torch113/keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "pp2", "\"0.weight\"", -2,
+             "0.weight is torch.Size([1024, 256]) in the checkpoint but torch.Size([1024, 512])",
+             -2, -2},
+        Case{"torch113/keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "pp2",
+             "\"0.weight\"", -2, -2},
+        Case{"torch113/clip.log", "clip_grad_non_finite", "non_finite", "single", "non-finite", -2,
              -2},
-        Case{"torch113/clip.log", "clip_grad_non_finite", "non_finite", "single", "non-finite", -2, -2},
-        Case{"torch113/anomaly.log", "autograd_nan", "non_finite", "single", "SqrtBackward0", -2, -2},
-        Case{"torch113/oom.log", "cpu_out_of_memory", "out_of_memory", "single", "4503599627370496 bytes", -2,
-             -2}));
+        Case{"torch113/anomaly.log", "autograd_nan", "non_finite", "single", "SqrtBackward0", -2,
+             -2},
+        Case{"torch113/oom.log", "cpu_out_of_memory", "out_of_memory", "single",
+             "4503599627370496 bytes", -2, -2}));
 
 TEST(TextSignatures, RealRunTheSpecificErrorBeatsTorchrunsRootCauseGuess) {
   // torchrun names rank 0 as the first failure (its "Connection closed by peer" came first), but
@@ -155,8 +171,8 @@ TEST(TextSignatures, RealRunTheSpecificErrorBeatsTorchrunsRootCauseGuess) {
   const auto diagnoses = diagnose_fixture("torch113/child_fail.log");
   std::vector<std::string> ids;
   for (const Diagnosis& d : diagnoses) ids.push_back(d.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"matmul_shape_mismatch", "torchrun_root_cause", "torchrun_worker_failed",
-                                           "peer_closed_connection"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"matmul_shape_mismatch", "torchrun_root_cause",
+                                           "torchrun_worker_failed", "peer_closed_connection"}));
   EXPECT_EQ(diagnoses[1].failed_rank, 0);
 }
 
@@ -198,12 +214,13 @@ TEST(TextSignatures, FallbackOnlyWhereNothingSpecificMatched) {
   auto generic = std::find_if(spawn.begin(), spawn.end(),
                               [](const Diagnosis& d) { return d.id == "python_exception"; });
   ASSERT_NE(generic, spawn.end());
-  EXPECT_TRUE(std::any_of(generic->evidence.begin(), generic->evidence.end(), [](const Evidence& e) {
-    return e.text == "ValueError: stage 2 got no layers";
-  }));
+  EXPECT_TRUE(
+      std::any_of(generic->evidence.begin(), generic->evidence.end(),
+                  [](const Evidence& e) { return e.text == "ValueError: stage 2 got no layers"; }));
   EXPECT_EQ(spawn.back().id, "python_exception");
   // mat_shapes.log's RuntimeError line is explained by a signature: no fallback for it.
-  for (const Diagnosis& d : diagnose_fixture("model/mat_shapes.log")) EXPECT_NE(d.id, "python_exception");
+  for (const Diagnosis& d : diagnose_fixture("model/mat_shapes.log"))
+    EXPECT_NE(d.id, "python_exception");
 }
 
 TEST(TextSignatures, PeerClosedConnectionIsAConsequenceRankedLast) {
