@@ -69,6 +69,8 @@ class Execution {
   std::map<int, ErrorLine> rank_errors_;
   std::vector<ProcessFailure> failures_;
   WatchdogVerdict last_verdict_;
+  std::map<int, Watchdog::RankState> at_stop_;
+  Clock::time_point stop_time_;
   std::vector<logs::Record> scratch_;
 };
 
@@ -200,6 +202,9 @@ RunResult Execution::run() {
     auto wait_ms = std::chrono::ceil<milliseconds>(std::max(wait, Clock::duration::zero()));
     for (const proc::RankExit& e : runner_.poll(wait_ms, sink).exited) on_exit(e, false);
   }
+  // What every rank looked like when the run was stopped, before teardown output arrives.
+  at_stop_ = watchdog_.ranks();
+  stop_time_ = clock_.now();
   for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
   return finish(*status);
 }
@@ -240,6 +245,10 @@ RunResult Execution::finish(RunStatus status) {
       if (state != watchdog_.ranks().end()) {
         o.rendezvous_done = state->second.rendezvous_done;
         o.last_step = state->second.last_step;
+      }
+      auto stopped = at_stop_.find(rank);
+      if (stopped != at_stop_.end() && !stopped->second.exited) {
+        o.silent_at_stop = stop_time_ - stopped->second.last_progress;
       }
       if (live.first_output) o.first_output = *live.first_output - live.started;
       if (live.ended) o.duration = *live.ended - live.started;

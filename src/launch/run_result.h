@@ -47,6 +47,9 @@ struct RankOutcome {
   std::string first_error_line;          ///< from its stderr; empty when it printed none
   bool rendezvous_done = false;
   std::optional<std::int64_t> last_step;
+  /// How long it had been silent when the run was stopped (only ranks still running then):
+  /// tells the rank that hung from those that blocked on it a moment later.
+  std::optional<Clock::duration> silent_at_stop;
   std::optional<Clock::duration> first_output;  ///< spawn to first byte
   std::optional<Clock::duration> duration;      ///< spawn to exit
 };

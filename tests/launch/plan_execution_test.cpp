@@ -65,6 +65,7 @@ TEST_F(PlanExecutionTest, AllRanksExitingZeroSucceeds) {
   EXPECT_TRUE(result.ranks[1].rendezvous_done);
   EXPECT_EQ(result.ranks[1].last_step, 0);
   EXPECT_EQ(result.ranks[1].duration, seconds(3));
+  EXPECT_FALSE(result.ranks[1].silent_at_stop.has_value());
   EXPECT_FALSE(result.ranks[1].stopped_by_us);
   EXPECT_EQ(result.duration, seconds(3));
   EXPECT_EQ(records_.size(), 4u);
@@ -146,6 +147,8 @@ TEST_F(PlanExecutionTest, StallIsReportedWithItsStepAtTheLimitNotAPollLater) {
   EXPECT_EQ(result.stalls[0].last_step, 4);
   EXPECT_EQ(result.stalls[0].silent_for, seconds(10));
   EXPECT_EQ(clock_.now() - start, seconds(10));
+  EXPECT_EQ(result.ranks[0].silent_at_stop, seconds(10));
+  EXPECT_EQ(result.ranks[1].silent_at_stop, seconds(6));
 }
 
 TEST_F(PlanExecutionTest, NonFiniteLossStopsTheGateAtThatStep) {
