@@ -252,6 +252,7 @@ bool JsonLineReader::read(std::string_view line, std::size_t readable, FieldBag&
     if (code == simdjson::SUCCESS) return true;
   }
   error = std::string("invalid JSON: ") + simdjson::error_message(code);
+  if (error.back() == '.') error.pop_back();  // the excerpt follows after a colon
   return false;
 }
 
