@@ -171,8 +171,9 @@ struct KeyGuess {
     const KeyPattern& p = patterns[static_cast<std::size_t>(guess)];
     std::array<std::uint64_t, 3> w;
     std::memcpy(w.data(), raw, sizeof w);
-    if (((w[0] & p.mask[0]) == p.word[0]) & ((w[1] & p.mask[1]) == p.word[1]) &
-        ((w[2] & p.mask[2]) == p.word[2])) {
+    // Branch-free: equal under the mask in all three words.
+    if ((((w[0] ^ p.word[0]) & p.mask[0]) | ((w[1] ^ p.word[1]) & p.mask[1]) |
+         ((w[2] ^ p.word[2]) & p.mask[2])) == 0) {
       return guess;
     }
     const char* end = raw;
