@@ -81,11 +81,61 @@ void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
   }
 }
 
+std::string signal_text(int signal) {
+  switch (signal) {
+    case 6:
+      return "signal 6 (SIGABRT)";
+    case 9:
+      return "signal 9 (SIGKILL)";
+    case 11:
+      return "signal 11 (SIGSEGV)";
+    case 15:
+      return "signal 15 (SIGTERM)";
+    default:
+      return fmt::format("signal {}", signal);
+  }
+}
+
+// The first rank to end badly is where the failure started; the others were stopped by it or
+// timed out waiting for it.
+void first_exit(const MetricInput& in, std::vector<Finding>& out) {
+  if (in.launch == nullptr) return;
+  const ExitedRank* first = nullptr;
+  for (const ExitedRank& e : in.launch->exited) {
+    if (e.exit_code == 0 && e.signal == 0) continue;
+    const bool earlier =
+        first == nullptr || (e.t > 0 && first->t > 0 ? e.t < first->t : e.rank < first->rank);
+    if (earlier) first = &e;
+  }
+  if (first == nullptr) return;
+  const std::string how = first->signal > 0 ? "was killed by " + signal_text(first->signal)
+                                            : fmt::format("exited with code {}", first->exit_code);
+  std::string detail;
+  if (first->signal == 9) {
+    detail =
+        "SIGKILL comes from outside the process: usually the host's OOM killer (check dmesg) or a "
+        "scheduler's memory or time limit";
+  } else if (first->signal == 11 || first->signal == 6) {
+    detail =
+        "a native crash (segmentation fault or abort) inside the process: a library or driver "
+        "fault, or memory corruption";
+  } else if (first->signal > 0) {
+    detail = "a signal from outside stopped it (a launcher, the scheduler or a user)";
+  } else {
+    detail = "it ended on its own with an error: the end of its log says why";
+  }
+  out.push_back({"rank_exited_first",
+                 {{"rank", std::to_string(first->rank)}, {"how", how}, {"detail", detail}},
+                 {launcher_evidence(first->rank, fmt::format("rank {} {}", first->rank, how))},
+                 first->rank});
+}
+
 }  // namespace
 
 void launch_rules(const MetricInput& in, std::vector<Finding>& out) {
   process_group(in, out);
   launch_facts(in, out);
+  first_exit(in, out);
 }
 
 }  // namespace bigmac::diagnose::detail

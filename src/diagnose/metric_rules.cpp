@@ -311,6 +311,7 @@ const std::vector<MetricRuleSpec>& specs() {
       {"env_mismatch", {"name", "values"}},
       {"process_group_not_formed", {"missing", "world_size"}},
       {"port_held_by_process", {"port", "pid", "command"}},
+      {"rank_exited_first", {"rank", "how", "detail"}},
   };
   return kSpecs;
 }

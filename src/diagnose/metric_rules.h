@@ -48,6 +48,14 @@ struct PortHolder {
   std::string command;
 };
 
+/// A rank process that ended, as the launcher saw it.
+struct ExitedRank {
+  int rank = -1;
+  int exit_code = 0;  ///< when it exited normally
+  int signal = 0;     ///< > 0 when a signal killed it
+  double t = 0;       ///< wall time of the exit, 0 when unknown
+};
+
 /// What the launcher knows and the logs cannot say (a hang is not an error).
 struct LaunchFacts {
   int planned_world_size = 0;  ///< 0: unknown
@@ -55,6 +63,7 @@ struct LaunchFacts {
   std::vector<EnvMismatch> env_mismatches;
   std::vector<StalledRank> stalled;
   std::optional<PortHolder> port_holder;
+  std::vector<ExitedRank> exited;  ///< every rank that ended, in any order
 };
 
 /// Thresholds of the metric rules.

@@ -290,6 +290,26 @@ TEST(MetricRules, LauncherFactsWorldSizeEnvStallAndPort) {
   EXPECT_THAT(find(all, "port_held_by_process")->fix, HasSubstr("kill 4321"));
 }
 
+TEST(MetricRules, FirstRankToExitBadlyIsNamed) {
+  LaunchFacts facts;
+  facts.exited = {{0, 1, 0, 105.0}, {2, 0, 9, 100.0}, {1, 0, 0, 90.0}, {3, 1, 0, 0}};
+  auto all = run({}, nullptr, &facts);
+  const Diagnosis* d = find(all, "rank_exited_first");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->failed_rank, 2);
+  EXPECT_EQ(d->symptom, "rank 2 was killed by signal 9 (SIGKILL) before any other rank failed");
+  EXPECT_THAT(d->cause, HasSubstr("OOM killer"));
+
+  facts.exited = {{1, 0, 0, 0}, {3, 2, 0, 0}};
+  auto code = run({}, nullptr, &facts);
+  ASSERT_NE(find(code, "rank_exited_first"), nullptr);
+  EXPECT_EQ(find(code, "rank_exited_first")->symptom,
+            "rank 3 exited with code 2 before any other rank failed");
+
+  facts.exited = {{0, 0, 0, 0}};
+  EXPECT_EQ(find(run({}, nullptr, &facts), "rank_exited_first"), nullptr);
+}
+
 TEST(MetricRules, ProcessGroupNeverFormed) {
   logs::RunRecord r0;
   r0.at = at(0, 1);
