@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "launch/error_line.h"
+#include "launch/log_file_tail.h"
 #include "launch/process_record.h"
 #include "launch/torchrun_failure.h"
 #include "logs/log_stream.h"
@@ -27,6 +28,13 @@ struct LiveProcess {
   logs::LogStream err;
   ErrorLine process_error;  // stderr lines that name no rank
   std::string stderr_tail;  // the last bytes of stderr, for launcher summaries (torchrun)
+};
+
+/// A rank's own log file, followed while it runs.
+struct RankLogFile {
+  int rank = 0;
+  LogFileTail tail;
+  logs::LogStream stream;
 };
 
 class Execution {
@@ -53,6 +61,7 @@ class Execution {
   void on_output(int spec_rank, proc::Stream stream, std::string_view bytes);
   void handle(LiveProcess& live, proc::Stream stream, const std::vector<logs::Record>& records);
   void on_exit(const proc::RankExit& exit, bool during_teardown);
+  void follow_log_files(bool at_end);
   void attribute_torchrun_failure(const LiveProcess& live, ProcessFailure& failure);
   std::optional<RunStatus> verdict_now();
   RunResult finish(RunStatus status);
@@ -72,7 +81,24 @@ class Execution {
   std::map<int, Watchdog::RankState> at_stop_;
   Clock::time_point stop_time_;
   std::vector<logs::Record> scratch_;
+  std::vector<RankLogFile> log_files_;
+  std::string file_bytes_;
 };
+
+void Execution::follow_log_files(bool at_end) {
+  const Clock::time_point now = clock_.now();
+  for (RankLogFile& file : log_files_) {
+    file_bytes_.clear();
+    scratch_.clear();
+    if (file.tail.read(file_bytes_) > 0) file.stream.feed(file_bytes_, scratch_);
+    if (at_end) file.stream.finish(scratch_);
+    for (const logs::Record& record : scratch_) {
+      const int rank = logs::origin_of(record).rank;
+      watchdog_.observe(observation_of(record, rank < 0 ? file.rank : rank, now));
+      if (on_record_) on_record_(record, RecordSource::kLogFile);
+    }
+  }
+}
 
 void Execution::on_output(int spec_rank, proc::Stream stream, std::string_view bytes) {
   auto it = by_spec_rank_.find(spec_rank);
@@ -106,7 +132,10 @@ void Execution::handle(LiveProcess& live, proc::Stream stream,
         (known ? rank_errors_[rank] : live.process_error).add(text->text);
       }
     }
-    if (on_record_) on_record_(record, stream);
+    if (on_record_) {
+      on_record_(record,
+                 stream == proc::Stream::kStdout ? RecordSource::kStdout : RecordSource::kStderr);
+    }
   }
 }
 
@@ -149,6 +178,8 @@ void Execution::attribute_torchrun_failure(const LiveProcess& live, ProcessFailu
 }
 
 std::optional<RunStatus> Execution::verdict_now() {
+  // Files are read before judging, so progress written there just now is never missed.
+  follow_log_files(false);
   if (options_.cancel != nullptr && options_.cancel->load()) return RunStatus::kInterrupted;
   if (!failures_.empty()) return RunStatus::kFailed;
   last_verdict_ = watchdog_.check(clock_.now());
@@ -161,6 +192,13 @@ std::optional<RunStatus> Execution::verdict_now() {
 
 RunResult Execution::run() {
   live_.reserve(plan_.processes.size());
+  if (options_.follow_log_files) {
+    for (const RankAssignment& r : plan_.ranks) {
+      if (r.log_path.empty()) continue;
+      log_files_.push_back(RankLogFile{r.rank, LogFileTail(r.log_path),
+                                       logs::LogStream(options_.format, r.rank, options_.fields)});
+    }
+  }
   const proc::OutputSink sink = [this](int r, proc::Stream s, std::string_view b) {
     on_output(r, s, b);
   };
@@ -210,6 +248,7 @@ RunResult Execution::run() {
 }
 
 RunResult Execution::finish(RunStatus status) {
+  follow_log_files(true);
   for (LiveProcess& live : live_) {
     scratch_.clear();
     live.out.finish(scratch_);

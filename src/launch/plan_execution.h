@@ -31,13 +31,19 @@ struct RunOptions {
   /// Where the process group and pids are recorded once started, so that preflight of a later
   /// run of this run directory finds leftovers. Empty: not recorded.
   std::filesystem::path process_record;
+  /// Also follow each rank's own log file (RankAssignment::log_path, the trainer's
+  /// `--log-file`), since a trainer may write its events there rather than to stdout.
+  bool follow_log_files = true;
 };
 
 /// RunOptions with the limits of `[launch]` (init_timeout_s, stall_timeout_s); the rest default.
 RunOptions run_options_for(const config::LaunchConfig& launch);
 
+/// Where a record was read: a process's stdout or stderr, or the rank's own log file.
+enum class RecordSource { kStdout, kStderr, kLogFile };
+
 /// Receives every record of every rank as it is parsed (the rank is in the record's origin).
-using RecordSink = std::function<void(const logs::Record& record, proc::Stream stream)>;
+using RecordSink = std::function<void(const logs::Record& record, RecordSource source)>;
 
 /// Runs `plan` to completion under the watchdog: starts every process, streams output to the
 /// log parser, stops the whole group at the first failure, stall, non-finite loss or cancel

@@ -62,11 +62,12 @@ class PlanExecutionProcessTest : public ::testing::Test {
   RunResult run(const LaunchPlan& p) {
     proc::PosixProcessRunner runner;
     SteadyClock clock;
-    RunResult result =
-        execute_plan(p, runner, clock, options_, [this](const logs::Record& r, proc::Stream) {
-          ++records_;
-          if (on_record_) on_record_(r);
-        });
+    RunResult result = execute_plan(p, runner, clock, options_,
+                                    [this](const logs::Record& r, RecordSource source) {
+                                      ++records_;
+                                      if (source == RecordSource::kLogFile) ++file_records_;
+                                      if (on_record_) on_record_(r);
+                                    });
     pgid_ = runner.process_group();
     return result;
   }
@@ -85,6 +86,7 @@ class PlanExecutionProcessTest : public ::testing::Test {
   fs::path dir_;
   RunOptions options_;
   int records_ = 0;
+  int file_records_ = 0;
   std::function<void(const logs::Record&)> on_record_;
   pid_t pgid_ = 0;
 };
@@ -107,6 +109,22 @@ TEST_F(PlanExecutionProcessTest, HealthyRanksSucceedAndEveryRecordIsStreamed) {
   ASSERT_TRUE(record && *record);
   EXPECT_EQ((*record)->pgid, pgid_);
   EXPECT_EQ((*record)->pids.size(), 2u);
+  expect_nothing_left();
+}
+
+TEST_F(PlanExecutionProcessTest, EventsWrittenToTheRankLogFileAreFollowed) {
+  // Like bigmac-train --log-file: events go to the file, stdout stays silent.
+  options_.limits.stall_timeout = milliseconds(1000);
+  LaunchPlan p = plan(2, {"train", "3", "log-file", "{log_file}"});
+  set_args(p, 1, {"train", "5", "hang-at", "2", "log-file", p.ranks[1].log_path.string()});
+  RunResult result = run(p);
+  EXPECT_EQ(result.status, RunStatus::kStalled) << result.summary();
+  ASSERT_EQ(result.stalls.size(), 1u) << result.summary();
+  EXPECT_EQ(result.stalls[0].rank, 1);
+  EXPECT_EQ(result.stalls[0].last_step, 1);
+  EXPECT_EQ(result.ranks[0].last_step, 2);
+  EXPECT_EQ(file_records_, records_);
+  EXPECT_EQ(file_records_, (1 + 1 + 3 * 2 + 1) + (1 + 1 + 2 * 2));
   expect_nothing_left();
 }
 

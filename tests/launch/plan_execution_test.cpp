@@ -3,8 +3,12 @@
 #include "launch/plan_execution.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <utility>
 
 #include "launch/launch_planner.h"
 #include "testing/fake_clock.h"
@@ -32,7 +36,8 @@ class PlanExecutionTest : public ::testing::Test {
     c.launch.nproc_per_node = 2;
     PlanInputs in;
     in.trainer_argv = {"/bin/true"};
-    in.log_dir = "/tmp/unused";
+    in.log_dir =
+        std::filesystem::temp_directory_path() / ("bigmac-exec-unit-" + std::to_string(::getpid()));
     plan_ = *plan_launch(c, in);
     options_.limits = {seconds(30), seconds(10), true};
     options_.poll_interval = std::chrono::milliseconds(500);
@@ -40,7 +45,7 @@ class PlanExecutionTest : public ::testing::Test {
 
   RunResult run() {
     return execute_plan(plan_, runner_, clock_, options_,
-                        [this](const logs::Record& r, proc::Stream) { records_.push_back(r); });
+                        [this](const logs::Record& r, RecordSource) { records_.push_back(r); });
   }
 
   FakeClock clock_;
@@ -206,6 +211,28 @@ TEST_F(PlanExecutionTest, OutputSplitAcrossChunksIsStillOneRecord) {
   ASSERT_EQ(records_.size(), 1u);
   EXPECT_TRUE(std::holds_alternative<logs::PgReadyRecord>(records_[0]));
   EXPECT_TRUE(result.ranks[0].rendezvous_done);
+}
+
+TEST_F(PlanExecutionTest, RankLogFileIsProgress) {
+  std::filesystem::create_directories(plan_.log_dir);
+  std::ofstream log(plan_.ranks[1].log_path);
+  log << pg_ready_line(1) << "\n" << step_line(1, 0, "2.0") << "\n" << std::flush;
+  runner_.emit_line(0, pg_ready_line(0));
+  runner_.wait_seconds(5);
+  bool written = false;
+  runner_.on_idle_poll = [&](FakeProcessRunner&) {
+    if (!std::exchange(written, true)) {
+      log << step_line(1, 1, "1.5") << "\n" << std::flush;  // rank 1 keeps writing its file
+    }
+  };
+  RunResult result = run();
+  std::filesystem::remove_all(plan_.log_dir);
+  EXPECT_EQ(result.status, RunStatus::kStalled);
+  ASSERT_EQ(result.stalls.size(), 1u);
+  EXPECT_EQ(result.stalls[0].rank, 0);  // rank 0 went silent first; rank 1's file kept it alive
+  EXPECT_EQ(result.ranks[1].last_step, 1);
+  EXPECT_TRUE(result.ranks[1].rendezvous_done);
+  EXPECT_EQ(records_.size(), 4u);
 }
 
 TEST_F(PlanExecutionTest, PerRankFirstErrorLineComesFromItsOwnStderr) {

@@ -10,8 +10,9 @@
 //   grandchild [hang]      fork a child that hangs, print "grandchild <pid>", exit 0 (or hang)
 //   env NAME...            print NAME=value for each variable, and cwd=<dir>
 //   pdeathsig              print the parent-death signal number
-//   train STEPS [nan-at K] [hang-at K] [no-pg] [exit N]
-//                          bigmac-log v1 lines: run, pg_ready, step/heartbeat per step
+//   train STEPS [nan-at K] [hang-at K] [no-pg] [exit N] [log-file PATH]
+//                          bigmac-log v1 lines: run, pg_ready, step/heartbeat per step, done;
+//                          to PATH instead of stdout when given (as bigmac-train --log-file)
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -38,40 +39,44 @@ int train(int argc, char** argv) {
   int hang_at = -2;
   int exit_code = 0;
   bool pg = true;
+  std::FILE* log = stdout;
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "nan-at" && i + 1 < argc) nan_at = std::atoi(argv[++i]);
     if (a == "hang-at" && i + 1 < argc) hang_at = std::atoi(argv[++i]);
     if (a == "exit" && i + 1 < argc) exit_code = std::atoi(argv[++i]);
     if (a == "no-pg") pg = false;
+    if (a == "log-file" && i + 1 < argc) log = std::fopen(argv[++i], "w");
   }
+  if (log == nullptr) return 4;
   int rank = env_int("RANK", 0);
   int world = env_int("WORLD_SIZE", 1);
-  std::printf("{\"ev\":\"run\",\"rank\":%d,\"t\":0,\"world_size\":%d,\"local_rank\":%d}\n", rank,
-              world, env_int("LOCAL_RANK", 0));
-  std::fflush(stdout);
+  std::fprintf(log, "{\"ev\":\"run\",\"rank\":%d,\"t\":0,\"world_size\":%d,\"local_rank\":%d}\n",
+               rank, world, env_int("LOCAL_RANK", 0));
+  std::fflush(log);
   if (hang_at == -1) hang();
-  if (pg) std::printf("{\"ev\":\"pg_ready\",\"rank\":%d,\"t\":0,\"world_size\":%d}\n", rank, world);
+  if (pg)
+    std::fprintf(log, "{\"ev\":\"pg_ready\",\"rank\":%d,\"t\":0,\"world_size\":%d}\n", rank, world);
   for (int s = 0; s < steps; ++s) {
     if (s == hang_at) {
-      std::fflush(stdout);
+      std::fflush(log);
       hang();
     }
     if (s == nan_at) {
-      std::printf("{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":NaN}\n", rank,
-                  s);
+      std::fprintf(log, "{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":NaN}\n",
+                   rank, s);
     } else {
-      std::printf("{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":%.3f}\n", rank,
-                  s, 4.0 / (1 + s));
+      std::fprintf(log, "{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":%.3f}\n",
+                   rank, s, 4.0 / (1 + s));
     }
-    std::printf("{\"ev\":\"heartbeat\",\"rank\":%d,\"t\":0,\"global_step\":%d}\n", rank, s);
-    std::fflush(stdout);
+    std::fprintf(log, "{\"ev\":\"heartbeat\",\"rank\":%d,\"t\":0,\"global_step\":%d}\n", rank, s);
+    std::fflush(log);
   }
   if (exit_code != 0) {
     std::fprintf(stderr, "RuntimeError: rank %d failed on purpose\n", rank);
     return exit_code;
   }
-  std::printf("{\"ev\":\"done\",\"rank\":%d,\"t\":0,\"steps\":%d}\n", rank, steps);
+  std::fprintf(log, "{\"ev\":\"done\",\"rank\":%d,\"t\":0,\"steps\":%d}\n", rank, steps);
   return 0;
 }
 
