@@ -5,6 +5,7 @@
 #include <re2/set.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 
