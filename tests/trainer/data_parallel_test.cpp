@@ -10,7 +10,7 @@
 namespace bigmac::testing {
 namespace {
 
-constexpr int kSteps = 10;
+constexpr int kSteps = 6;
 
 /// Single process, micro 2 × accum 4 = 8 samples per step.
 TrainLog single_baseline(const TempDir& dir) {

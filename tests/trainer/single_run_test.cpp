@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "train_run.h"
 
@@ -87,7 +88,7 @@ TEST(SingleRun, SameSeedSameRunOtherSeedOtherModel) {
   TempDir dir;
   auto run = [&](const std::string& name, const std::string& seed) {
     auto args = base_args(dir / name);
-    args.insert(args.end(), {"--seed", seed, "--max-steps", "3"});
+    args.insert(args.end(), {"--seed", seed, "--max-steps", "2"});
     EXPECT_EQ(run_single(dir.path(), args).code, 0);
     return TrainLog::read(dir / name);
   };
@@ -98,7 +99,22 @@ TEST(SingleRun, SameSeedSameRunOtherSeedOtherModel) {
   EXPECT_EQ(a.values("step", "loss"), b.values("step", "loss"));
   EXPECT_EQ(a.of("digest").at(0).at("param_digest"), b.of("digest").at(0).at("param_digest"));
   EXPECT_NE(a.of("model").at(0).at("param_digest"), c.of("model").at(0).at("param_digest"));
-  EXPECT_EQ(a.of("step").size(), 3u);
+  EXPECT_EQ(a.of("step").size(), 2u);
+}
+
+TEST(SingleRun, ReadsTheConfigFileAndCommandLineOverridesWin) {
+  TempDir dir;
+  {
+    std::ofstream toml(dir / "gate.toml");
+    toml << "[train]\nseed = 99\nmicro_batch_size = 1\nmax_steps = 5\n";
+  }
+  auto args = base_args(dir / "train.jsonl");
+  args.insert(args.end(), {"--config", (dir / "gate.toml").string(), "--max-steps", "1"});
+  ASSERT_EQ(run_single(dir.path(), args).code, 0) << RankJob::read_text(dir / "single.err");
+  TrainLog log = TrainLog::read(dir / "train.jsonl");
+  EXPECT_EQ(log.of("run").at(0).at("seed"), 99);
+  EXPECT_EQ(log.of("batch").at(0).at("micro_batch_size"), 1);
+  EXPECT_EQ(log.of("step").size(), 1u) << "--max-steps beats the file";
 }
 
 TEST(SingleRun, InvalidConfigurationExitsTwoBeforeTheNetwork) {

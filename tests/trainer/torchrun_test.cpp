@@ -15,7 +15,7 @@ constexpr const char* kTorchrun = "/usr/bin/torchrun";
 TEST(Torchrun, TwoWorkersTrainDataParallel) {
   if (!std::filesystem::exists(kTorchrun)) GTEST_SKIP() << "no " << kTorchrun;
   TempDir dir;
-  const int steps = 4;
+  const int steps = 3;
   auto single_args = base_args(dir / "single.jsonl");
   single_args.insert(single_args.end(), {"--max-steps", std::to_string(steps)});
   ASSERT_EQ(run_single(dir.path(), single_args).code, 0);
