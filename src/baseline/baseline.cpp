@@ -1,9 +1,9 @@
 #include "baseline/baseline.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <type_traits>
-
-#include <fmt/format.h>
 
 #include "core/atomic_file.h"
 
@@ -36,12 +36,14 @@ Expected<std::optional<T>> optional_field(const nlohmann::json& obj, const std::
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return std::optional<T>{};
   if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) return tl::unexpected(input_error(path, where + key, "expected a string"));
+    if (!it->is_string())
+      return tl::unexpected(input_error(path, where + key, "expected a string"));
   } else if constexpr (std::is_integral_v<T>) {
     if (!it->is_number_integer())
       return tl::unexpected(input_error(path, where + key, "expected an integer"));
   } else {
-    if (!it->is_number()) return tl::unexpected(input_error(path, where + key, "expected a number"));
+    if (!it->is_number())
+      return tl::unexpected(input_error(path, where + key, "expected a number"));
   }
   return std::optional<T>(it->get<T>());
 }
@@ -87,8 +89,8 @@ Baseline summarize_records(const std::vector<logs::Record>& records, std::string
 
 Expected<void> check_recordable(const Baseline& b) {
   auto refuse = [&](std::string message, std::string hint = {}) -> Expected<void> {
-    return tl::unexpected(make_error(ErrorKind::kInput, fmt::format("baseline '{}': {}", b.name,
-                                                                    std::move(message)),
+    return tl::unexpected(make_error(ErrorKind::kInput,
+                                     fmt::format("baseline '{}': {}", b.name, std::move(message)),
                                      std::move(hint)));
   };
   if (b.steps.empty()) return refuse("no step records to record", "was the gate's log empty?");
@@ -139,8 +141,10 @@ nlohmann::json to_json(const Baseline& b) {
 
 Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::string& path) {
   if (!json.is_object() || json.value("format", "") != kFormat) {
-    return tl::unexpected(input_error(path, "format", fmt::format("not a baseline file (expected "
-                                                                  "\"format\": \"{}\")", kFormat)));
+    return tl::unexpected(input_error(path, "format",
+                                      fmt::format("not a baseline file (expected "
+                                                  "\"format\": \"{}\")",
+                                                  kFormat)));
   }
   Baseline b;
   b.name = json.value("name", "");
@@ -177,7 +181,8 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
   for (std::size_t i = 0; i < steps->size(); ++i) {
     const nlohmann::json& step = (*steps)[i];
     const std::string where = fmt::format("steps[{}].", i);
-    if (!step.is_object() || !step.contains("global_step") || !step["global_step"].is_number_integer())
+    if (!step.is_object() || !step.contains("global_step") ||
+        !step["global_step"].is_number_integer())
       return tl::unexpected(input_error(path, where + "global_step", "expected an integer"));
     BaselineStep out;
     out.global_step = step["global_step"].get<std::int64_t>();

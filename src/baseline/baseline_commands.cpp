@@ -1,9 +1,9 @@
 #include "baseline/baseline_commands.h"
 
-#include <fstream>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <fstream>
 
 #include "baseline/baseline.h"
 #include "baseline/baseline_diff.h"
@@ -43,10 +43,11 @@ CommandResult show_baseline(const std::filesystem::path& path) {
   if (!b) return failure(b.error());
   const Fingerprint& f = b->fingerprint;
   std::string out = fmt::format("baseline {} ({})\n", b->name, path.string());
-  out += fmt::format("  fingerprint: tool {} torch {} backend {} device {} dtype {} seed {} "
-                     "world_size {} config {}\n",
-                     f.tool_version, f.torch_version, f.backend, f.device, f.dtype,
-                     f.seed ? std::to_string(*f.seed) : "-", f.world_size, f.config_digest);
+  out += fmt::format(
+      "  fingerprint: tool {} torch {} backend {} device {} dtype {} seed {} "
+      "world_size {} config {}\n",
+      f.tool_version, f.torch_version, f.backend, f.device, f.dtype,
+      f.seed ? std::to_string(*f.seed) : "-", f.world_size, f.config_digest);
   out += fmt::format("  structure: param_count {} param_digest {} input [{}] {} steps {}\n",
                      b->structure.param_count.value_or(-1), b->structure.param_digest,
                      fmt::join(b->structure.input_shape, ","), b->structure.input_dtype,
@@ -77,7 +78,8 @@ CommandResult record_baseline(const std::vector<logs::Record>& records, bool gat
   if (!gate_passed) {
     return {ExitCode::kGateFailed,
             fmt::format("refusing to record baseline '{}': the single gate did not pass "
-                        "(rerun it: bigmac-bringup run single)\n", name)};
+                        "(rerun it: bigmac-bringup run single)\n",
+                        name)};
   }
   const Baseline b = summarize_records(records, name, config_digest);
   if (auto ok = check_recordable(b); !ok) {

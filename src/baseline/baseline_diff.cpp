@@ -41,8 +41,8 @@ BaselineDiff diff_baselines(const Baseline& a, const Baseline& b) {
 
 std::string format_diff(const BaselineDiff& d, const std::string& a_name,
                         const std::string& b_name) {
-  std::string out = fmt::format("diff {} -> {}: {}\n", a_name, b_name,
-                                d.identical() ? "identical" : "different");
+  std::string out =
+      fmt::format("diff {} -> {}: {}\n", a_name, b_name, d.identical() ? "identical" : "different");
   for (const MetricComparison& m : d.metrics) {
     out += fmt::format("  {:<16} {:>3} steps  ", metric_name(m.metric), m.compared);
     if (m.compared == 0) {

@@ -12,8 +12,8 @@ namespace bigmac::baseline {
 /// difference), the structure and the fingerprint.
 struct BaselineDiff {
   std::vector<MetricComparison> metrics;
-  std::vector<std::string> structure;    ///< "param_count 1000 vs 1200", ...
-  std::string fingerprint;               ///< fingerprint_difference text; empty when equal
+  std::vector<std::string> structure;  ///< "param_count 1000 vs 1200", ...
+  std::string fingerprint;             ///< fingerprint_difference text; empty when equal
   bool identical() const;
 };
 

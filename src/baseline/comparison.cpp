@@ -1,10 +1,10 @@
 #include "baseline/comparison.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
 
 namespace bigmac::baseline {
 namespace {
@@ -110,8 +110,8 @@ std::string_view outcome_name(Outcome outcome) {
   return "?";
 }
 
-MetricComparison compare_metric(const Baseline& reference, const Baseline& observed,
-                                Metric metric, const Tolerance& tolerance) {
+MetricComparison compare_metric(const Baseline& reference, const Baseline& observed, Metric metric,
+                                const Tolerance& tolerance) {
   MetricComparison c;
   c.metric = metric;
   c.tolerance = tolerance;
@@ -165,7 +165,8 @@ std::string fingerprint_difference(const Fingerprint& o, const Fingerprint& r) {
   if (o.backend != "none" && r.backend != "none") add("backend", o.backend, r.backend);
   add("device", o.device, r.device);
   add("dtype", o.dtype, r.dtype);
-  if (o.seed && r.seed && *o.seed != *r.seed) parts.push_back(fmt::format("seed {} vs {}", *o.seed, *r.seed));
+  if (o.seed && r.seed && *o.seed != *r.seed)
+    parts.push_back(fmt::format("seed {} vs {}", *o.seed, *r.seed));
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -198,10 +199,10 @@ Comparison compare_runs(const Baseline& reference, const Baseline& observed,
     out.reason = "no step has a value on both sides";
   } else if (!all_within) {
     out.outcome = Outcome::kRegression;
-    out.reason = fmt::format("{} diverges at step {}: {:.6g} vs baseline {:.6g} (outside {})",
-                             metric_name(worst->metric), *worst->first_divergent_step,
-                             worst->observed_value, worst->baseline_value,
-                             worst->tolerance.describe());
+    out.reason =
+        fmt::format("{} diverges at step {}: {:.6g} vs baseline {:.6g} (outside {})",
+                    metric_name(worst->metric), *worst->first_divergent_step, worst->observed_value,
+                    worst->baseline_value, worst->tolerance.describe());
   } else if (!all_exact) {
     out.outcome = Outcome::kDrift;
     const std::string diff = fingerprint_difference(observed.fingerprint, reference.fingerprint);
@@ -229,7 +230,8 @@ std::string format_comparison(const Comparison& c) {
                        metric_name(m.metric), m.compared, m.exact ? "yes" : "no",
                        m.tolerance.describe(), m.within ? "ok" : "FAIL", m.max_rel_diff);
     if (m.max_rel_diff_step >= 0) out += fmt::format(" at step {}", m.max_rel_diff_step);
-    if (m.first_divergent_step) out += fmt::format(", first divergent step {}", *m.first_divergent_step);
+    if (m.first_divergent_step)
+      out += fmt::format(", first divergent step {}", *m.first_divergent_step);
     if (m.missing > 0) out += fmt::format(", {} baseline steps missing", m.missing);
     out += "\n";
   }

@@ -52,8 +52,8 @@ struct MetricComparison {
 };
 
 /// Compares one metric of `observed` against `reference`, step by step (matched by global_step).
-MetricComparison compare_metric(const Baseline& reference, const Baseline& observed,
-                                Metric metric, const Tolerance& tolerance);
+MetricComparison compare_metric(const Baseline& reference, const Baseline& observed, Metric metric,
+                                const Tolerance& tolerance);
 
 /// The named outcome of DESIGN §4.
 enum class Outcome {

@@ -1,9 +1,9 @@
 #include "gates/baseline_checks.h"
 
-#include <map>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <map>
 
 #include "baseline/comparison.h"
 
@@ -35,15 +35,17 @@ Evidence step_evidence(const CheckContext& ctx, std::int64_t step, std::string t
 
 CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric metric,
                                const std::string& prefix, double default_rel) {
-  if (!ctx.baseline) return fail(name, "no baseline to compare against (record one with the single gate)");
+  if (!ctx.baseline)
+    return fail(name, "no baseline to compare against (record one with the single gate)");
   const baseline::Baseline observed =
       baseline::summarize_records(ctx.evidence.all_records(), "observed", {});
   const baseline::Tolerance tol = tolerance_from(ctx.params, prefix, default_rel);
-  const baseline::MetricComparison c = baseline::compare_metric(*ctx.baseline, observed, metric, tol);
+  const baseline::MetricComparison c =
+      baseline::compare_metric(*ctx.baseline, observed, metric, tol);
   if (c.compared == 0) {
     return fail(name, fmt::format("no step has {} on both sides ({} baseline steps, {} logged): "
-                                  "nothing compared", prefix, ctx.baseline->steps.size(),
-                                  observed.steps.size()));
+                                  "nothing compared",
+                                  prefix, ctx.baseline->steps.size(), observed.steps.size()));
   }
   if (!c.within) {
     const std::int64_t step = *c.first_divergent_step;
@@ -52,25 +54,30 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
         fmt::format("{} diverges from the baseline at step {}: {:.6g} vs {:.6g} (rel diff {:.3g}, "
                     "allowed {}); {} of {} steps compared{}",
                     prefix, step, c.observed_value, c.baseline_value,
-                    c.baseline_value != 0 ? std::abs(c.observed_value - c.baseline_value) /
-                                                std::abs(c.baseline_value)
-                                          : c.max_rel_diff,
+                    c.baseline_value != 0
+                        ? std::abs(c.observed_value - c.baseline_value) / std::abs(c.baseline_value)
+                        : c.max_rel_diff,
                     tol.describe(), c.compared, ctx.baseline->steps.size(),
                     c.missing > 0 ? fmt::format(", {} missing", c.missing) : ""),
-        {step_evidence(ctx, step, fmt::format("step {} {}={:.6g} (baseline {:.6g})", step, prefix,
-                                              c.observed_value, c.baseline_value))});
-    const bool at_first = !ctx.baseline->steps.empty() && step == ctx.baseline->steps.front().global_step;
-    r.route_back = ctx.params.text(prefix + (at_first ? "_route_back_first_step" : "_route_back_later"), "");
+        {step_evidence(ctx, step,
+                       fmt::format("step {} {}={:.6g} (baseline {:.6g})", step, prefix,
+                                   c.observed_value, c.baseline_value))});
+    const bool at_first =
+        !ctx.baseline->steps.empty() && step == ctx.baseline->steps.front().global_step;
+    r.route_back =
+        ctx.params.text(prefix + (at_first ? "_route_back_first_step" : "_route_back_later"), "");
     return r;
   }
   if (c.missing > 0) {
     return fail(name, fmt::format("{} of {} baseline steps have no logged {}", c.missing,
                                   ctx.baseline->steps.size(), prefix));
   }
-  std::string how = c.exact ? "exactly" : fmt::format("within {} (max rel diff {:.3g} at step {})",
-                                                      tol.describe(), c.max_rel_diff, c.max_rel_diff_step);
+  std::string how = c.exact ? "exactly"
+                            : fmt::format("within {} (max rel diff {:.3g} at step {})",
+                                          tol.describe(), c.max_rel_diff, c.max_rel_diff_step);
   if (!c.exact) {
-    const std::string why = baseline::fingerprint_difference(observed.fingerprint, ctx.baseline->fingerprint);
+    const std::string why =
+        baseline::fingerprint_difference(observed.fingerprint, ctx.baseline->fingerprint);
     if (!why.empty()) {
       how += "; drift: other fingerprint: " + why;
     } else if (observed.fingerprint.world_size != ctx.baseline->fingerprint.world_size) {
@@ -80,7 +87,8 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
       how += "; drift: reduction order or a non-deterministic kernel";
     }
   }
-  return pass(name, fmt::format("{} matches the baseline at all {} steps, {}", prefix, c.compared, how));
+  return pass(name,
+              fmt::format("{} matches the baseline at all {} steps, {}", prefix, c.compared, how));
 }
 
 }  // namespace
@@ -104,12 +112,15 @@ CheckResult check_param_count(const CheckContext& ctx) {
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::ModelRecord& m : r.models) {
       if (total && *total != m.param_count) {
-        return fail(name, fmt::format("rank {} counts {} parameters, rank {} counted {}", r.rank,
-                                      m.param_count, evidence.front().rank, *total),
-                    {evidence.front(), evidence_of(m, fmt::format("param_count={}", m.param_count))});
+        return fail(
+            name,
+            fmt::format("rank {} counts {} parameters, rank {} counted {}", r.rank, m.param_count,
+                        evidence.front().rank, *total),
+            {evidence.front(), evidence_of(m, fmt::format("param_count={}", m.param_count))});
       }
       total = m.param_count;
-      if (evidence.empty()) evidence.push_back(evidence_of(m, fmt::format("param_count={}", m.param_count)));
+      if (evidence.empty())
+        evidence.push_back(evidence_of(m, fmt::format("param_count={}", m.param_count)));
     }
   }
   if (!total) return fail(name, "no `model` event: nothing to compare");
@@ -128,30 +139,34 @@ CheckResult check_param_count(const CheckContext& ctx) {
       sum += l->param_count;
       tied += l->tied_duplicate_count;
       parts.push_back(fmt::format("stage {}: {}", stage, l->param_count));
-      for (const std::string& t : l->tied) tied_names.push_back(fmt::format("{} (stage {})", t, stage));
+      for (const std::string& t : l->tied)
+        tied_names.push_back(fmt::format("{} (stage {})", t, stage));
     }
     if (sum - tied != *total) {
       std::vector<Evidence> ev{evidence.front()};
       std::size_t i = 0;
       for (const auto& [stage, l] : stages) ev.push_back(evidence_of(*l, parts[i++]));
-      return fail(name, fmt::format("stages hold {} parameters ({}) minus {} tied duplicates = {}, "
-                                    "but the model has {}",
-                                    sum, fmt::join(parts, ", "), tied, sum - tied, *total),
+      return fail(name,
+                  fmt::format("stages hold {} parameters ({}) minus {} tied duplicates = {}, "
+                              "but the model has {}",
+                              sum, fmt::join(parts, ", "), tied, sum - tied, *total),
                   std::move(ev));
     }
-    detail = fmt::format("; stages sum to it ({}{})", fmt::join(parts, ", "),
-                         tied > 0 ? fmt::format(", minus {} tied duplicates: {}", tied,
-                                                fmt::join(tied_names, ", "))
-                                  : "");
+    detail = fmt::format(
+        "; stages sum to it ({}{})", fmt::join(parts, ", "),
+        tied > 0 ? fmt::format(", minus {} tied duplicates: {}", tied, fmt::join(tied_names, ", "))
+                 : "");
   }
   if (ctx.baseline && ctx.baseline->structure.param_count &&
       *ctx.baseline->structure.param_count != *total) {
-    return fail(name, fmt::format("the model has {} parameters, the baseline {}", *total,
-                                  *ctx.baseline->structure.param_count),
+    return fail(name,
+                fmt::format("the model has {} parameters, the baseline {}", *total,
+                            *ctx.baseline->structure.param_count),
                 std::move(evidence));
   }
-  return pass(name, fmt::format("{} parameters on every rank{}{}", *total,
-                                ctx.baseline ? ", as in the baseline" : "", detail),
+  return pass(name,
+              fmt::format("{} parameters on every rank{}{}", *total,
+                          ctx.baseline ? ", as in the baseline" : "", detail),
               std::move(evidence));
 }
 
@@ -164,9 +179,10 @@ CheckResult check_param_digest(const CheckContext& ctx) {
       if (!first) {
         first = m;
       } else if (first->param_digest != m.param_digest) {
-        return fail(name, fmt::format("initial parameters differ between ranks: {} on rank {}, {} on "
-                                      "rank {} (seed not shared?)",
-                                      first->param_digest, first->at.rank, m.param_digest, m.at.rank),
+        return fail(name,
+                    fmt::format("initial parameters differ between ranks: {} on rank {}, {} on "
+                                "rank {} (seed not shared?)",
+                                first->param_digest, first->at.rank, m.param_digest, m.at.rank),
                     {evidence_of(*first, "param_digest=" + first->param_digest),
                      evidence_of(m, "param_digest=" + m.param_digest)});
       }
@@ -175,9 +191,10 @@ CheckResult check_param_digest(const CheckContext& ctx) {
   if (!first) return fail(name, "no param_digest logged: nothing to compare");
   if (ctx.baseline && !ctx.baseline->structure.param_digest.empty() &&
       ctx.baseline->structure.param_digest != first->param_digest) {
-    return fail(name, fmt::format("initial parameters {} differ from the baseline's {} (seed or "
-                                  "model config changed?)",
-                                  first->param_digest, ctx.baseline->structure.param_digest),
+    return fail(name,
+                fmt::format("initial parameters {} differ from the baseline's {} (seed or "
+                            "model config changed?)",
+                            first->param_digest, ctx.baseline->structure.param_digest),
                 {evidence_of(*first, "param_digest=" + first->param_digest)});
   }
   return pass(name, fmt::format("initial parameter digest {} on every rank{}", first->param_digest,

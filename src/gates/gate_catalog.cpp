@@ -1,8 +1,7 @@
 #include "gates/gate_catalog.h"
 
-#include <sys/stat.h>
-
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "baseline/baseline.h"
 #include "gates/check.h"
@@ -16,8 +15,8 @@ tl::expected<GateCatalog, Errors> GateCatalog::load(const std::filesystem::path&
   Errors errors;
   for (const auto& [gate, overrides] : config.gate_overrides) {
     if (!find_gate(*specs, gate)) {
-      Error e = make_error(ErrorKind::kConfig,
-                           fmt::format("[gates.{}] names no gate in {}", gate, stages_dir.string()));
+      Error e = make_error(ErrorKind::kConfig, fmt::format("[gates.{}] names no gate in {}", gate,
+                                                           stages_dir.string()));
       if (!overrides.empty()) {
         const config::Origin& o = overrides.begin()->second.origin;
         e.file = o.where;

@@ -1,10 +1,10 @@
 #include "gates/gate_plan.h"
 
-#include <algorithm>
-#include <cstdlib>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdlib>
 
 #include "baseline/baseline.h"
 #include "config/constraints.h"
@@ -49,7 +49,8 @@ void set_value(config::Config& c, const std::string& key, const config::Value& v
 
 std::string origin_of(const GateSpec& spec, const std::string& key) {
   auto it = spec.key_origins.find(key);
-  return fmt::format("gate {} ({})", spec.id, it == spec.key_origins.end() ? spec.path : it->second);
+  return fmt::format("gate {} ({})", spec.id,
+                     it == spec.key_origins.end() ? spec.path : it->second);
 }
 
 }  // namespace
@@ -91,11 +92,11 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
   const int ways = c.parallel.pp_size * c.parallel.tp_size;
   if (ways <= 0 || world % ways != 0) {
     const int fixed = std::max(ways, (world + ways - 1) / ways * ways);
-    return tl::unexpected(plan_error(
-        spec,
-        fmt::format("gate '{}' runs {} processes, not a multiple of pp × tp = {} × {}", spec.id,
-                    world, c.parallel.pp_size, c.parallel.tp_size),
-        fmt::format("set gates.{}.nproc = {}", spec.id, fixed)));
+    return tl::unexpected(
+        plan_error(spec,
+                   fmt::format("gate '{}' runs {} processes, not a multiple of pp × tp = {} × {}",
+                               spec.id, world, c.parallel.pp_size, c.parallel.tp_size),
+                   fmt::format("set gates.{}.nproc = {}", spec.id, fixed)));
   }
   const std::int64_t dp = world / ways;
   std::int64_t micro = c.train.micro_batch_size;
@@ -106,25 +107,26 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
     set_value(c, "parallel.micro_batches", std::int64_t{l.micro_batches},
               origin_of(spec, "micro_batches"));
   }
-  const std::int64_t reference =
-      reference_samples.value_or(std::int64_t{base.train.micro_batch_size} *
-                                 base.train.gradient_accumulation_steps);
+  const std::int64_t reference = reference_samples.value_or(
+      std::int64_t{base.train.micro_batch_size} * base.train.gradient_accumulation_steps);
   const std::int64_t before_micro = micro;
   if (l.rescale == "accum") {
     if (reference % (micro * dp) != 0) {
       const std::int64_t dp_ok = closest_divisor(std::max<std::int64_t>(1, reference / micro), dp);
       const bool micro_divides = reference % micro == 0;
-      std::string hint = micro_divides
-                             ? fmt::format("set gates.{}.nproc = {} (dp {}), or train.micro_batch_size "
-                                           "= {}", spec.id, dp_ok * ways, dp_ok,
-                                           closest_divisor(reference / dp, micro))
-                             : fmt::format("set train.micro_batch_size = {}",
-                                           closest_divisor(reference, micro));
+      std::string hint =
+          micro_divides
+              ? fmt::format(
+                    "set gates.{}.nproc = {} (dp {}), or train.micro_batch_size "
+                    "= {}",
+                    spec.id, dp_ok * ways, dp_ok, closest_divisor(reference / dp, micro))
+              : fmt::format("set train.micro_batch_size = {}", closest_divisor(reference, micro));
       return tl::unexpected(plan_error(
           spec,
-          fmt::format("gate '{}' cannot keep {} samples/step: micro_batch_size {} × dp {} = {} does "
-                      "not divide it, so gradient_accumulation_steps cannot be rescaled exactly",
-                      spec.id, reference, micro, dp, micro * dp),
+          fmt::format(
+              "gate '{}' cannot keep {} samples/step: micro_batch_size {} × dp {} = {} does "
+              "not divide it, so gradient_accumulation_steps cannot be rescaled exactly",
+              spec.id, reference, micro, dp, micro * dp),
           hint));
     }
     accum = reference / (micro * dp);
@@ -144,10 +146,11 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
     micro = reference / (accum * dp);
   }
   if (l.micro_batches > 0 && accum != l.micro_batches) {
-    return tl::unexpected(plan_error(
-        spec, fmt::format("gate '{}' pins {} micro-batches but samples/step needs accum {}",
-                          spec.id, l.micro_batches, accum),
-        "set rescale = \"micro\""));
+    return tl::unexpected(
+        plan_error(spec,
+                   fmt::format("gate '{}' pins {} micro-batches but samples/step needs accum {}",
+                               spec.id, l.micro_batches, accum),
+                   "set rescale = \"micro\""));
   }
   c.train.micro_batch_size = static_cast<int>(micro);
   c.train.gradient_accumulation_steps = static_cast<int>(accum);
@@ -156,17 +159,19 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
   std::vector<std::string> changes;
   if (micro != before_micro) {
     changes.push_back(fmt::format("train.micro_batch_size {} -> {}", before_micro, micro));
-    set_value(c, "train.micro_batch_size", micro,
-              fmt::format("{}: rescaled to keep {} samples/step", origin_of(spec, "rescale"), reference));
+    set_value(
+        c, "train.micro_batch_size", micro,
+        fmt::format("{}: rescaled to keep {} samples/step", origin_of(spec, "rescale"), reference));
   }
   if (accum != base.train.gradient_accumulation_steps) {
     changes.push_back(fmt::format("train.gradient_accumulation_steps {} -> {}",
                                   base.train.gradient_accumulation_steps, accum));
-    set_value(c, "train.gradient_accumulation_steps", accum,
-              fmt::format("{}: {}", origin_of(spec, l.micro_batches > 0 ? "micro_batches" : "rescale"),
-                          l.micro_batches > 0 ? "pinned micro-batches"
-                                              : fmt::format("rescaled to keep {} samples/step",
-                                                            reference)));
+    set_value(
+        c, "train.gradient_accumulation_steps", accum,
+        fmt::format("{}: {}", origin_of(spec, l.micro_batches > 0 ? "micro_batches" : "rescale"),
+                    l.micro_batches > 0
+                        ? "pinned micro-batches"
+                        : fmt::format("rescaled to keep {} samples/step", reference)));
   }
   std::erase_if(c.settings.entries,
                 [](const config::Setting& s) { return s.key.starts_with("derived."); });
@@ -175,7 +180,8 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
   if (!violations.empty()) {
     Error e = violations.front();
     e.message = fmt::format("in gate '{}': {}", spec.id, e.message);
-    for (std::size_t i = 1; i < violations.size(); ++i) e.message += "\n  " + violations[i].format();
+    for (std::size_t i = 1; i < violations.size(); ++i)
+      e.message += "\n  " + violations[i].format();
     return tl::unexpected(e);
   }
   plan.nproc = c.derived.world_size;
@@ -184,10 +190,12 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
 
   for (const config::SchemaEntry& entry : config::schema()) {
     const std::string key = entry.full_key();
-    if (std::find(std::begin(kNotInputs), std::end(kNotInputs), key) != std::end(kNotInputs)) continue;
+    if (std::find(std::begin(kNotInputs), std::end(kNotInputs), key) != std::end(kNotInputs))
+      continue;
     plan.inputs[key] = config::value_to_string(entry.get(c));
   }
-  for (const auto& [key, value] : spec.raw_launch.items()) plan.inputs["gate.launch." + key] = value.dump();
+  for (const auto& [key, value] : spec.raw_launch.items())
+    plan.inputs["gate.launch." + key] = value.dump();
   for (const auto& [key, value] : spec.params.items()) plan.inputs["gate." + key] = value.dump();
   std::string checks;
   for (const CheckSpec& check : spec.checks) checks += check.name + " ";
@@ -208,7 +216,8 @@ std::string format_plan(const GatePlan& p) {
       c.derived.dp, c.parallel.schedule, c.train.micro_batch_size,
       c.train.gradient_accumulation_steps, c.derived.dp, p.samples_per_step,
       c.derived.micro_batches, c.trace.shapes ? "on" : "off");
-  if (c.parallel.pp_size > 1) out += fmt::format(", split at [{}]", fmt::join(c.model.split_points, ","));
+  if (c.parallel.pp_size > 1)
+    out += fmt::format(", split at [{}]", fmt::join(c.model.split_points, ","));
   if (!p.rescaled.empty()) out += "\n  rescaled: " + p.rescaled;
   return out + "\n";
 }

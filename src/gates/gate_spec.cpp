@@ -1,9 +1,9 @@
 #include "gates/gate_spec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "baseline/comparison.h"
 #include "core/edit_distance.h"
@@ -12,8 +12,8 @@
 namespace bigmac::gates {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"id", "title", "order", "route_back", "launch", "params",
-                                         "checks"};
+constexpr std::string_view kTopKeys[] = {"id",     "title",  "order", "route_back",
+                                         "launch", "params", "checks"};
 constexpr std::string_view kLaunchKeys[] = {"nproc",         "pp",           "tp",     "schedule",
                                             "micro_batches", "trace_shapes", "rescale"};
 constexpr std::string_view kCheckKeys[] = {"name", "route_back", "when"};
@@ -41,9 +41,9 @@ void read_launch(const nlohmann::json& launch, GateLaunch& out, Errors& errors, 
                it->get<std::int64_t>() <= 1 << 20) {
       target = static_cast<int>(it->get<std::int64_t>());
     } else {
-      errors.push_back(locate(fmt::format("launch.{}", key),
-                              fmt::format("expected an integer >= {} or \"{}\", found {}", min,
-                                          word, it->dump())));
+      errors.push_back(locate(
+          fmt::format("launch.{}", key),
+          fmt::format("expected an integer >= {} or \"{}\", found {}", min, word, it->dump())));
     }
   };
   out.nproc.reset();
@@ -70,7 +70,8 @@ void read_launch(const nlohmann::json& launch, GateLaunch& out, Errors& errors, 
   out.rescale = "accum";
   one_of("rescale", {"accum", "micro", "none"}, out.rescale);
   if (auto it = launch.find("micro_batches"); it != launch.end()) {
-    if (it->is_number_integer() && it->get<std::int64_t>() >= 0 && it->get<std::int64_t>() < 1 << 20) {
+    if (it->is_number_integer() && it->get<std::int64_t>() >= 0 &&
+        it->get<std::int64_t>() < 1 << 20) {
       out.micro_batches = static_cast<int>(it->get<std::int64_t>());
     } else {
       errors.push_back(locate("launch.micro_batches",
@@ -112,8 +113,8 @@ nlohmann::json value_json(const config::Value& value) {
 
 // Whether an override may replace a parameter of this JSON type (ints widen to floats).
 bool same_kind(const nlohmann::json& existing, const nlohmann::json& given) {
-  if (existing.is_number()) return given.is_number() && !(existing.is_number_integer() &&
-                                                          given.is_number_float());
+  if (existing.is_number())
+    return given.is_number() && !(existing.is_number_integer() && given.is_number_float());
   if (existing.is_boolean()) return given.is_boolean();
   if (existing.is_string()) return given.is_string();
   if (existing.is_array()) return given.is_array();
@@ -165,7 +166,8 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
     } else {
       spec.raw_launch = *it;
       for (const auto& [key, value] : it->items()) {
-        if (std::find(std::begin(kLaunchKeys), std::end(kLaunchKeys), key) == std::end(kLaunchKeys)) {
+        if (std::find(std::begin(kLaunchKeys), std::end(kLaunchKeys), key) ==
+            std::end(kLaunchKeys)) {
           errors.push_back(locate("launch." + key, fmt::format("unknown key '{}' in [launch]", key),
                                   did_you_mean(key, kLaunchKeys)));
         }
@@ -277,7 +279,8 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
                                               specs[i - 1].id, specs[i].id, specs[i].order)));
     }
     if (!ids.insert(specs[i].id).second) {
-      errors.push_back(make_error(ErrorKind::kConfig, fmt::format("gate id '{}' twice", specs[i].id)));
+      errors.push_back(
+          make_error(ErrorKind::kConfig, fmt::format("gate id '{}' twice", specs[i].id)));
     }
   }
   for (const GateSpec& spec : specs) {
@@ -329,16 +332,16 @@ tl::expected<GateSpec, Errors> apply_overrides(
                                                 setting.origin.line, setting.origin.column)
                                   : setting.origin.describe();
     const nlohmann::json given = value_json(setting.value);
-    const bool is_launch = std::find(std::begin(kLaunchKeys), std::end(kLaunchKeys), key) !=
-                           std::end(kLaunchKeys);
+    const bool is_launch =
+        std::find(std::begin(kLaunchKeys), std::end(kLaunchKeys), key) != std::end(kLaunchKeys);
     if (is_launch) {
       spec.raw_launch[key] = given;
       spec.key_origins[key] = where + fmt::format(" ([gates.{}])", spec.id);
     } else if (spec.params.contains(key)) {
       if (!same_kind(spec.params[key], given)) {
-        errors.push_back(locate(key, fmt::format("{} expects a value like {} (from {}), found {}",
-                                                 key, spec.params[key].dump(), spec.path,
-                                                 given.dump())));
+        errors.push_back(
+            locate(key, fmt::format("{} expects a value like {} (from {}), found {}", key,
+                                    spec.params[key].dump(), spec.path, given.dump())));
         continue;
       }
       spec.params[key] = given;
@@ -349,27 +352,27 @@ tl::expected<GateSpec, Errors> apply_overrides(
         hint = "keys of this gate: ";
         for (const std::string& k : keys) hint += k + (k == keys.back() ? "" : ", ");
       }
-      errors.push_back(locate(key, fmt::format("gate '{}' ({}) has no key '{}'", spec.id,
-                                               spec.path, key),
-                              hint));
+      errors.push_back(locate(
+          key, fmt::format("gate '{}' ({}) has no key '{}'", spec.id, spec.path, key), hint));
     }
   }
-  read_launch(spec.raw_launch, spec.launch, errors, [&](const std::string& k, std::string m,
-                                                         std::string h = {}) {
-    const std::string bare = k.substr(k.find('.') + 1);
-    auto it = overrides.find(bare);
-    if (it == overrides.end()) return make_error(ErrorKind::kConfig, std::move(m), std::move(h));
-    Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
-    if (it->second.origin.kind == config::SourceKind::kFile) {
-      e.file = it->second.origin.where;
-      e.line = it->second.origin.line;
-      e.column = it->second.origin.column;
-    } else {
-      e.message += " (set by " + it->second.origin.describe() + ")";
-    }
-    e.key = "gates." + spec.id + "." + bare;
-    return e;
-  });
+  read_launch(spec.raw_launch, spec.launch, errors,
+              [&](const std::string& k, std::string m, std::string h = {}) {
+                const std::string bare = k.substr(k.find('.') + 1);
+                auto it = overrides.find(bare);
+                if (it == overrides.end())
+                  return make_error(ErrorKind::kConfig, std::move(m), std::move(h));
+                Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
+                if (it->second.origin.kind == config::SourceKind::kFile) {
+                  e.file = it->second.origin.where;
+                  e.line = it->second.origin.line;
+                  e.column = it->second.origin.column;
+                } else {
+                  e.message += " (set by " + it->second.origin.describe() + ")";
+                }
+                e.key = "gates." + spec.id + "." + bare;
+                return e;
+              });
   check_params(spec.params, errors, [&](const std::string& k, std::string m, std::string h = {}) {
     Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
     e.key = "gates." + spec.id + "." + k.substr(k.find('.') + 1);

@@ -2,11 +2,10 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "config/data_file.h"
 #include "config/settings.h"
@@ -30,7 +29,7 @@ struct GateLaunch {
 /// One check of a gate, by registry name.
 struct CheckSpec {
   std::string name;
-  std::string route_back;  ///< empty: the gate's route_back
+  std::string route_back;       ///< empty: the gate's route_back
   bool needs_baseline = false;  ///< `when = "baseline"`: run only when a baseline exists
 };
 

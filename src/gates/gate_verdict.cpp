@@ -31,8 +31,8 @@ GateVerdict evaluate_gate(const GateSpec& spec, const GatePlan& plan, const Gate
       continue;
     }
     const CheckFunction run = find_check(check.name);
-    CheckResult r = run ? run(ctx)
-                        : fail(check.name, "no such check (the gate file names an unknown check)");
+    CheckResult r =
+        run ? run(ctx) : fail(check.name, "no such check (the gate file names an unknown check)");
     r.name = check.name;
     if (r.passed) {
       r.route_back.clear();
@@ -68,15 +68,19 @@ nlohmann::json to_json(const GateVerdict& v) {
   nlohmann::json results = nlohmann::json::array();
   for (const CheckResult& r : v.results) {
     nlohmann::json evidence = nlohmann::json::array();
-    for (const Evidence& e : r.evidence) evidence.push_back({{"rank", e.rank}, {"line", e.line}, {"text", e.text}});
+    for (const Evidence& e : r.evidence)
+      evidence.push_back({{"rank", e.rank}, {"line", e.line}, {"text", e.text}});
     results.push_back({{"name", r.name},
                        {"passed", r.passed},
                        {"message", r.message},
                        {"evidence", evidence},
                        {"route_back", r.route_back}});
   }
-  return {{"gate", v.gate_id}, {"passed", v.passed}, {"route_back", v.route_back},
-          {"checks", results}, {"not_run", v.not_run}};
+  return {{"gate", v.gate_id},
+          {"passed", v.passed},
+          {"route_back", v.route_back},
+          {"checks", results},
+          {"not_run", v.not_run}};
 }
 
 GateVerdict verdict_from_json(const nlohmann::json& j) {
@@ -93,7 +97,8 @@ GateVerdict verdict_from_json(const nlohmann::json& j) {
     r.message = c.value("message", "");
     r.route_back = c.value("route_back", "");
     for (const auto& e : c.value("evidence", nlohmann::json::array())) {
-      r.evidence.push_back(Evidence{e.value("rank", -1), e.value("line", std::int64_t{0}), e.value("text", "")});
+      r.evidence.push_back(
+          Evidence{e.value("rank", -1), e.value("line", std::int64_t{0}), e.value("text", "")});
     }
     v.results.push_back(std::move(r));
   }

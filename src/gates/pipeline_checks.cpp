@@ -1,10 +1,10 @@
 #include "gates/pipeline_checks.h"
 
-#include <map>
-#include <set>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <map>
+#include <set>
 
 namespace bigmac::gates {
 namespace {
@@ -40,11 +40,13 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::LayoutRecord& l : r.layouts) {
       auto [it, fresh] = by_stage.emplace(l.stage, &l);
-      if (!fresh && (it->second->first_layer != l.first_layer || it->second->last_layer != l.last_layer)) {
-        return fail(name, fmt::format("replicas of stage {} disagree: layers {}..{} on rank {}, "
-                                      "{}..{} on rank {}", l.stage, it->second->first_layer,
-                                      it->second->last_layer, it->second->at.rank, l.first_layer,
-                                      l.last_layer, l.at.rank),
+      if (!fresh &&
+          (it->second->first_layer != l.first_layer || it->second->last_layer != l.last_layer)) {
+        return fail(name,
+                    fmt::format("replicas of stage {} disagree: layers {}..{} on rank {}, "
+                                "{}..{} on rank {}",
+                                l.stage, it->second->first_layer, it->second->last_layer,
+                                it->second->at.rank, l.first_layer, l.last_layer, l.at.rank),
                     {evidence_of(*it->second, "layout"), evidence_of(l, "layout")});
       }
     }
@@ -65,8 +67,9 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
     if (l->first_layer < 0) continue;
     for (int layer = l->first_layer; layer <= l->last_layer; ++layer) {
       if (layer >= layers) {
-        return fail(name, fmt::format("stage {} claims layer {} but the model has {} layers (0..{})",
-                                      stage, layer, layers, layers - 1),
+        return fail(name,
+                    fmt::format("stage {} claims layer {} but the model has {} layers (0..{})",
+                                stage, layer, layers, layers - 1),
                     {evidence_of(*l, ranges.back())});
       }
       owners[static_cast<std::size_t>(layer)].push_back(stage);
@@ -91,36 +94,43 @@ CheckResult check_schedule_order(const CheckContext& ctx) {
   std::int64_t checked = 0;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     std::map<std::pair<std::int64_t, int>, std::vector<const logs::MicroBatchRecord*>> runs;
-    for (const logs::MicroBatchRecord& mb : r.micro_batches) runs[{mb.global_step, mb.stage}].push_back(&mb);
+    for (const logs::MicroBatchRecord& mb : r.micro_batches)
+      runs[{mb.global_step, mb.stage}].push_back(&mb);
     for (const auto& [key, seen] : runs) {
       const auto [step, stage] = key;
       const auto want = schedule_sequence(schedule, stage, stages, m);
       std::set<std::pair<char, int>> once;
       for (const auto* mb : seen) {
         if (!once.insert({mb->phase, mb->mb}).second) {
-          return fail(name, fmt::format("rank {} stage {} step {}: {} ran twice", r.rank, stage, step,
-                                        step_text(mb->phase, mb->mb)),
+          return fail(name,
+                      fmt::format("rank {} stage {} step {}: {} ran twice", r.rank, stage, step,
+                                  step_text(mb->phase, mb->mb)),
                       {evidence_of(*mb, step_text(mb->phase, mb->mb))});
         }
       }
       for (std::size_t i = 0; i < want.size(); ++i) {
         if (i >= seen.size()) {
-          return fail(name, fmt::format("rank {} stage {} step {}: {} of {} passes logged, {} missing "
-                                        "({} order)", r.rank, stage, step, seen.size(), want.size(),
-                                        step_text(want[i].first, want[i].second), schedule),
-                      {evidence_of(*seen.back(), "last pass " + step_text(seen.back()->phase, seen.back()->mb))});
+          return fail(name,
+                      fmt::format("rank {} stage {} step {}: {} of {} passes logged, {} missing "
+                                  "({} order)",
+                                  r.rank, stage, step, seen.size(), want.size(),
+                                  step_text(want[i].first, want[i].second), schedule),
+                      {evidence_of(*seen.back(),
+                                   "last pass " + step_text(seen.back()->phase, seen.back()->mb))});
         }
         if (seen[i]->phase != want[i].first || seen[i]->mb != want[i].second) {
-          return fail(name, fmt::format("rank {} stage {} step {}: pass {} is {}, {} expects {}",
-                                        r.rank, stage, step, i, step_text(seen[i]->phase, seen[i]->mb),
-                                        schedule, step_text(want[i].first, want[i].second)),
+          return fail(name,
+                      fmt::format("rank {} stage {} step {}: pass {} is {}, {} expects {}", r.rank,
+                                  stage, step, i, step_text(seen[i]->phase, seen[i]->mb), schedule,
+                                  step_text(want[i].first, want[i].second)),
                       {evidence_of(*seen[i], step_text(seen[i]->phase, seen[i]->mb))});
         }
       }
       if (seen.size() > want.size()) {
-        return fail(name, fmt::format("rank {} stage {} step {}: {} passes, {} with {} micro-batches "
-                                      "expects {}", r.rank, stage, step, seen.size(), schedule, m,
-                                      want.size()),
+        return fail(name,
+                    fmt::format("rank {} stage {} step {}: {} passes, {} with {} micro-batches "
+                                "expects {}",
+                                r.rank, stage, step, seen.size(), schedule, m, want.size()),
                     {evidence_of(*seen[want.size()], "extra pass")});
       }
       ++checked;
@@ -163,7 +173,8 @@ CheckResult check_no_starved_stage(const CheckContext& ctx) {
     }
   }
   return pass(name, fmt::format("every one of {} stages ran {} micro-batches forward and backward "
-                                "in all {} steps", stages, m, steps.size()));
+                                "in all {} steps",
+                                stages, m, steps.size()));
 }
 
 }  // namespace bigmac::gates

@@ -1,9 +1,9 @@
 #include "gates/process_checks.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace bigmac::gates {
 namespace {
@@ -25,11 +25,13 @@ CheckResult check_exit_status(const CheckContext& ctx) {
     bad.push_back(Evidence{r.rank, 0, fmt::format("rank {}: {}", r.rank, r.exit.describe())});
     // The last output lines usually hold the reason (a traceback's final line).
     const std::size_t from = r.text.size() > 3 ? r.text.size() - 3 : 0;
-    for (std::size_t i = from; i < r.text.size(); ++i) bad.push_back(evidence_of(r.text[i], r.text[i].text));
+    for (std::size_t i = from; i < r.text.size(); ++i)
+      bad.push_back(evidence_of(r.text[i], r.text[i].text));
   }
   if (static_cast<int>(ctx.evidence.ranks.size()) != ctx.plan.nproc) {
-    bad.insert(bad.begin(), Evidence{-1, 0, fmt::format("{} rank logs for {} planned processes",
-                                                         ctx.evidence.ranks.size(), ctx.plan.nproc)});
+    bad.insert(bad.begin(), Evidence{-1, 0,
+                                     fmt::format("{} rank logs for {} planned processes",
+                                                 ctx.evidence.ranks.size(), ctx.plan.nproc)});
   }
   if (!bad.empty()) {
     // Formatted before `bad` is moved into the result (argument order is unspecified).
@@ -52,16 +54,18 @@ CheckResult check_process_group_formed(const CheckContext& ctx) {
     }
     const logs::PgReadyRecord& pg = r.pg_ready.front();
     if (pg.world_size != ctx.plan.nproc) {
-      return fail(name, fmt::format("rank {} joined a group of {} ranks, planned {}", r.rank,
-                                    pg.world_size, ctx.plan.nproc),
+      return fail(name,
+                  fmt::format("rank {} joined a group of {} ranks, planned {}", r.rank,
+                              pg.world_size, ctx.plan.nproc),
                   {evidence_of(pg, fmt::format("pg_ready world_size={}", pg.world_size))});
     }
     evidence.push_back(evidence_of(pg, fmt::format("pg_ready after {:.0f} ms", pg.init_ms)));
   }
   if (!missing.empty() || static_cast<int>(ctx.evidence.ranks.size()) < ctx.plan.nproc) {
-    return fail(name, fmt::format("process group did not form: ranks [{}] never logged pg_ready "
-                                  "({} of {} ranks have logs)",
-                                  fmt::join(missing, ","), ctx.evidence.ranks.size(), ctx.plan.nproc),
+    return fail(name,
+                fmt::format("process group did not form: ranks [{}] never logged pg_ready "
+                            "({} of {} ranks have logs)",
+                            fmt::join(missing, ","), ctx.evidence.ranks.size(), ctx.plan.nproc),
                 std::move(evidence));
   }
   return pass(name, fmt::format("all {} ranks joined the process group", ctx.plan.nproc),
@@ -79,11 +83,13 @@ CheckResult check_single_checkpoint_writer(const CheckContext& ctx) {
   }
   if (writers.empty()) return fail(name, "no rank wrote a checkpoint: nothing to check");
   if (writers.size() > 1) {
-    return fail(name, fmt::format("{} ranks wrote checkpoints: [{}]; exactly one (rank 0) must",
-                                  writers.size(), fmt::join(writers, ",")),
+    return fail(name,
+                fmt::format("{} ranks wrote checkpoints: [{}]; exactly one (rank 0) must",
+                            writers.size(), fmt::join(writers, ",")),
                 std::move(evidence));
   }
-  return pass(name, fmt::format("only rank {} wrote checkpoints", writers.front()), std::move(evidence));
+  return pass(name, fmt::format("only rank {} wrote checkpoints", writers.front()),
+              std::move(evidence));
 }
 
 CheckResult check_no_idle_stage(const CheckContext& ctx) {
@@ -93,9 +99,10 @@ CheckResult check_no_idle_stage(const CheckContext& ctx) {
   double worst = 0;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     if (r.exit.stalled) {
-      return fail(name, fmt::format("rank {} (stage {}) stalled: {}", r.rank, stage_of(r),
-                                    r.exit.describe()),
-                  {Evidence{r.rank, 0, r.exit.describe()}});
+      return fail(
+          name,
+          fmt::format("rank {} (stage {}) stalled: {}", r.rank, stage_of(r), r.exit.describe()),
+          {Evidence{r.rank, 0, r.exit.describe()}});
     }
     std::vector<std::pair<double, std::int64_t>> times;  // (time, line)
     for (const auto& h : r.heartbeats) times.emplace_back(h.at.t, h.at.line);
@@ -107,15 +114,17 @@ CheckResult check_no_idle_stage(const CheckContext& ctx) {
     std::erase_if(times, [](const auto& p) { return p.first <= 0; });
     if (times.size() < 2) {
       return fail(name, fmt::format("rank {} (stage {}) logged {} timed sign of work: cannot tell "
-                                    "whether it idled", r.rank, stage_of(r), times.size()));
+                                    "whether it idled",
+                                    r.rank, stage_of(r), times.size()));
     }
     std::sort(times.begin(), times.end());
     for (std::size_t i = 1; i < times.size(); ++i) {
       const double gap = times[i].first - times[i - 1].first;
       worst = std::max(worst, gap);
       if (gap > limit) {
-        return fail(name, fmt::format("rank {} (stage {}) idle {:.1f} s (limit {:g} s)", r.rank,
-                                      stage_of(r), gap, limit),
+        return fail(name,
+                    fmt::format("rank {} (stage {}) idle {:.1f} s (limit {:g} s)", r.rank,
+                                stage_of(r), gap, limit),
                     {Evidence{r.rank, times[i - 1].second, "last work before the gap"},
                      Evidence{r.rank, times[i].second, "first work after the gap"}});
       }

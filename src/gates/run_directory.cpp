@@ -1,13 +1,12 @@
 #include "gates/run_directory.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "core/atomic_file.h"
 
@@ -29,15 +28,17 @@ Expected<RunDirectory> RunDirectory::open(const std::filesystem::path& dir) {
   if (ec) return tl::unexpected(io_error(dir, "cannot create the run directory: " + ec.message()));
   const std::filesystem::path lock = dir / ".lock";
   const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return tl::unexpected(io_error(lock, fmt::format("cannot open: {}", std::strerror(errno))));
+  if (fd < 0)
+    return tl::unexpected(io_error(lock, fmt::format("cannot open: {}", std::strerror(errno))));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     char pid[32] = {};
     const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
     ::close(fd);
     if (err == EWOULDBLOCK) {
-      Error e = io_error(dir, fmt::format("another bigmac-bringup (pid {}) is using this run directory",
-                                          n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : "?"));
+      Error e =
+          io_error(dir, fmt::format("another bigmac-bringup (pid {}) is using this run directory",
+                                    n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : "?"));
       e.hint = "wait for it to finish, or use another --run-dir";
       return tl::unexpected(e);
     }

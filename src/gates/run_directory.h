@@ -28,7 +28,8 @@ class RunDirectory {
   const std::filesystem::path& path() const { return dir_; }
   std::filesystem::path state_file() const { return dir_ / "state.json"; }
   /// The folder of one gate attempt ("02-dp.1"), created on demand by the launcher.
-  std::filesystem::path attempt_dir(std::size_t gate_index, const std::string& gate, int attempt) const;
+  std::filesystem::path attempt_dir(std::size_t gate_index, const std::string& gate,
+                                    int attempt) const;
 
   Expected<void> save(const RunState& state) const;
   /// The stored state, or nullopt when the folder has none yet.

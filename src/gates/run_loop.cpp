@@ -10,7 +10,8 @@ Observation observe(const std::string& gate, GateOutcome outcome) {
     case GateOutcome::Kind::kVerdict: {
       const GateVerdict& v = outcome.verdict;
       const CheckResult* failed = v.first_failure();
-      return GateFinished{gate, v.passed, v.summary(), failed ? failed->name : std::string(),
+      return GateFinished{gate,         v.passed,
+                          v.summary(),  failed ? failed->name : std::string(),
                           v.route_back, std::move(outcome.inputs)};
     }
     case GateOutcome::Kind::kInterrupted:

@@ -1,16 +1,18 @@
 #include "gates/run_state.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace bigmac::gates {
 namespace {
 
-constexpr GateStatus kStatuses[] = {GateStatus::kPending, GateStatus::kRunning, GateStatus::kPassed,
-                                    GateStatus::kFailed,  GateStatus::kSkipped, GateStatus::kInvalidated};
-constexpr RunPhase kPhases[] = {RunPhase::kReady,  RunPhase::kRunning,     RunPhase::kPassed,
-                                RunPhase::kFailed, RunPhase::kInterrupted, RunPhase::kInfrastructure};
+constexpr GateStatus kStatuses[] = {GateStatus::kPending, GateStatus::kRunning,
+                                    GateStatus::kPassed,  GateStatus::kFailed,
+                                    GateStatus::kSkipped, GateStatus::kInvalidated};
+constexpr RunPhase kPhases[] = {RunPhase::kReady,       RunPhase::kRunning,
+                                RunPhase::kPassed,      RunPhase::kFailed,
+                                RunPhase::kInterrupted, RunPhase::kInfrastructure};
 
 Error state_error(const std::string& path, std::string key, std::string message) {
   Error e = make_error(ErrorKind::kInput, std::move(message),
@@ -76,12 +78,13 @@ std::string GateInputs::difference(const GateInputs& now) const {
   for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + parts[i];
   if (parts.size() > shown) out += fmt::format(" and {} more", parts.size() - shown);
   if (trainer != now.trainer) {
-    out += (out.empty() ? "" : "; ") + fmt::format("trainer binary changed ({} -> {})", trainer, now.trainer);
+    out += (out.empty() ? "" : "; ") +
+           fmt::format("trainer binary changed ({} -> {})", trainer, now.trainer);
   }
   if (baseline != now.baseline) {
-    out += (out.empty() ? "" : "; ") +
-           fmt::format("baseline changed ({} -> {})", baseline.empty() ? "none" : baseline,
-                       now.baseline.empty() ? "none" : now.baseline);
+    out += (out.empty() ? "" : "; ") + fmt::format("baseline changed ({} -> {})",
+                                                   baseline.empty() ? "none" : baseline,
+                                                   now.baseline.empty() ? "none" : now.baseline);
   }
   return out;
 }
@@ -89,14 +92,16 @@ std::string GateInputs::difference(const GateInputs& now) const {
 RunState RunState::fresh(std::string run_id, const std::vector<std::string>& gate_ids) {
   RunState s;
   s.run_id = std::move(run_id);
-  for (const std::string& id : gate_ids) s.gates.push_back(GateRecord{id, GateStatus::kPending, 0, {}, {}, {}, {}});
+  for (const std::string& id : gate_ids)
+    s.gates.push_back(GateRecord{id, GateStatus::kPending, 0, {}, {}, {}, {}});
   s.first = 0;
   s.last = gate_ids.empty() ? 0 : gate_ids.size() - 1;
   return s;
 }
 
 GateRecord* RunState::find(std::string_view id) {
-  auto it = std::find_if(gates.begin(), gates.end(), [&](const GateRecord& g) { return g.id == id; });
+  auto it =
+      std::find_if(gates.begin(), gates.end(), [&](const GateRecord& g) { return g.id == id; });
   return it == gates.end() ? nullptr : &*it;
 }
 
@@ -120,9 +125,10 @@ nlohmann::json to_json(const RunState& s) {
                      {"note", g.note},
                      {"failed_check", g.failed_check},
                      {"route_back", g.route_back},
-                     {"inputs", {{"config", g.inputs.config},
-                                 {"trainer", g.inputs.trainer},
-                                 {"baseline", g.inputs.baseline}}}});
+                     {"inputs",
+                      {{"config", g.inputs.config},
+                       {"trainer", g.inputs.trainer},
+                       {"baseline", g.inputs.baseline}}}});
   }
   return {{"format", "bigmac-run-state/1"},
           {"run_id", s.run_id},
@@ -145,7 +151,8 @@ Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::strin
     const std::string phase = j.value("phase", "");
     auto p = std::find_if(std::begin(kPhases), std::end(kPhases),
                           [&](RunPhase x) { return phase_name(x) == phase; });
-    if (p == std::end(kPhases)) return tl::unexpected(state_error(path, "phase", "unknown phase '" + phase + "'"));
+    if (p == std::end(kPhases))
+      return tl::unexpected(state_error(path, "phase", "unknown phase '" + phase + "'"));
     s.phase = *p;
     s.current = j.value("current", "");
     s.message = j.value("message", "");
@@ -157,7 +164,8 @@ Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::strin
       auto st = std::find_if(std::begin(kStatuses), std::end(kStatuses),
                              [&](GateStatus x) { return status_name(x) == status; });
       if (st == std::end(kStatuses)) {
-        return tl::unexpected(state_error(path, "gates." + r.id + ".status", "unknown status '" + status + "'"));
+        return tl::unexpected(
+            state_error(path, "gates." + r.id + ".status", "unknown status '" + status + "'"));
       }
       r.status = *st;
       r.attempts = g.value("attempts", 0);

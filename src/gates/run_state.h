@@ -2,11 +2,10 @@
 
 #include <cstddef>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 
@@ -14,8 +13,8 @@ namespace bigmac::gates {
 
 /// Where one gate stands in a run.
 enum class GateStatus {
-  kPending,      ///< not run yet (or interrupted: see GateRecord::note)
-  kRunning,      ///< launched; still running, or the orchestrator died while it ran
+  kPending,  ///< not run yet (or interrupted: see GateRecord::note)
+  kRunning,  ///< launched; still running, or the orchestrator died while it ran
   kPassed,
   kFailed,
   kSkipped,      ///< outside --from/--until
@@ -24,7 +23,7 @@ enum class GateStatus {
 
 /// Where the run as a whole stands.
 enum class RunPhase {
-  kReady,           ///< created, nothing launched
+  kReady,  ///< created, nothing launched
   kRunning,
   kPassed,          ///< every selected gate passed
   kFailed,          ///< a gate failed; its verdict was printed
@@ -38,7 +37,7 @@ std::string_view phase_name(RunPhase phase);
 /// What a gate's result depends on. A passed gate whose inputs differ now is invalidated.
 struct GateInputs {
   std::map<std::string, std::string> config;  ///< GatePlan::inputs
-  std::string trainer;   ///< trainer identity: "path size mtime" or a hash
+  std::string trainer;                        ///< trainer identity: "path size mtime" or a hash
   std::string baseline;  ///< digest of the baseline file it was compared with (empty: none)
 
   bool empty() const { return config.empty() && trainer.empty() && baseline.empty(); }
@@ -65,8 +64,8 @@ struct RunState {
   std::vector<GateRecord> gates;
   std::size_t first = 0;  ///< selected range, inclusive indices into `gates`
   std::size_t last = 0;
-  std::string current;    ///< the gate launched last
-  std::string message;    ///< why the run stopped
+  std::string current;               ///< the gate launched last
+  std::string message;               ///< why the run stopped
   std::vector<std::string> history;  ///< one line per transition, oldest first
 
   /// A fresh run over `gate_ids` (in order), all pending, everything selected.

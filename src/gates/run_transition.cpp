@@ -57,7 +57,8 @@ Decision advance(RunState s, std::vector<std::string> log) {
     GateRecord& g = s.gates[i];
     if (!needs_run(g)) continue;
     if (g.status == GateStatus::kRunning) g.note = "was running when the orchestrator stopped";
-    move(s, log, g, GateStatus::kRunning, g.attempts > 0 ? fmt::format("attempt {}", g.attempts + 1) : "");
+    move(s, log, g, GateStatus::kRunning,
+         g.attempts > 0 ? fmt::format("attempt {}", g.attempts + 1) : "");
     ++g.attempts;
     s.phase = RunPhase::kRunning;
     s.current = g.id;
@@ -79,21 +80,24 @@ Decision start(RunState s, std::size_t first, std::size_t last,
   for (std::size_t i = 0; i < s.gates.size(); ++i) {
     GateRecord& g = s.gates[i];
     const bool selected = i >= first && i <= last;
-    if (!selected && g.status == GateStatus::kPending && i > last) move(s, log, g, GateStatus::kSkipped, "outside the selection");
-    if (selected && g.status == GateStatus::kSkipped) move(s, log, g, GateStatus::kPending, "selected");
+    if (!selected && g.status == GateStatus::kPending && i > last)
+      move(s, log, g, GateStatus::kSkipped, "outside the selection");
+    if (selected && g.status == GateStatus::kSkipped)
+      move(s, log, g, GateStatus::kPending, "selected");
   }
   std::vector<std::string> missing;
   for (std::size_t i = 0; i < first && i < s.gates.size(); ++i) {
     const GateRecord& g = s.gates[i];
-    if (g.status != GateStatus::kPassed) missing.push_back(fmt::format("{} is {}", g.id, status_name(g.status)));
+    if (g.status != GateStatus::kPassed)
+      missing.push_back(fmt::format("{} is {}", g.id, status_name(g.status)));
   }
   if (!missing.empty()) {
     std::string list;
     for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
-    const std::string message =
-        fmt::format("gate {} needs every earlier gate passed in this run: {} (run them first, e.g. "
-                    "run-all --until {})",
-                    s.gates[first].id, list, s.gates[first - 1].id);
+    const std::string message = fmt::format(
+        "gate {} needs every earlier gate passed in this run: {} (run them first, e.g. "
+        "run-all --until {})",
+        s.gates[first].id, list, s.gates[first - 1].id);
     s.message = message;
     return Decision{std::move(s), Refuse{message}, std::move(log)};
   }
@@ -117,20 +121,26 @@ Decision decide(const RunState& state, const Observation& observation) {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, Begin>) {
           const auto first = o.first.empty() ? 0 : s.index_of(o.first);
-          const auto last = o.last.empty() ? static_cast<std::ptrdiff_t>(s.gates.size()) - 1 : s.index_of(o.last);
+          const auto last =
+              o.last.empty() ? static_cast<std::ptrdiff_t>(s.gates.size()) - 1 : s.index_of(o.last);
           if (first < 0) return Decision{std::move(s), unknown_gate(s, o.first), {}};
           if (last < 0) return Decision{std::move(s), unknown_gate(s, o.last), {}};
           if (first > last) {
-            return Decision{std::move(s), Refuse{fmt::format("--from {} comes after --until {}", o.first, o.last)}, {}};
+            return Decision{
+                std::move(s),
+                Refuse{fmt::format("--from {} comes after --until {}", o.first, o.last)},
+                {}};
           }
-          return start(std::move(s), static_cast<std::size_t>(first), static_cast<std::size_t>(last), o.inputs);
+          return start(std::move(s), static_cast<std::size_t>(first),
+                       static_cast<std::size_t>(last), o.inputs);
         } else if constexpr (std::is_same_v<T, Resume>) {
           const std::size_t first = s.first, last = s.last;
           return start(std::move(s), first, last, o.inputs);
         } else if constexpr (std::is_same_v<T, GateFinished>) {
           GateRecord* g = s.find(o.gate);
           if (!g || g->status != GateStatus::kRunning) {
-            return Decision{std::move(s), StopWithError{o.gate, "a gate finished that was not running"}, {}};
+            return Decision{
+                std::move(s), StopWithError{o.gate, "a gate finished that was not running"}, {}};
           }
           g->inputs = o.inputs;
           g->note = o.summary;
@@ -145,7 +155,9 @@ Decision decide(const RunState& state, const Observation& observation) {
           move(s, log, *g, GateStatus::kFailed, o.failed_check);
           s.phase = RunPhase::kFailed;
           s.message = o.summary;
-          return Decision{std::move(s), StopWithFailure{o.gate, o.failed_check, o.route_back, o.summary}, std::move(log)};
+          return Decision{std::move(s),
+                          StopWithFailure{o.gate, o.failed_check, o.route_back, o.summary},
+                          std::move(log)};
         } else if constexpr (std::is_same_v<T, GateAborted>) {
           GateRecord* g = s.find(o.gate);
           if (g && g->status == GateStatus::kRunning) {

@@ -1,9 +1,9 @@
 #include "gates/step_checks.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace bigmac::gates {
 namespace {
@@ -30,8 +30,9 @@ CheckResult check_finite_loss(const CheckContext& ctx) {
                   {evidence_of(s, fmt::format("step {} without loss", s.global_step))});
     }
     if (!std::isfinite(*s.loss)) {
-      return fail(name, fmt::format("loss is {} at step {} (after {} finite steps)", *s.loss,
-                                    s.global_step, checked),
+      return fail(name,
+                  fmt::format("loss is {} at step {} (after {} finite steps)", *s.loss,
+                              s.global_step, checked),
                   {evidence_of(s, fmt::format("step {} loss={}", s.global_step, *s.loss))});
     }
     ++checked;
@@ -39,8 +40,9 @@ CheckResult check_finite_loss(const CheckContext& ctx) {
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::LossRecord& l : r.losses) {
       if (!std::isfinite(l.value)) {
-        return fail(name, fmt::format("stage {} micro-batch {} loss is {} at step {}", l.stage,
-                                      l.mb, l.value, l.global_step),
+        return fail(name,
+                    fmt::format("stage {} micro-batch {} loss is {} at step {}", l.stage, l.mb,
+                                l.value, l.global_step),
                     {evidence_of(l, fmt::format("loss value={}", l.value))});
       }
     }
@@ -56,12 +58,12 @@ CheckResult check_grad_norm_nonzero(const CheckContext& ctx) {
   for (const logs::StepRecord& s : *steps) {
     if (!s.grad_norm || *s.grad_norm == 0 || !std::isfinite(*s.grad_norm)) {
       const std::string value = s.grad_norm ? fmt::format("{}", *s.grad_norm) : "missing";
-      return fail(name,
-                  fmt::format("grad_norm is {} at step {}{}", value, s.global_step,
-                              s.grad_norm && *s.grad_norm == 0
-                                  ? ": no gradient reached the parameters"
-                                  : ""),
-                  {evidence_of(s, fmt::format("step {} grad_norm={}", s.global_step, value))});
+      return fail(
+          name,
+          fmt::format(
+              "grad_norm is {} at step {}{}", value, s.global_step,
+              s.grad_norm && *s.grad_norm == 0 ? ": no gradient reached the parameters" : ""),
+          {evidence_of(s, fmt::format("step {} grad_norm={}", s.global_step, value))});
     }
   }
   return pass(name, fmt::format("grad_norm non-zero and finite at all {} steps", steps->size()));
@@ -85,15 +87,16 @@ CheckResult check_grad_norm_stable(const CheckContext& ctx) {
     run = (ratio > factor || !std::isfinite(ratio)) ? run + 1 : 0;
     if (run >= limit) {
       const auto& first = (*steps)[i + 1 - static_cast<std::size_t>(run)];
-      return fail(name,
-                  fmt::format("grad_norm grew more than ×{:g} for {} consecutive steps ({} -> {}: "
-                              "{:.6g} -> {:.6g})",
-                              factor, run, first.global_step - 1, cur.global_step,
-                              *(*steps)[i - static_cast<std::size_t>(run)].grad_norm, *cur.grad_norm),
-                  {evidence_of(first, fmt::format("step {} grad_norm={:.6g}", first.global_step,
-                                                  first.grad_norm.value_or(0))),
-                   evidence_of(cur, fmt::format("step {} grad_norm={:.6g}", cur.global_step,
-                                                *cur.grad_norm))});
+      return fail(
+          name,
+          fmt::format("grad_norm grew more than ×{:g} for {} consecutive steps ({} -> {}: "
+                      "{:.6g} -> {:.6g})",
+                      factor, run, first.global_step - 1, cur.global_step,
+                      *(*steps)[i - static_cast<std::size_t>(run)].grad_norm, *cur.grad_norm),
+          {evidence_of(first, fmt::format("step {} grad_norm={:.6g}", first.global_step,
+                                          first.grad_norm.value_or(0))),
+           evidence_of(cur,
+                       fmt::format("step {} grad_norm={:.6g}", cur.global_step, *cur.grad_norm))});
     }
   }
   if (compared == 0) return fail(name, "fewer than two steps with a grad_norm: nothing to compare");
@@ -109,7 +112,8 @@ CheckResult check_step_sequence(const CheckContext& ctx) {
   const std::int64_t expected = ctx.baseline && !ctx.baseline->steps.empty()
                                     ? static_cast<std::int64_t>(ctx.baseline->steps.size())
                                     : ctx.plan.config.train.max_steps;
-  const char* source = ctx.baseline && !ctx.baseline->steps.empty() ? "the baseline's" : "max_steps";
+  const char* source =
+      ctx.baseline && !ctx.baseline->steps.empty() ? "the baseline's" : "max_steps";
   std::int64_t want = 0;
   std::set<std::int64_t> seen;
   for (const logs::StepRecord& s : *steps) {
@@ -118,19 +122,21 @@ CheckResult check_step_sequence(const CheckContext& ctx) {
                   {evidence_of(s, fmt::format("duplicate step {}", s.global_step))});
     }
     if (s.global_step != want) {
-      return fail(name,
-                  fmt::format("expected global_step {} next, found {}{}", want, s.global_step,
-                              s.global_step > want ? fmt::format(" (gap of {})", s.global_step - want)
-                                                   : ""),
-                  {evidence_of(s, fmt::format("step {}", s.global_step))});
+      return fail(
+          name,
+          fmt::format(
+              "expected global_step {} next, found {}{}", want, s.global_step,
+              s.global_step > want ? fmt::format(" (gap of {})", s.global_step - want) : ""),
+          {evidence_of(s, fmt::format("step {}", s.global_step))});
     }
     seen.insert(s.global_step);
     ++want;
   }
   if (want != expected) {
-    return fail(name, fmt::format("{} steps logged (0..{}), expected {} ({})", want, want - 1,
-                                  expected, source),
-                {evidence_of(steps->back(), fmt::format("last step {}", steps->back().global_step))});
+    return fail(
+        name,
+        fmt::format("{} steps logged (0..{}), expected {} ({})", want, want - 1, expected, source),
+        {evidence_of(steps->back(), fmt::format("last step {}", steps->back().global_step))});
   }
   return pass(name, fmt::format("steps 0..{} in order, {} as {}", want - 1, want, source));
 }
@@ -139,19 +145,23 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
   const char* name = "samples_per_step";
   const std::int64_t planned = ctx.plan.samples_per_step;
   std::optional<std::int64_t> reference;
-  if (ctx.baseline && !ctx.baseline->steps.empty()) reference = ctx.baseline->steps.front().samples_per_step;
+  if (ctx.baseline && !ctx.baseline->steps.empty())
+    reference = ctx.baseline->steps.front().samples_per_step;
   const std::int64_t want = reference.value_or(planned);
   std::int64_t compared = 0;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::BatchRecord& b : r.batches) {
       ++compared;
       const std::int64_t product = b.micro_batch_size * b.grad_accum * b.dp;
-      const std::string line = fmt::format("micro_batch_size={} grad_accum={} dp={} samples_per_step={}",
-                                           b.micro_batch_size, b.grad_accum, b.dp, b.samples_per_step);
+      const std::string line =
+          fmt::format("micro_batch_size={} grad_accum={} dp={} samples_per_step={}",
+                      b.micro_batch_size, b.grad_accum, b.dp, b.samples_per_step);
       if (product != b.samples_per_step) {
-        return fail(name, fmt::format("rank {} logs samples_per_step {} but micro × accum × dp = "
-                                      "{} × {} × {} = {}", r.rank, b.samples_per_step,
-                                      b.micro_batch_size, b.grad_accum, b.dp, product),
+        return fail(name,
+                    fmt::format("rank {} logs samples_per_step {} but micro × accum × dp = "
+                                "{} × {} × {} = {}",
+                                r.rank, b.samples_per_step, b.micro_batch_size, b.grad_accum, b.dp,
+                                product),
                     {evidence_of(b, line)});
       }
       if (product != want) {
@@ -165,9 +175,10 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
         } else {
           fix = fmt::format("choose micro × accum × dp = {}", want);
         }
-        return fail(name, fmt::format("rank {} runs {} samples/step ({} × {} × {}) but {} has {}: {}",
-                                      r.rank, product, b.micro_batch_size, b.grad_accum, b.dp,
-                                      reference ? "the baseline" : "the plan", want, fix),
+        return fail(name,
+                    fmt::format("rank {} runs {} samples/step ({} × {} × {}) but {} has {}: {}",
+                                r.rank, product, b.micro_batch_size, b.grad_accum, b.dp,
+                                reference ? "the baseline" : "the plan", want, fix),
                     {evidence_of(b, line)});
       }
     }
@@ -175,14 +186,16 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
       if (!s.samples_per_step) continue;
       ++compared;
       if (*s.samples_per_step != want) {
-        return fail(name, fmt::format("step {} logs samples_per_step {}, expected {}", s.global_step,
-                                      *s.samples_per_step, want),
+        return fail(name,
+                    fmt::format("step {} logs samples_per_step {}, expected {}", s.global_step,
+                                *s.samples_per_step, want),
                     {evidence_of(s, fmt::format("step {} samples_per_step={}", s.global_step,
                                                 *s.samples_per_step))});
       }
     }
   }
-  if (compared == 0) return fail(name, "no `batch` event and no step with samples_per_step: nothing to compare");
+  if (compared == 0)
+    return fail(name, "no `batch` event and no step with samples_per_step: nothing to compare");
   return pass(name, fmt::format("{} samples/step everywhere ({} values, {})", want, compared,
                                 reference ? "equal to the baseline" : "as planned"));
 }
@@ -196,14 +209,16 @@ CheckResult check_fields_present(const CheckContext& ctx) {
   std::vector<Evidence> missing;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const std::string& ev : events) {
-      const bool have = (ev == "run" && !r.runs.empty()) || (ev == "pg_ready" && !r.pg_ready.empty()) ||
-                        (ev == "batch" && !r.batches.empty()) || (ev == "model" && !r.models.empty()) ||
-                        (ev == "layout" && !r.layouts.empty()) || (ev == "heartbeat" && !r.heartbeats.empty()) ||
-                        (ev == "mb" && !r.micro_batches.empty()) || (ev == "shape" && !r.shapes.empty()) ||
-                        (ev == "digest" && !r.digests.empty()) || (ev == "done" && !r.dones.empty()) ||
-                        (ev == "ckpt" && !r.checkpoints.empty()) || (ev == "loss" && !r.losses.empty()) ||
-                        (ev == "step" && !r.steps.empty());
-      if (!have) missing.push_back(Evidence{r.rank, 0, fmt::format("rank {}: no `{}` event", r.rank, ev)});
+      const bool have =
+          (ev == "run" && !r.runs.empty()) || (ev == "pg_ready" && !r.pg_ready.empty()) ||
+          (ev == "batch" && !r.batches.empty()) || (ev == "model" && !r.models.empty()) ||
+          (ev == "layout" && !r.layouts.empty()) || (ev == "heartbeat" && !r.heartbeats.empty()) ||
+          (ev == "mb" && !r.micro_batches.empty()) || (ev == "shape" && !r.shapes.empty()) ||
+          (ev == "digest" && !r.digests.empty()) || (ev == "done" && !r.dones.empty()) ||
+          (ev == "ckpt" && !r.checkpoints.empty()) || (ev == "loss" && !r.losses.empty()) ||
+          (ev == "step" && !r.steps.empty());
+      if (!have)
+        missing.push_back(Evidence{r.rank, 0, fmt::format("rank {}: no `{}` event", r.rank, ev)});
     }
   }
   const RankEvidence* owner = ctx.evidence.step_owner();
@@ -226,7 +241,8 @@ CheckResult check_fields_present(const CheckContext& ctx) {
   if (!missing.empty()) {
     const std::string first = missing.front().text;
     const std::size_t count = missing.size();
-    return fail(name, fmt::format("{} missing field{}; first: {}", count, count == 1 ? "" : "s", first),
+    return fail(name,
+                fmt::format("{} missing field{}; first: {}", count, count == 1 ? "" : "s", first),
                 std::move(missing));
   }
   return pass(name, fmt::format("{} ranks logged {} event kinds; {} steps carry {} fields",

@@ -1,10 +1,9 @@
 #include "baseline/baseline_commands.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "core/atomic_file.h"
 
@@ -42,7 +41,8 @@ class BaselineCommands : public ::testing::Test {
 TEST_F(BaselineCommands, RecordShowCompareDiff) {
   auto records = read_log_records(write_log("single.jsonl", 2.0));
   ASSERT_TRUE(records);
-  ASSERT_EQ(record_baseline(*records, false, dir_ / "b.json", "demo", "").code, ExitCode::kGateFailed);
+  ASSERT_EQ(record_baseline(*records, false, dir_ / "b.json", "demo", "").code,
+            ExitCode::kGateFailed);
   const CommandResult rec = record_baseline(*records, true, dir_ / "b.json", "demo", "cfg");
   ASSERT_EQ(rec.code, ExitCode::kOk) << rec.text;
 

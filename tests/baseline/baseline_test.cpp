@@ -1,9 +1,9 @@
 #include "baseline/baseline.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 namespace bigmac::baseline {
 namespace {
@@ -72,7 +72,8 @@ TEST(Baseline, RefusesNonFiniteAndEmpty) {
 }
 
 TEST(Baseline, FileRoundTrip) {
-  const auto dir = std::filesystem::temp_directory_path() / ("bigmac-baseline-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("bigmac-baseline-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const Baseline b = summarize_records(run_records(4), "demo", "cfg");
   ASSERT_TRUE(save_baseline(dir / "demo.json", b));

@@ -1,8 +1,8 @@
 #include "baseline/comparison.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "baseline/baseline_diff.h"
 
@@ -14,7 +14,8 @@ Baseline series(std::vector<double> losses, std::string device = "cpu", std::int
   b.fingerprint.device = std::move(device);
   b.fingerprint.world_size = world;
   for (std::size_t i = 0; i < losses.size(); ++i) {
-    b.steps.push_back(BaselineStep{static_cast<std::int64_t>(i), losses[i], 1.0 + 0.01 * static_cast<double>(i), 1e-3, 8});
+    b.steps.push_back(BaselineStep{static_cast<std::int64_t>(i), losses[i],
+                                   1.0 + 0.01 * static_cast<double>(i), 1e-3, 8});
   }
   return b;
 }
@@ -41,7 +42,8 @@ TEST(CompareMetric, ExactRelativeMagnitude) {
   auto mag = compare_metric(ref, obs, Metric::kLoss, {Policy::kMagnitude, 0, 0, 2});
   EXPECT_TRUE(mag.within);
   EXPECT_FALSE(mag.exact);
-  auto far = compare_metric(ref, series({4.0, 3.0, 50.0}), Metric::kLoss, {Policy::kMagnitude, 0, 0, 10});
+  auto far =
+      compare_metric(ref, series({4.0, 3.0, 50.0}), Metric::kLoss, {Policy::kMagnitude, 0, 0, 10});
   EXPECT_FALSE(far.within);
 }
 
@@ -66,7 +68,8 @@ TEST(CompareRuns, MatchDriftRegressionNothing) {
 
   const Comparison regression = compare_runs(ref, series({4.0, 3.5, 2.0}));
   EXPECT_EQ(regression.outcome, Outcome::kRegression);
-  EXPECT_NE(regression.reason.find("loss diverges at step 1"), std::string::npos) << regression.reason;
+  EXPECT_NE(regression.reason.find("loss diverges at step 1"), std::string::npos)
+      << regression.reason;
   EXPECT_FALSE(regression.passed());
 
   const Comparison nothing = compare_runs(ref, Baseline{});
@@ -82,9 +85,11 @@ TEST(Diff, FirstDivergentStepAndMaxRelativeDifference) {
   b.structure.param_count = 5;
   const BaselineDiff d = diff_baselines(series({1, 2, 3}), b);
   EXPECT_FALSE(d.identical());
-  const std::string text = format_diff(diff_baselines(series({1, 2, 3}), series({1, 2.2, 3.3})), "a", "b");
+  const std::string text =
+      format_diff(diff_baselines(series({1, 2, 3}), series({1, 2.2, 3.3})), "a", "b");
   EXPECT_NE(text.find("loss"), std::string::npos);
-  EXPECT_NE(text.find("first divergent step 1, max rel diff 0.1 at step 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("first divergent step 1, max rel diff 0.1 at step 1"), std::string::npos)
+      << text;
 }
 
 }  // namespace

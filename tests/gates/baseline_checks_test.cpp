@@ -45,7 +45,8 @@ TEST_F(BaselineChecks, DivergenceRoutesBackByWhenItStarted) {
   late.ranks[0].steps[2].loss = 9.0;
   const CheckResult r = run_check(check_loss_vs_baseline, late, plan_, &base_, params_);
   EXPECT_FALSE(r.passed);
-  EXPECT_NE(r.message.find("diverges from the baseline at step 2: 9 vs 3.8"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("diverges from the baseline at step 2: 9 vs 3.8"), std::string::npos)
+      << r.message;
   EXPECT_EQ(r.route_back, "dp");
   EXPECT_EQ(r.evidence.at(0).rank, 0);
 
@@ -62,10 +63,13 @@ TEST_F(BaselineChecks, GradNormAndLr) {
   EXPECT_TRUE(run_check(check_grad_norm_vs_baseline, run_, plan_, &base_).passed);
   EXPECT_TRUE(run_check(check_lr_vs_baseline, run_, plan_, &base_).passed);
   for (auto& s : run_.ranks[0].steps) s.lr = *s.lr * 4;  // lr scaled by world size
-  const CheckResult r = run_check(check_lr_vs_baseline, run_, plan_, &base_, {{"lr_route_back_first_step", "dp"}});
+  const CheckResult r =
+      run_check(check_lr_vs_baseline, run_, plan_, &base_, {{"lr_route_back_first_step", "dp"}});
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.route_back, "dp");
-  EXPECT_NE(r.message.find("lr diverges from the baseline at step 0: 0.004 vs 0.001"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("lr diverges from the baseline at step 0: 0.004 vs 0.001"),
+            std::string::npos)
+      << r.message;
 }
 
 TEST_F(BaselineChecks, ParamCountAcrossRanksStagesAndBaseline) {
@@ -75,7 +79,8 @@ TEST_F(BaselineChecks, ParamCountAcrossRanksStagesAndBaseline) {
   const GateEvidence pp = pipeline_evidence(2, 4, 1, "1f1b");
   const CheckResult tied = run_check(check_param_count, pp, plan("pp2"), &base_);
   EXPECT_TRUE(tied.passed) << tied.message;
-  EXPECT_NE(tied.message.find("minus 100 tied duplicates: embedding.weight (stage 1)"), std::string::npos)
+  EXPECT_NE(tied.message.find("minus 100 tied duplicates: embedding.weight (stage 1)"),
+            std::string::npos)
       << tied.message;
 
   GateEvidence untied = pp;

@@ -1,8 +1,7 @@
 #include "gates/gate_catalog.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "core/atomic_file.h"
 
@@ -20,7 +19,8 @@ config::Config config_with(std::vector<std::string> sets) {
 }
 
 TEST(GateCatalog, OverridesFromTheConfigReachThePlan) {
-  auto catalog = GateCatalog::load(kStages, config_with({"gates.dp.nproc=2", "gates.dp.loss_rel_tol=0.001"}));
+  auto catalog =
+      GateCatalog::load(kStages, config_with({"gates.dp.nproc=2", "gates.dp.loss_rel_tol=0.001"}));
   ASSERT_TRUE(catalog) << catalog.error().front().format();
   EXPECT_EQ(catalog->ids(), (std::vector<std::string>{"single", "dp", "pp2", "shapes", "target"}));
   const GateSpec* dp = catalog->find("2");
@@ -45,7 +45,8 @@ TEST(GateCatalog, UnknownOverrideKeySuggestsTheGateFilesKey) {
 }
 
 TEST(GateCatalog, TrainerIdentityAndInputs) {
-  const auto file = std::filesystem::temp_directory_path() / ("bigmac-trainer-" + std::to_string(::getpid()));
+  const auto file =
+      std::filesystem::temp_directory_path() / ("bigmac-trainer-" + std::to_string(::getpid()));
   ASSERT_TRUE(write_file_atomically(file, "v1"));
   const std::string first = trainer_identity(file);
   ASSERT_TRUE(write_file_atomically(file, "v2 longer"));

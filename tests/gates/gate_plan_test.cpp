@@ -63,7 +63,8 @@ TEST(GatePlan, UnconservableSamplesSayWhatToChange) {
   three.launch.nproc = 3;
   auto p = plan_gate(three, default_config());
   ASSERT_FALSE(p);
-  EXPECT_NE(p.error().message.find("cannot keep 8 samples/step"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("cannot keep 8 samples/step"), std::string::npos)
+      << p.error().message;
   EXPECT_NE(p.error().message.find("micro_batch_size 2 × dp 3 = 6"), std::string::npos);
   EXPECT_EQ(p.error().hint, "set gates.dp.nproc = 4 (dp 4), or train.micro_batch_size = 2");
 
@@ -71,7 +72,8 @@ TEST(GatePlan, UnconservableSamplesSayWhatToChange) {
   pp.launch.micro_batches = 3;
   auto q = plan_gate(pp, default_config());
   ASSERT_FALSE(q);
-  EXPECT_NE(q.error().hint.find("gates.pp2.micro_batches = 4"), std::string::npos) << q.error().hint;
+  EXPECT_NE(q.error().hint.find("gates.pp2.micro_batches = 4"), std::string::npos)
+      << q.error().hint;
 }
 
 TEST(GatePlan, LayoutThatDoesNotDivideIsAnError) {

@@ -69,20 +69,24 @@ TEST(GateSpec, UnknownKeysAndBadTypesAreLocated) {
   EXPECT_EQ(key.error().line, 3);
   EXPECT_NE(key.error().hint.find("title"), std::string::npos);
 
-  auto nproc = parse("id = \"t\"\norder = 1\n[launch]\nnproc = \"many\"\n[[checks]]\nname = \"finite_loss\"\n");
+  auto nproc = parse(
+      "id = \"t\"\norder = 1\n[launch]\nnproc = \"many\"\n[[checks]]\nname = \"finite_loss\"\n");
   ASSERT_FALSE(nproc);
   EXPECT_EQ(nproc.error().format().substr(0, 24), "stages/09-test.toml:4:9:");
   EXPECT_NE(nproc.error().message.find("\"all\""), std::string::npos);
 
-  auto policy = parse("id = \"t\"\norder = 1\n[params]\nloss_policy = \"close\"\n[[checks]]\nname = \"finite_loss\"\n");
+  auto policy = parse(
+      "id = \"t\"\norder = 1\n[params]\nloss_policy = \"close\"\n[[checks]]\nname = "
+      "\"finite_loss\"\n");
   ASSERT_FALSE(policy);
   EXPECT_EQ(policy.error().key, "params.loss_policy");
 
-  EXPECT_FALSE(parse("id = \"t\"\norder = 1\n"));  // no checks
+  EXPECT_FALSE(parse("id = \"t\"\norder = 1\n"));                          // no checks
   EXPECT_FALSE(parse("order = 1\n[[checks]]\nname = \"finite_loss\"\n"));  // no id
   // micro_batches pins accumulation: rescaling it is contradictory.
-  EXPECT_FALSE(parse("id = \"t\"\norder = 1\n[launch]\nmicro_batches = 4\nrescale = \"accum\"\n"
-                     "[[checks]]\nname = \"finite_loss\"\n"));
+  EXPECT_FALSE(
+      parse("id = \"t\"\norder = 1\n[launch]\nmicro_batches = 4\nrescale = \"accum\"\n"
+            "[[checks]]\nname = \"finite_loss\"\n"));
 }
 
 config::Setting override_of(const std::string& key, config::Value value) {
@@ -115,11 +119,13 @@ TEST(GateOverrides, UnknownKeyNamesTheGateFileAndSuggests) {
 
 TEST(GateOverrides, WrongTypeIsAnError) {
   auto s = parse(kMinimal);
-  EXPECT_FALSE(apply_overrides(*s, {{"loss_rel_tol", override_of("loss_rel_tol", std::string("tight"))}}));
+  EXPECT_FALSE(
+      apply_overrides(*s, {{"loss_rel_tol", override_of("loss_rel_tol", std::string("tight"))}}));
   auto bad = apply_overrides(*s, {{"nproc", override_of("nproc", std::string("lots"))}});
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().front().key, "gates.t.nproc");
-  EXPECT_FALSE(apply_overrides(*s, {{"loss_policy", override_of("loss_policy", std::string("close"))}}));
+  EXPECT_FALSE(
+      apply_overrides(*s, {{"loss_policy", override_of("loss_policy", std::string("close"))}}));
 }
 
 }  // namespace

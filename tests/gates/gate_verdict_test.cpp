@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "baseline/baseline_commands.h"
+#include "gates/step_checks.h"
 #include "record_builder.h"
 
 namespace bigmac::gates {
@@ -13,7 +14,8 @@ using namespace testing;
 // A fixture folder of hand-written bigmac-log JSONL files, one per rank, all exiting 0.
 GateEvidence fixture(const std::string& name) {
   GateEvidence e;
-  const std::filesystem::path dir = std::filesystem::path(BIGMAC_SOURCE_DIR) / "tests/gates/fixtures" / name;
+  const std::filesystem::path dir =
+      std::filesystem::path(BIGMAC_SOURCE_DIR) / "tests/gates/fixtures" / name;
   for (int rank = 0;; ++rank) {
     const auto file = dir / ("rank" + std::to_string(rank) + ".jsonl");
     if (!std::filesystem::exists(file)) break;
@@ -26,7 +28,8 @@ GateEvidence fixture(const std::string& name) {
 }
 
 TEST(GateVerdict, SingleWithoutBaselinePassesAndDefersComparisons) {
-  const GateVerdict v = evaluate_gate(spec("single"), plan("single", 3), fixture("single_ok"), nullptr);
+  const GateVerdict v =
+      evaluate_gate(spec("single"), plan("single", 3), fixture("single_ok"), nullptr);
   EXPECT_TRUE(v.passed) << format_verdict(v);
   EXPECT_EQ(v.results.size(), 9u);
   ASSERT_EQ(v.not_run.size(), 3u);
@@ -46,12 +49,14 @@ TEST(GateVerdict, SingleAgainstItsOwnBaselineMatches) {
 
 TEST(GateVerdict, DpWithAccumulationNotRescaledFailsSamplesPerStep) {
   const baseline::Baseline b = baseline_of(fixture("single_ok"));
-  const GateVerdict v = evaluate_gate(spec("dp"), plan("dp", 3), fixture("dp_accum_not_rescaled"), &b);
+  const GateVerdict v =
+      evaluate_gate(spec("dp"), plan("dp", 3), fixture("dp_accum_not_rescaled"), &b);
   EXPECT_FALSE(v.passed);
   const CheckResult* f = v.first_failure();
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->name, "samples_per_step");
-  EXPECT_NE(f->message.find("set gradient_accumulation_steps to 1"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("set gradient_accumulation_steps to 1"), std::string::npos)
+      << f->message;
   EXPECT_EQ(v.route_back, "single");
   const std::string text = format_verdict(v);
   EXPECT_NE(text.find("FAIL samples_per_step"), std::string::npos) << text;
@@ -61,14 +66,16 @@ TEST(GateVerdict, DpWithAccumulationNotRescaledFailsSamplesPerStep) {
 
 TEST(GateVerdict, TrimmedBoundaryFailsTheShapeChecks) {
   const baseline::Baseline b = baseline_of(fixture("single_ok"));
-  const GateVerdict v = evaluate_gate(spec("shapes"), plan("shapes", 1), fixture("shapes_trimmed_boundary"), &b);
+  const GateVerdict v =
+      evaluate_gate(spec("shapes"), plan("shapes", 1), fixture("shapes_trimmed_boundary"), &b);
   EXPECT_FALSE(v.passed);
   std::vector<std::string> failed;
   for (const CheckResult& r : v.results) {
     if (!r.passed) failed.push_back(r.name);
   }
   // The fixture ran one step against a three-step baseline: the comparison says so too.
-  EXPECT_EQ(failed, (std::vector<std::string>{"shape_chain", "fixed_seq_length", "loss_vs_baseline"}))
+  EXPECT_EQ(failed,
+            (std::vector<std::string>{"shape_chain", "fixed_seq_length", "loss_vs_baseline"}))
       << format_verdict(v);
   EXPECT_EQ(v.route_back, "shapes");
   EXPECT_NE(v.first_failure()->message.find("stage 1 enters [2,31,64]"), std::string::npos);
@@ -82,10 +89,32 @@ TEST(GateVerdict, NoEvidenceNeverPasses) {
 
 TEST(GateVerdict, JsonRoundTrip) {
   const baseline::Baseline b = baseline_of(fixture("single_ok"));
-  const GateVerdict v = evaluate_gate(spec("dp"), plan("dp", 3), fixture("dp_accum_not_rescaled"), &b);
+  const GateVerdict v =
+      evaluate_gate(spec("dp"), plan("dp", 3), fixture("dp_accum_not_rescaled"), &b);
   const GateVerdict back = verdict_from_json(to_json(v));
   EXPECT_EQ(to_json(back), to_json(v));
   EXPECT_EQ(back.summary(), v.summary());
+}
+
+}  // namespace
+}  // namespace bigmac::gates
+
+namespace bigmac::gates {
+namespace {
+
+TEST(GateEvidence, FromTheLogsModulesRankLogs) {
+  const std::string dir = std::string(BIGMAC_SOURCE_DIR) + "/tests/gates/fixtures/dp_accum_not_rescaled/";
+  auto loaded = logs::load_logs({dir + "rank0.jsonl", dir + "rank1.jsonl", dir + "rank2.jsonl", dir + "rank3.jsonl"});
+  ASSERT_TRUE(loaded) << loaded.error().format();
+  GateEvidence e;
+  for (const logs::RankLog& r : loaded->ranks) e.add_rank_log(r, testing::clean_exit());
+  ASSERT_EQ(e.ranks.size(), 4u);
+  EXPECT_EQ(e.ranks[3].rank, 3);
+  EXPECT_EQ(e.ranks[0].steps.size(), 3u);
+  EXPECT_EQ(e.ranks[2].pg_ready.size(), 1u);
+  const CheckResult r = testing::run_check(check_samples_per_step, e, testing::plan("dp", 3));
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("runs 32 samples/step"), std::string::npos) << r.message;
 }
 
 }  // namespace

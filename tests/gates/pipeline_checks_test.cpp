@@ -36,7 +36,8 @@ TEST_F(PipelineChecks, LayerCoverage) {
 
   GateEvidence overlap = good_;
   overlap.ranks[1].layouts[0].first_layer = 1;
-  EXPECT_NE(run_check(check_layer_coverage, overlap, plan_).message.find("layer 1 is held by 2 stages [0,1]"),
+  EXPECT_NE(run_check(check_layer_coverage, overlap, plan_)
+                .message.find("layer 1 is held by 2 stages [0,1]"),
             std::string::npos);
   GateEvidence gap = good_;
   gap.ranks[1].layouts[0].last_layer = 2;
@@ -44,7 +45,8 @@ TEST_F(PipelineChecks, LayerCoverage) {
             std::string::npos);
   GateEvidence outside = good_;
   outside.ranks[1].layouts[0].last_layer = 4;  // split point out of range
-  EXPECT_NE(run_check(check_layer_coverage, outside, plan_).message.find("claims layer 4"), std::string::npos);
+  EXPECT_NE(run_check(check_layer_coverage, outside, plan_).message.find("claims layer 4"),
+            std::string::npos);
   GateEvidence lonely = good_;
   lonely.ranks.pop_back();
   EXPECT_FALSE(run_check(check_layer_coverage, lonely, plan_).passed);
@@ -58,11 +60,14 @@ TEST_F(PipelineChecks, ScheduleOrder) {
   std::swap(swapped.ranks[0].micro_batches[1], swapped.ranks[0].micro_batches[2]);
   const CheckResult r = run_check(check_schedule_order, swapped, plan_);
   EXPECT_FALSE(r.passed);
-  EXPECT_NE(r.message.find("rank 0 stage 0 step 0: pass 1 is B0, 1f1b expects F1"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("rank 0 stage 0 step 0: pass 1 is B0, 1f1b expects F1"),
+            std::string::npos)
+      << r.message;
 
   GateEvidence twice = good_;
   twice.ranks[1].micro_batches[1] = twice.ranks[1].micro_batches[0];
-  EXPECT_NE(run_check(check_schedule_order, twice, plan_).message.find("F0 ran twice"), std::string::npos);
+  EXPECT_NE(run_check(check_schedule_order, twice, plan_).message.find("F0 ran twice"),
+            std::string::npos);
 
   GateEvidence gpipe = pipeline_evidence(2, 4, 1, "gpipe");
   EXPECT_FALSE(run_check(check_schedule_order, gpipe, plan_).passed);  // plan says 1f1b
@@ -73,7 +78,8 @@ TEST_F(PipelineChecks, NoStarvedStage) {
   EXPECT_FALSE(run_check(check_no_starved_stage, GateEvidence{}, plan_).passed);
 
   GateEvidence starved = good_;
-  std::erase_if(starved.ranks[1].micro_batches, [](const logs::MicroBatchRecord& m) { return m.global_step == 1; });
+  std::erase_if(starved.ranks[1].micro_batches,
+                [](const logs::MicroBatchRecord& m) { return m.global_step == 1; });
   const CheckResult r = run_check(check_no_starved_stage, starved, plan_);
   EXPECT_FALSE(r.passed);
   EXPECT_NE(r.message.find("stage 1 at step 1 ran 0 forward and 0 backward passes, expected 4"),
@@ -82,7 +88,8 @@ TEST_F(PipelineChecks, NoStarvedStage) {
 
   GateEvidence idle = good_;
   idle.ranks[0].micro_batches.clear();
-  EXPECT_NE(run_check(check_no_starved_stage, idle, plan_).message.find("stage 0 never ran"), std::string::npos);
+  EXPECT_NE(run_check(check_no_starved_stage, idle, plan_).message.find("stage 0 never ran"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -11,7 +11,8 @@ using namespace testing;
 
 GateEvidence dp_evidence(int world = 4) {
   GateEvidence e;
-  for (int r = 0; r < world; ++r) e.add_rank(r, healthy_rank(r, world, 3, r == 0, 2, 1, world), clean_exit());
+  for (int r = 0; r < world; ++r)
+    e.add_rank(r, healthy_rank(r, world, 3, r == 0, 2, 1, world), clean_exit());
   return e;
 }
 
@@ -25,13 +26,16 @@ TEST(ExitStatus, AllCleanPassesAnyOtherFails) {
   crashed.ranks[2].text.push_back(logs::TextLine{at(2, 40), "RuntimeError: injected crash", false});
   const CheckResult r = run_check(check_exit_status, crashed, p);
   EXPECT_FALSE(r.passed);
-  EXPECT_NE(r.message.find("1 of 4 ranks did not exit cleanly; first: rank 2: exit 1"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("1 of 4 ranks did not exit cleanly; first: rank 2: exit 1"),
+            std::string::npos)
+      << r.message;
   ASSERT_EQ(r.evidence.size(), 2u);
   EXPECT_EQ(r.evidence[1].text, "RuntimeError: injected crash");
 
   GateEvidence killed = dp_evidence();
   killed.ranks[0].exit = RankExit{true, {}, "SIGKILL", false, {}};
-  EXPECT_NE(run_check(check_exit_status, killed, p).message.find("killed by SIGKILL"), std::string::npos);
+  EXPECT_NE(run_check(check_exit_status, killed, p).message.find("killed by SIGKILL"),
+            std::string::npos);
 
   GateEvidence unknown = dp_evidence();
   unknown.ranks[1].exit = RankExit{};
@@ -52,8 +56,9 @@ TEST(ProcessGroupFormed, EveryRankWithThePlannedWorld) {
   EXPECT_NE(r.message.find("ranks [3] never logged pg_ready"), std::string::npos) << r.message;
   GateEvidence wrong = dp_evidence();
   wrong.ranks[1].pg_ready[0].world_size = 5;
-  EXPECT_NE(run_check(check_process_group_formed, wrong, p).message.find("group of 5 ranks, planned 4"),
-            std::string::npos);
+  EXPECT_NE(
+      run_check(check_process_group_formed, wrong, p).message.find("group of 5 ranks, planned 4"),
+      std::string::npos);
 }
 
 TEST(SingleCheckpointWriter, ExactlyOne) {

@@ -23,7 +23,8 @@ std::vector<logs::Record> healthy_rank(int rank, int world, int steps, bool owns
   run.torch_version = "1.13.1";
   run.tool_version = "0.1.0";
   out.emplace_back(run);
-  if (world > 1) out.emplace_back(logs::PgReadyRecord{at(rank, ++line, 100.5), 12.0, world, "gloo"});
+  if (world > 1)
+    out.emplace_back(logs::PgReadyRecord{at(rank, ++line, 100.5), 12.0, world, "gloo"});
   logs::BatchRecord batch;
   batch.at = at(rank, ++line, 101);
   batch.micro_batch_size = micro;
@@ -58,7 +59,9 @@ std::vector<logs::Record> healthy_rank(int rank, int world, int steps, bool owns
     s.step_ms = 10;
     out.emplace_back(s);
   }
-  if (rank == 0) out.emplace_back(logs::CheckpointRecord{at(rank, ++line, 102.0 + steps), steps - 1, "ckpt.bin"});
+  if (rank == 0)
+    out.emplace_back(
+        logs::CheckpointRecord{at(rank, ++line, 102.0 + steps), steps - 1, "ckpt.bin"});
   out.emplace_back(logs::DigestRecord{at(rank, ++line, 102.0 + steps), "cafe", steps - 1});
   out.emplace_back(logs::DoneRecord{at(rank, ++line, 102.0 + steps), steps});
   return out;
@@ -108,12 +111,13 @@ GateEvidence single_evidence(int steps) {
   return e;
 }
 
-GateEvidence pipeline_evidence(int stages, int micro_batches, int steps, const std::string& schedule,
-                               int seq) {
+GateEvidence pipeline_evidence(int stages, int micro_batches, int steps,
+                               const std::string& schedule, int seq) {
   GateEvidence e;
   const int layers_per_stage = 4 / stages;
   for (int stage = 0; stage < stages; ++stage) {
-    std::vector<logs::Record> records = healthy_rank(stage, stages, steps, stage == stages - 1, 2, micro_batches, 1);
+    std::vector<logs::Record> records =
+        healthy_rank(stage, stages, steps, stage == stages - 1, 2, micro_batches, 1);
     std::int64_t line = 100;
     for (auto& r : records) {
       if (auto* l = std::get_if<logs::LayoutRecord>(&r)) {
@@ -134,16 +138,31 @@ GateEvidence pipeline_evidence(int stages, int micro_batches, int steps, const s
     for (int step = 0; step < steps; ++step) {
       double t = 102 + step;
       for (const auto& [phase, mb] : schedule_sequence(schedule, stage, stages, micro_batches)) {
-        records.emplace_back(logs::MicroBatchRecord{at(stage, ++line, t), step, stage, mb, phase, t, t + 0.01});
+        records.emplace_back(
+            logs::MicroBatchRecord{at(stage, ++line, t), step, stage, mb, phase, t, t + 0.01});
         t += 0.02;
         if (phase != 'F') continue;
         const std::vector<std::int64_t> hidden{2, seq, 64};
-        if (stage > 0) records.emplace_back(logs::ShapeRecord{at(stage, ++line), step, stage, mb, "enter", "hidden_states", hidden, "float32", "cpu"});
-        if (stage < stages - 1) records.emplace_back(logs::ShapeRecord{at(stage, ++line), step, stage, mb, "exit", "hidden_states", hidden, "float32", "cpu"});
+        if (stage > 0)
+          records.emplace_back(logs::ShapeRecord{at(stage, ++line), step, stage, mb, "enter",
+                                                 "hidden_states", hidden, "float32", "cpu"});
+        if (stage < stages - 1)
+          records.emplace_back(logs::ShapeRecord{at(stage, ++line), step, stage, mb, "exit",
+                                                 "hidden_states", hidden, "float32", "cpu"});
         if (stage == stages - 1) {
-          records.emplace_back(logs::ShapeRecord{at(stage, ++line), step, stage, mb, "exit", "logits", {2, seq, 64}, "float32", "cpu"});
-          records.emplace_back(logs::ShapeRecord{at(stage, ++line), step, stage, mb, "labels", "labels", {2, seq}, "int64", "cpu"});
-          records.emplace_back(logs::LossRecord{at(stage, ++line), step, stage, mb, 4.0 - 0.1 * step});
+          records.emplace_back(logs::ShapeRecord{at(stage, ++line),
+                                                 step,
+                                                 stage,
+                                                 mb,
+                                                 "exit",
+                                                 "logits",
+                                                 {2, seq, 64},
+                                                 "float32",
+                                                 "cpu"});
+          records.emplace_back(logs::ShapeRecord{
+              at(stage, ++line), step, stage, mb, "labels", "labels", {2, seq}, "int64", "cpu"});
+          records.emplace_back(
+              logs::LossRecord{at(stage, ++line), step, stage, mb, 4.0 - 0.1 * step});
         }
       }
     }

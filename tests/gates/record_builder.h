@@ -40,8 +40,8 @@ GatePlan plan(const std::string& id, int max_steps = 3);
 GateEvidence single_evidence(int steps = 3);
 
 /// Pipeline evidence: `stages` ranks, mb records in `schedule` order, shapes and losses.
-GateEvidence pipeline_evidence(int stages, int micro_batches, int steps, const std::string& schedule,
-                               int seq = 32);
+GateEvidence pipeline_evidence(int stages, int micro_batches, int steps,
+                               const std::string& schedule, int seq = 32);
 
 }  // namespace bigmac::gates::testing
 
@@ -51,8 +51,9 @@ GateEvidence pipeline_evidence(int stages, int micro_batches, int steps, const s
 namespace bigmac::gates::testing {
 
 /// Runs one check with `params` (the gate's [params]).
-inline CheckResult run_check(CheckResult (*check)(const CheckContext&), const GateEvidence& evidence,
-                             const GatePlan& plan, const baseline::Baseline* reference = nullptr,
+inline CheckResult run_check(CheckResult (*check)(const CheckContext&),
+                             const GateEvidence& evidence, const GatePlan& plan,
+                             const baseline::Baseline* reference = nullptr,
                              const nlohmann::json& params = nlohmann::json::object()) {
   return check(CheckContext{evidence, plan, reference, CheckParams(params)});
 }

@@ -1,8 +1,7 @@
 #include "gates/run_directory.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "core/atomic_file.h"
 #include "gates/run_status.h"
@@ -57,7 +56,9 @@ TEST_F(RunDirectoryTest, SaveLoadRoundTrip) {
   const std::string text = format_status(*status, "reports/x");
   EXPECT_NE(text.find("run 20261129-120000: failed"), std::string::npos) << text;
   EXPECT_NE(text.find("loss_vs_baseline failed; route back: dp"), std::string::npos) << text;
-  EXPECT_NE(text.find("next: bigmac-bringup resume reports/x  (continues at dp)"), std::string::npos) << text;
+  EXPECT_NE(text.find("next: bigmac-bringup resume reports/x  (continues at dp)"),
+            std::string::npos)
+      << text;
   EXPECT_FALSE(status_json(*status)["gates"][0].contains("inputs"));
   EXPECT_EQ(dir->attempt_dir(1, "dp", 2), root_ / "run" / "02-dp.2");
 }
@@ -79,7 +80,9 @@ TEST_F(RunDirectoryTest, ASecondOpenerIsKeptOutUntilTheFirstCloses) {
 
 TEST_F(RunDirectoryTest, DamagedStateIsAnInputError) {
   std::filesystem::create_directories(root_ / "bad");
-  ASSERT_TRUE(write_file_atomically(root_ / "bad/state.json", "{\"format\":\"bigmac-run-state/1\",\"phase\":\"odd\",\"gates\":[]}"));
+  ASSERT_TRUE(
+      write_file_atomically(root_ / "bad/state.json",
+                            "{\"format\":\"bigmac-run-state/1\",\"phase\":\"odd\",\"gates\":[]}"));
   auto s = read_run_state(root_ / "bad");
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().key, "phase");

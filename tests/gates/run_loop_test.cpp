@@ -1,11 +1,10 @@
 #include "gates/run_loop.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <deque>
 #include <map>
-
-#include <gtest/gtest.h>
 
 #include "gates/run_directory.h"
 
@@ -24,7 +23,8 @@ GateOutcome pass_outcome(const std::string& gate, const std::string& seed = "123
   return o;
 }
 
-GateOutcome fail_outcome(const std::string& gate, const std::string& check, const std::string& route) {
+GateOutcome fail_outcome(const std::string& gate, const std::string& check,
+                         const std::string& route) {
   GateOutcome o;
   o.verdict.gate_id = gate;
   o.verdict.results.push_back(CheckResult{check, false, "numbers", {}, route});
@@ -40,7 +40,8 @@ class FakeExecutor : public GateExecutor {
     ran.push_back(gate + "#" + std::to_string(attempt));
     if (!dir_.empty()) {
       auto saved = read_run_state(dir_);
-      saved_status_during_run.push_back(saved ? std::string(status_name(saved->find(gate)->status)) : "unreadable");
+      saved_status_during_run.push_back(saved ? std::string(status_name(saved->find(gate)->status))
+                                              : "unreadable");
     }
     auto& queue = script[gate];
     if (queue.empty()) return pass_outcome(gate, seed);
@@ -90,7 +91,8 @@ TEST_F(RunLoop, RunAllPassesEveryGateInOrderAndSavesEachTransition) {
   FakeExecutor exec(root_);
   const RunResult r = run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kOk);
-  EXPECT_EQ(exec.ran, (std::vector<std::string>{"single#1", "dp#1", "pp2#1", "shapes#1", "target#1"}));
+  EXPECT_EQ(exec.ran,
+            (std::vector<std::string>{"single#1", "dp#1", "pp2#1", "shapes#1", "target#1"}));
   // Saved as running before each launch: a SIGKILL mid-gate leaves a resumable record.
   EXPECT_EQ(exec.saved_status_during_run, std::vector<std::string>(5, "running"));
   EXPECT_EQ(saves_, 6);
@@ -137,7 +139,8 @@ TEST_F(RunLoop, KilledMidGateResumesFromTheSavedRunningGate) {
       return FakeExecutor::execute(gate, attempt);
     }
   } dying;
-  EXPECT_THROW(run_gates(RunState::fresh("r", kGates), Begin{}, dying, output_), std::runtime_error);
+  EXPECT_THROW(run_gates(RunState::fresh("r", kGates), Begin{}, dying, output_),
+               std::runtime_error);
   const RunState after_kill = stored();
   EXPECT_EQ(after_kill.find("single")->status, GateStatus::kPassed);
   EXPECT_EQ(after_kill.find("dp")->status, GateStatus::kRunning);
@@ -159,7 +162,9 @@ TEST_F(RunLoop, ConfigChangeInvalidatesAndReruns) {
   const RunResult r = run_gates(stored(), Resume{now}, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kOk);
   EXPECT_EQ(exec.ran, (std::vector<std::string>{"dp#2", "pp2#2", "shapes#2", "target#2"}));
-  EXPECT_NE(printed_.find("dp: passed -> invalidated (train.seed changed 1234 -> 7)"), std::string::npos) << printed_;
+  EXPECT_NE(printed_.find("dp: passed -> invalidated (train.seed changed 1234 -> 7)"),
+            std::string::npos)
+      << printed_;
 }
 
 TEST_F(RunLoop, AbortedAndRefusedAndUnsavable) {
@@ -168,18 +173,21 @@ TEST_F(RunLoop, AbortedAndRefusedAndUnsavable) {
   abort.kind = GateOutcome::Kind::kAborted;
   abort.message = "bigmac-train: not found";
   exec.script["single"].push_back(abort);
-  EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_).code, ExitCode::kInfrastructure);
+  EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_).code,
+            ExitCode::kInfrastructure);
   EXPECT_EQ(stored().message, "bigmac-train: not found");
 
   exec.ran.clear();
-  EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{"dp", "dp", {}}, exec, output_).code, ExitCode::kBadInput);
+  EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{"dp", "dp", {}}, exec, output_).code,
+            ExitCode::kBadInput);
   EXPECT_TRUE(exec.ran.empty());
 
   RunOutput broken = output_;
   broken.persist = [](const RunState&) -> Expected<void> {
     return tl::unexpected(make_error(ErrorKind::kInfrastructure, "disk full"));
   };
-  EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{}, exec, broken).code, ExitCode::kInfrastructure);
+  EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{}, exec, broken).code,
+            ExitCode::kInfrastructure);
   EXPECT_TRUE(exec.ran.empty());  // nothing launched without a saved state
 }
 

@@ -27,7 +27,8 @@ GateFinished failed(const std::string& gate, const std::string& check, const std
 
 // Runs gates until the first non-launch action, passing each launched gate.
 Decision pass_all(Decision d) {
-  while (const auto* launch = std::get_if<LaunchGate>(&d.action)) d = decide(d.state, passed(launch->gate));
+  while (const auto* launch = std::get_if<LaunchGate>(&d.action))
+    d = decide(d.state, passed(launch->gate));
   return d;
 }
 
@@ -72,9 +73,10 @@ TEST(RunTransition, AFailureStopsWithItsCheckAndRoute) {
 
 TEST(RunTransition, RunOneGateNeedsItsPrerequisites) {
   const Decision refused = decide(fresh(), Begin{"pp2", "pp2", {}});
-  EXPECT_EQ(action<Refuse>(refused).message,
-            "gate pp2 needs every earlier gate passed in this run: single is pending, dp is pending "
-            "(run them first, e.g. run-all --until dp)");
+  EXPECT_EQ(
+      action<Refuse>(refused).message,
+      "gate pp2 needs every earlier gate passed in this run: single is pending, dp is pending "
+      "(run them first, e.g. run-all --until dp)");
   EXPECT_EQ(exit_code_of(refused.action), ExitCode::kBadInput);
 
   Decision d = pass_all(decide(fresh(), Begin{"", "dp", {}}));
@@ -88,10 +90,13 @@ TEST(RunTransition, RunOneGateNeedsItsPrerequisites) {
 }
 
 TEST(RunTransition, BadSelectionsAreRefused) {
-  EXPECT_NE(action<Refuse>(decide(fresh(), Begin{"dpp", "", {}})).message.find("unknown gate 'dpp'"),
+  EXPECT_NE(
+      action<Refuse>(decide(fresh(), Begin{"dpp", "", {}})).message.find("unknown gate 'dpp'"),
+      std::string::npos);
+  EXPECT_NE(action<Refuse>(decide(fresh(), Begin{"", "nope", {}})).message.find("unknown gate"),
             std::string::npos);
-  EXPECT_NE(action<Refuse>(decide(fresh(), Begin{"", "nope", {}})).message.find("unknown gate"), std::string::npos);
-  EXPECT_EQ(action<Refuse>(decide(fresh(), Begin{"pp2", "dp", {}})).message, "--from pp2 comes after --until dp");
+  EXPECT_EQ(action<Refuse>(decide(fresh(), Begin{"pp2", "dp", {}})).message,
+            "--from pp2 comes after --until dp");
   EXPECT_EQ(action<Refuse>(decide(RunState{}, Begin{})).message, "no gates to run");
 }
 
@@ -117,7 +122,8 @@ TEST(RunTransition, AGateLeftRunningByAKilledOrchestratorReruns) {
 }
 
 TEST(RunTransition, AbortedIsInfrastructure) {
-  const Decision d = decide(decide(fresh(), Begin{}).state, GateAborted{"single", "bigmac-train not found"});
+  const Decision d =
+      decide(decide(fresh(), Begin{}).state, GateAborted{"single", "bigmac-train not found"});
   EXPECT_EQ(action<StopWithError>(d).message, "bigmac-train not found");
   EXPECT_EQ(d.state.phase, RunPhase::kInfrastructure);
   EXPECT_EQ(d.state.find("single")->status, GateStatus::kPending);
@@ -137,13 +143,15 @@ TEST(RunTransition, ChangedInputsInvalidatePassedGatesAndLaterOnes) {
   ASSERT_TRUE(std::holds_alternative<Finish>(d.action));
 
   // Same inputs: nothing to do.
-  const std::map<std::string, GateInputs> same{{"single", old_inputs}, {"dp", old_inputs}, {"pp2", old_inputs}};
+  const std::map<std::string, GateInputs> same{
+      {"single", old_inputs}, {"dp", old_inputs}, {"pp2", old_inputs}};
   EXPECT_EQ(action<Finish>(decide(d.state, Resume{same})).summary, "3 gates passed");
 
   // dp now reads another seed: dp reruns, and pp2 (judged after it) too; single stays passed.
   GateInputs new_inputs = old_inputs;
   new_inputs.config["train.seed"] = "7";
-  const Decision r = decide(d.state, Resume{{{"single", old_inputs}, {"dp", new_inputs}, {"pp2", new_inputs}}});
+  const Decision r =
+      decide(d.state, Resume{{{"single", old_inputs}, {"dp", new_inputs}, {"pp2", new_inputs}}});
   EXPECT_EQ(action<LaunchGate>(r).gate, "dp");
   EXPECT_EQ(r.state.find("single")->status, GateStatus::kPassed);
   EXPECT_EQ(r.state.find("pp2")->status, GateStatus::kInvalidated);
@@ -156,8 +164,9 @@ TEST(RunTransition, ChangedInputsInvalidatePassedGatesAndLaterOnes) {
 TEST(RunTransition, TrainerAndBaselineChangesAreNamed) {
   const GateInputs a{{}, "bigmac-train 100 1", "b1"};
   const GateInputs b{{}, "bigmac-train 120 2", ""};
-  EXPECT_EQ(a.difference(b), "trainer binary changed (bigmac-train 100 1 -> bigmac-train 120 2); "
-                             "baseline changed (b1 -> none)");
+  EXPECT_EQ(a.difference(b),
+            "trainer binary changed (bigmac-train 100 1 -> bigmac-train 120 2); "
+            "baseline changed (b1 -> none)");
   EXPECT_EQ(a.difference(a), "");
 }
 

@@ -32,8 +32,9 @@ TEST_F(ShapeChecks, ShapeChain) {
   find(trimmed, 1, 2, "enter")->shape = {2, 31, 64};
   const CheckResult r = run_check(check_shape_chain, trimmed, plan_);
   EXPECT_FALSE(r.passed);
-  EXPECT_NE(r.message.find("micro-batch 2: stage 0 exits [2,32,64] float32 but stage 1 enters [2,31,64]"),
-            std::string::npos)
+  EXPECT_NE(
+      r.message.find("micro-batch 2: stage 0 exits [2,32,64] float32 but stage 1 enters [2,31,64]"),
+      std::string::npos)
       << r.message;
   EXPECT_EQ(r.evidence.size(), 2u);
 
@@ -56,13 +57,16 @@ TEST_F(ShapeChecks, LabelsLastStageOnly) {
   EXPECT_TRUE(run_check(check_labels_last_stage_only, good_, plan_).passed);
   EXPECT_FALSE(run_check(check_labels_last_stage_only, single_evidence(), plan_).passed);
   GateEvidence early = good_;
-  early.ranks[0].shapes.push_back(logs::ShapeRecord{at(0, 99), 0, 0, 0, "labels", "labels", {2, 32}, "int64", "cpu"});
-  EXPECT_NE(run_check(check_labels_last_stage_only, early, plan_).message.find("labels logged on stage 0"),
+  early.ranks[0].shapes.push_back(
+      logs::ShapeRecord{at(0, 99), 0, 0, 0, "labels", "labels", {2, 32}, "int64", "cpu"});
+  EXPECT_NE(run_check(check_labels_last_stage_only, early, plan_)
+                .message.find("labels logged on stage 0"),
             std::string::npos);
   GateEvidence mismatch = good_;
   find(mismatch, 1, 1, "labels")->shape = {2, 16};
-  EXPECT_NE(run_check(check_labels_last_stage_only, mismatch, plan_).message.find("do not match logits"),
-            std::string::npos);
+  EXPECT_NE(
+      run_check(check_labels_last_stage_only, mismatch, plan_).message.find("do not match logits"),
+      std::string::npos);
 }
 
 TEST_F(ShapeChecks, NoMiddleStageLoss) {
@@ -72,7 +76,8 @@ TEST_F(ShapeChecks, NoMiddleStageLoss) {
   middle.ranks[0].losses.push_back(logs::LossRecord{at(0, 77), 0, 0, 1, 3.9});
   const CheckResult r = run_check(check_no_middle_stage_loss, middle, plan_);
   EXPECT_FALSE(r.passed);
-  EXPECT_NE(r.message.find("stage 0 computed a loss at step 0 micro-batch 1"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("stage 0 computed a loss at step 0 micro-batch 1"), std::string::npos)
+      << r.message;
 }
 
 }  // namespace

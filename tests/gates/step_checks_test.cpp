@@ -1,8 +1,8 @@
 #include "gates/step_checks.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "record_builder.h"
 
@@ -48,7 +48,8 @@ TEST_F(StepChecks, GradNormNonzero) {
 TEST_F(StepChecks, GradNormStable) {
   GateEvidence e = single_evidence(6);
   EXPECT_TRUE(run_check(check_grad_norm_stable, e, plan_).passed);
-  EXPECT_FALSE(run_check(check_grad_norm_stable, single_evidence(1), plan_).passed);  // nothing to compare
+  EXPECT_FALSE(
+      run_check(check_grad_norm_stable, single_evidence(1), plan_).passed);  // nothing to compare
   EXPECT_FALSE(run_check(check_grad_norm_stable, empty_, plan_).passed);
   // Two growth steps are tolerated, three in a row are not.
   double g = 1;
@@ -58,7 +59,9 @@ TEST_F(StepChecks, GradNormStable) {
   const CheckResult r = run_check(check_grad_norm_stable, e, plan_);
   EXPECT_FALSE(r.passed);
   EXPECT_NE(r.message.find("3 consecutive steps"), std::string::npos) << r.message;
-  EXPECT_TRUE(run_check(check_grad_norm_stable, e, plan_, nullptr, {{"grad_norm_growth_factor", 3.0}}).passed);
+  EXPECT_TRUE(
+      run_check(check_grad_norm_stable, e, plan_, nullptr, {{"grad_norm_growth_factor", 3.0}})
+          .passed);
 }
 
 TEST_F(StepChecks, StepSequence) {
@@ -69,11 +72,13 @@ TEST_F(StepChecks, StepSequence) {
   gap.ranks[0].steps[1].global_step = 2;
   const CheckResult g = run_check(check_step_sequence, gap, plan_);
   EXPECT_FALSE(g.passed);
-  EXPECT_NE(g.message.find("expected global_step 1 next, found 2 (gap of 1)"), std::string::npos) << g.message;
+  EXPECT_NE(g.message.find("expected global_step 1 next, found 2 (gap of 1)"), std::string::npos)
+      << g.message;
 
   GateEvidence dup = single_evidence(3);
   dup.ranks[0].steps[2].global_step = 1;
-  EXPECT_NE(run_check(check_step_sequence, dup, plan_).message.find("logged twice"), std::string::npos);
+  EXPECT_NE(run_check(check_step_sequence, dup, plan_).message.find("logged twice"),
+            std::string::npos);
 
   // The count must equal the baseline's (here 5), not only max_steps.
   const baseline::Baseline longer = baseline_of(single_evidence(5));
@@ -110,11 +115,13 @@ TEST_F(StepChecks, FieldsPresent) {
   step(1).lr.reset();
   const CheckResult r = run_check(check_fields_present, good_, plan_);
   EXPECT_FALSE(r.passed);
-  EXPECT_NE(r.message.find("2 missing fields; first: rank 0: no `done` event"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("2 missing fields; first: rank 0: no `done` event"), std::string::npos)
+      << r.message;
   EXPECT_EQ(r.evidence.size(), 2u);
   EXPECT_EQ(r.evidence[1].text, "step 1 has no lr");
   EXPECT_FALSE(run_check(check_fields_present, single_evidence(3), plan_, nullptr,
-                         {{"required_events", {"run", "mb"}}}).passed);
+                         {{"required_events", {"run", "mb"}}})
+                   .passed);
 }
 
 }  // namespace
