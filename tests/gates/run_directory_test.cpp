@@ -78,6 +78,24 @@ TEST_F(RunDirectoryTest, ASecondOpenerIsKeptOutUntilTheFirstCloses) {
   EXPECT_TRUE(RunDirectory::open(root_ / "run"));
 }
 
+TEST_F(RunDirectoryTest, StatusCommandAndActionLines) {
+  {
+    auto dir = RunDirectory::open(root_ / "run");
+    ASSERT_TRUE(dir && dir->save(sample()));
+  }
+  const StatusOutput text = status_command((root_ / "run").string(), false);
+  EXPECT_EQ(text.code, ExitCode::kOk);
+  EXPECT_NE(text.text.find("2 dp       failed"), std::string::npos) << text.text;
+  const StatusOutput json = status_command((root_ / "run").string(), true);
+  EXPECT_EQ(nlohmann::json::parse(json.text)["phase"], "failed");
+  EXPECT_EQ(status_command((root_ / "none").string(), false).code, ExitCode::kBadInput);
+  EXPECT_EQ(format_action(StopWithFailure{"dp", "loss_vs_baseline", "single", "x"}),
+            "gate dp failed at check loss_vs_baseline; route back to gate single");
+  EXPECT_EQ(format_action(StopInterrupted{"dp"}),
+            "interrupted during gate dp; resume continues there");
+  EXPECT_EQ(format_action(Finish{"5 gates passed"}), "5 gates passed");
+}
+
 TEST_F(RunDirectoryTest, DamagedStateIsAnInputError) {
   std::filesystem::create_directories(root_ / "bad");
   ASSERT_TRUE(
