@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/config_command.h"
+#include "cli/diagnose_command.h"
 #include "cli/parse_command.h"
 #include "core/exit_code.h"
 
@@ -23,6 +24,7 @@ int run_cli(int argc, char** argv) {
   int exit_code = 0;
   add_config_command(app, exit_code);
   add_parse_command(app, exit_code);
+  add_diagnose_command(app, exit_code);
 
   try {
     app.parse(argc, argv);
