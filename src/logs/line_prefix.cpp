@@ -92,6 +92,7 @@ std::size_t read_torchrun_tag(std::string_view text, int& rank) {
           text[i] == '_')) {
     ++i;
   }
+  if (i == 1) return 0;  // a role name is required: `[3]: ` is text, not torchrun's tag
   std::size_t digits_at = i;
   int value = 0;
   while (i < text.size() && is_digit(text[i]) && i - digits_at < 7) {

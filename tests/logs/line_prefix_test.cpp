@@ -51,8 +51,8 @@ TEST(LinePrefix, AnsiColourAroundPrefixes) {
 }
 
 TEST(LinePrefix, LeavesOrdinaryTextAlone) {
-  for (std::string_view text :
-       {"[titan] x", "12 apples", "2024 was a year", "[rank]: x", "[rank3] x", "3:no space"}) {
+  for (std::string_view text : {"[titan] x", "12 apples", "2024 was a year", "[rank]: x",
+                                "[rank3] x", "[3]: x", "3:no space"}) {
     auto p = strip_line_prefix(text);
     EXPECT_EQ(p.rank, -1) << text;
     EXPECT_FALSE(p.has_time) << text;
