@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace bigmac::report {
+
+/// Text made safe for XML and HTML content and attribute values: & < > " ' become entities,
+/// and control characters XML 1.0 forbids (everything below 0x20 but tab, LF, CR) become '?',
+/// so a NUL or an ANSI colour code from a rank's stderr cannot break junit.xml.
+std::string escape_xml(std::string_view text);
+
+/// Text made safe for one Markdown table cell: '|' escaped, newlines as spaces, HTML escaped.
+std::string escape_markdown_cell(std::string_view text);
+
+/// A metric value for people: 6 significant digits, "NaN"/"inf" for non-finite values.
+std::string format_value(double value);
+
+/// A duration for people: "0.8 s", "12.3 s", "2 m 05 s", "1 h 02 m"; "–" when unknown (<= 0).
+std::string format_duration(double seconds);
+
+}  // namespace bigmac::report

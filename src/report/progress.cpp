@@ -1,0 +1,114 @@
+#include "report/progress.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/diagnosis_text.h"
+#include "report/markup_text.h"
+
+namespace bigmac::report {
+
+TerminalProgress::TerminalProgress(LinePrinter& printer, std::function<double()> now_s)
+    : printer_(printer), now_s_(std::move(now_s)) {}
+
+void TerminalProgress::run_started(const std::string& run_id, std::size_t gates) {
+  printer_.print_on_new_line(fmt::format("bigmac-bringup run {}: {} gates", run_id, gates));
+}
+
+void TerminalProgress::gate_started(const GateStart& gate) {
+  gate_ = gate;
+  gate_start_s_ = now_s_();
+  up_ = 0;
+  step_.reset();
+  loss_.reset();
+  baseline_loss_.reset();
+  printer_.print(status_line());
+}
+
+void TerminalProgress::ranks_up(int up) {
+  if (up == up_) return;
+  up_ = up;
+  if (printer_.smart() || up_ >= gate_.ranks) printer_.print(status_line());
+}
+
+void TerminalProgress::step(std::int64_t global_step, std::optional<double> loss,
+                            std::optional<double> baseline_loss) {
+  step_ = global_step;
+  loss_ = loss;
+  baseline_loss_ = baseline_loss;
+  if (printer_.smart() || worth_a_plain_line(global_step)) printer_.print(status_line());
+}
+
+void TerminalProgress::gate_finished(const std::string& id, gates::GateStatus status,
+                                     const std::string& summary) {
+  printer_.print(status_line());
+  printer_.print_on_new_line(
+      fmt::format("[{}/{}] {} {} in {}{}{}", gate_.number, gate_.total, id,
+                  status == gates::GateStatus::kFailed ? "FAILED" : gates::status_name(status),
+                  format_duration(now_s_() - gate_start_s_), summary.empty() ? "" : ": ", summary));
+}
+
+void TerminalProgress::message(const std::string& text) { printer_.print_on_new_line(text); }
+
+void TerminalProgress::run_finished(const ReportInput& input) {
+  printer_.print_on_new_line(format_gate_table(input));
+}
+
+std::string TerminalProgress::status_line() const {
+  std::string line = fmt::format("[{}/{}] {}", gate_.number, gate_.total, gate_.id);
+  if (gate_.attempt > 1) line += fmt::format(" (attempt {})", gate_.attempt);
+  line += fmt::format("  ranks {}/{}", up_, gate_.ranks);
+  if (step_) {
+    // Steps are 0-based in the log; people count the step done, so show global_step + 1.
+    line += gate_.max_steps > 0 ? fmt::format("  step {}/{}", *step_ + 1, gate_.max_steps)
+                                : fmt::format("  step {}", *step_ + 1);
+  }
+  if (loss_) {
+    line += "  loss " + format_value(*loss_);
+    if (baseline_loss_) line += " (baseline " + format_value(*baseline_loss_) + ")";
+  }
+  const double elapsed = now_s_() - gate_start_s_;
+  return line + "  " + (elapsed > 0 ? format_duration(elapsed) : "0.0 s");
+}
+
+bool TerminalProgress::worth_a_plain_line(std::int64_t global_step) const {
+  if (gate_.max_steps <= 0) return true;
+  const std::int64_t every = std::max<std::int64_t>(1, gate_.max_steps / 10);
+  return global_step == 0 || global_step + 1 == gate_.max_steps || (global_step + 1) % every == 0;
+}
+
+std::string format_gate_table(const ReportInput& input) {
+  std::size_t id_width = 4;
+  for (const auto& g : input.gates) id_width = std::max(id_width, g.record.id.size());
+  std::string out = fmt::format("{:>2}  {:<{}}  {:<11}  {:>9}  {:>6}  {}\n", "#", "gate", id_width,
+                                "status", "duration", "checks", "first failure");
+  for (const auto& g : input.gates) {
+    std::string checks = "-", failure;
+    if (g.verdict) {
+      const auto passed = std::count_if(g.verdict->results.begin(), g.verdict->results.end(),
+                                        [](const auto& r) { return r.passed; });
+      checks = fmt::format("{}/{}", passed, g.verdict->results.size());
+      if (const auto* f = g.verdict->first_failure()) failure = f->name + ": " + f->message;
+    } else if (g.record.status == gates::GateStatus::kFailed) {
+      failure = g.record.note;
+    }
+    const std::string status = g.record.status == gates::GateStatus::kFailed
+                                   ? "FAILED"
+                                   : std::string(gates::status_name(g.record.status));
+    out += fmt::format("{:>2}  {:<{}}  {:<11}  {:>9}  {:>6}  {}\n", g.index + 1, g.record.id,
+                       id_width, status, format_duration(g.duration_s()), checks, failure);
+  }
+  for (const auto& g : input.gates) {
+    if (g.record.status != gates::GateStatus::kFailed && g.notes.empty()) continue;
+    for (const auto& n : g.notes) out += fmt::format("\nnote ({}): {}", g.record.id, n);
+    if (!g.notes.empty()) out += "\n";
+    for (const auto& d : g.diagnoses) {
+      out += fmt::format("\nDiagnosis for {} ({}):\n", g.record.id, d.id) + diagnosis_text(d);
+    }
+  }
+  if (!input.state.message.empty()) out += "\n" + input.state.message + "\n";
+  return out;
+}
+
+}  // namespace bigmac::report

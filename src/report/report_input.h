@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baseline/baseline.h"
+#include "core/error.h"
+#include "diagnose/diagnosis.h"
+#include "gates/gate_verdict.h"
+#include "gates/run_state.h"
+#include "logs/record.h"
+
+namespace bigmac::report {
+
+/// How one rank process of an attempt ended, as `result.json` records it.
+struct RankResult {
+  int rank = 0;
+  std::optional<int> exit_code;  ///< empty when it never exited by itself (signal, never started)
+  std::string signal;            ///< "SIGKILL" when a signal ended it
+  double duration_s = 0;
+  std::string first_error_line;
+};
+
+/// `result.json` of one gate attempt: when it started, how long it ran, how each rank ended.
+/// The lead's glue writes it from launch::RunResult; the report only reads it.
+struct AttemptResult {
+  std::string status;     ///< launch::run_status_name: succeeded, failed, stalled, ...
+  double started_at = 0;  ///< Unix seconds; 0 when unknown
+  double duration_s = 0;
+  std::vector<RankResult> ranks;
+};
+
+nlohmann::json to_json(const AttemptResult& result);
+AttemptResult attempt_result_from_json(const nlohmann::json& json);
+
+/// The diagnose module writes diagnoses but does not read them back; the report does.
+diagnose::Diagnosis diagnosis_from_json(const nlohmann::json& json);
+
+/// One gate as the report shows it: its row in the run state and what its last attempt left.
+struct GateReport {
+  gates::GateRecord record;
+  std::size_t index = 0;    ///< position in the run (0-based)
+  std::string attempt_dir;  ///< folder name ("02-dp.1"); empty when it never launched
+  std::optional<gates::GateVerdict> verdict;
+  std::vector<diagnose::Diagnosis> diagnoses;  ///< best first
+  std::optional<AttemptResult> result;
+  std::vector<logs::StepRecord> steps;                ///< the loss owner's steps
+  std::vector<logs::MicroBatchRecord> micro_batches;  ///< every rank's `mb` events
+  int ranks_logged = 0;                               ///< rank logs found
+  double first_t = 0, last_t = 0;                     ///< wall-time range of the logs (0: none)
+  std::vector<std::string> notes;                     ///< what was missing or unreadable, in words
+
+  /// Seconds the attempt ran: result.json, else the logs' time range, else 0.
+  double duration_s() const;
+  /// Unix seconds it started: result.json, else the first log line, else 0.
+  double started_at() const;
+  bool pipelined() const { return !micro_batches.empty(); }
+};
+
+/// Everything the reports show about one run.
+struct ReportInput {
+  std::string run_dir;
+  gates::RunState state;
+  std::optional<baseline::Baseline> baseline;
+  std::string baseline_path;  ///< as given; empty when none
+  std::vector<GateReport> gates;
+  std::vector<std::string> notes;  ///< run-level problems (unreadable baseline, ...)
+
+  int count(gates::GateStatus status) const;
+};
+
+/// Reads reports/<run-id>/: state.json (required: an input Error when missing or damaged),
+/// then for each gate that launched its last attempt folder (verdict.json, diagnosis.json,
+/// result.json, rank<N>.log). A missing or partial attempt (a run killed mid-gate) becomes a
+/// note on that gate, never an error. `baseline_path` may be empty (no baseline plotted).
+Expected<ReportInput> load_report_input(const std::filesystem::path& run_dir,
+                                        const std::filesystem::path& baseline_path = {});
+
+}  // namespace bigmac::report

@@ -1,0 +1,84 @@
+// report.html in a real browser: headless Chromium (Debian package `chromium`) renders the
+// page, takes a screenshot and dumps the DOM in one run. The screenshot must show ink, in
+// particular the run's and the baseline's line colours; the DOM must hold the SVG plots with
+// their polylines and the pipeline schedule. Skipped (with a message) when chromium is absent.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "png_image.h"
+#include "report/html_report.h"
+#include "report/report_input.h"
+#include "report_fixture.h"
+#include "testing/run_program.h"
+
+namespace bigmac::report {
+namespace {
+
+using testing::fixtures;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// Pixels within `tolerance` (per channel) of an sRGB colour of the page's CSS.
+std::size_t pixels_near(const testing::PngImage& image, int r, int g, int b, int tolerance) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + 2 < image.rgb.size(); i += 3) {
+    if (std::abs(image.rgb[i] - r) <= tolerance && std::abs(image.rgb[i + 1] - g) <= tolerance &&
+        std::abs(image.rgb[i + 2] - b) <= tolerance) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+TEST(HtmlInBrowser, ChromiumRendersThePlotsAndTheSchedule) {
+  std::string chromium = testing::find_program("chromium");
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium not installed (Debian package `chromium`); the browser test of "
+                    "report.html did not run";
+  }
+  const std::string timeout = testing::find_program("timeout");
+  ASSERT_FALSE(timeout.empty()) << "coreutils timeout missing";
+  auto input = load_report_input(fixtures() / "passed", fixtures() / "baseline.json");
+  ASSERT_TRUE(input) << input.error().format();
+  testing::ScratchDir dir;
+  const auto page = dir.path() / "report.html";
+  const auto png = dir.path() / "shot.png";
+  testing::spill(page, render_html(*input));
+
+  // timeout signals its whole process group, so no Chromium helper outlives a hang.
+  const auto result = bigmac::testing::run_program(
+      {timeout, "-k", "5", "90", chromium, "--headless", "--no-sandbox", "--disable-gpu",
+       "--disable-quic", "--no-first-run", "--disable-background-networking",
+       "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+       "--user-data-dir=" + (dir.path() / "profile").string(), "--screenshot=" + png.string(),
+       "--window-size=1200,2000", "--dump-dom", "file://" + page.string()},
+      {{"HOME", dir.path().string()}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+
+  const std::string& dom = result.out;
+  EXPECT_EQ(count(dom, "<svg class=\"plot\""), 5u * 3u) << dom.substr(0, 2000);
+  EXPECT_GE(count(dom, "<polyline class=\"run\""), 15u);
+  EXPECT_GE(count(dom, "<polyline class=\"baseline\""), 15u);
+  EXPECT_EQ(count(dom, "<svg class=\"schedule\""), 2u);  // pp2 and shapes
+  EXPECT_GE(count(dom, "<rect class=\"mb F\""), 2u * 2u * 4u);
+  EXPECT_EQ(count(dom, "<svg class=\"timeline\""), 1u);
+
+  auto image = testing::decode_png(testing::slurp(png));
+  ASSERT_TRUE(image) << "screenshot is not an 8-bit PNG: " << png;
+  EXPECT_EQ(image->width, 1200u);
+  const std::size_t total = std::size_t{image->width} * image->height;
+  const std::size_t white = pixels_near(*image, 255, 255, 255, 8);
+  EXPECT_LT(white, total * 98 / 100) << "screenshot is (nearly) blank";
+  EXPECT_GT(pixels_near(*image, 0x1a, 0x73, 0xe8, 40), 200u) << "no run line (blue) visible";
+  EXPECT_GT(pixels_near(*image, 0xe3, 0x74, 0x00, 40), 100u) << "no baseline line (orange) visible";
+  EXPECT_GT(pixels_near(*image, 0x81, 0xc9, 0x95, 20), 500u) << "no passed bar in the timeline";
+}
+
+}  // namespace
+}  // namespace bigmac::report

@@ -1,0 +1,128 @@
+// Terminal progress: overprinting on a terminal, plain lines elsewhere (and under --ci), and
+// the status line's content, driven by a fake clock.
+
+#include "report/progress.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "report/line_printer.h"
+#include "report/markup_text.h"
+#include "report_fixture.h"
+
+namespace bigmac::report {
+namespace {
+
+struct FakeSeconds {
+  double now = 100;
+  std::function<double()> clock() {
+    return [this] { return now; };
+  }
+};
+
+Progress::GateStart dp_gate() { return {2, 5, "dp", 1, 4, 20}; }
+
+TEST(LinePrinter, SmartOverprintsAndEndsTheLineBeforeLastingText) {
+  std::ostringstream out;
+  LinePrinter printer(out, /*smart=*/true, 40);
+  printer.print("one");
+  printer.print("two");
+  printer.print_on_new_line("verdict");
+  printer.finish();  // nothing pending: no extra newline
+  EXPECT_EQ(out.str(), "\rone\x1b[K\rtwo\x1b[K\nverdict\n");
+}
+
+TEST(LinePrinter, PlainPrintsEveryLineWithoutControlCodes) {
+  std::ostringstream out;
+  LinePrinter printer(out, /*smart=*/false, 10);
+  printer.print("a status line longer than ten columns");
+  printer.print_on_new_line("done\n");
+  EXPECT_EQ(out.str(), "a status line longer than ten columns\ndone\n");
+}
+
+TEST(LinePrinter, SmartCutsToTheWidthSoTheTerminalNeverWraps) {
+  std::ostringstream out;
+  LinePrinter printer(out, true, 21);
+  printer.print("[2/5] dp  ranks 4/4  step 7/20  loss 2.5");
+  EXPECT_EQ(out.str(), "\r[2/5] dp ...loss 2.5\x1b[K");
+  EXPECT_EQ(elide_middle("αβγδεζηθικ", 7), "αβ...ικ");
+  EXPECT_EQ(elide_middle("short", 7), "short");
+}
+
+TEST(LinePrinter, ForStdoutIsPlainUnderCi) {
+  EXPECT_FALSE(LinePrinter::for_stdout(/*ci=*/true).smart());
+}
+
+TEST(TerminalProgress, StatusLineShowsGateRanksStepLossBesideBaselineAndElapsed) {
+  std::ostringstream out;
+  LinePrinter printer(out, true, 200);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock());
+  progress.gate_started(dp_gate());
+  clock.now += 3;
+  progress.ranks_up(4);
+  clock.now += 9.4;
+  progress.step(6, 2.3412, 2.341);
+  const std::string text = out.str();
+  const std::string last = text.substr(text.rfind('\r') + 1);
+  EXPECT_EQ(last, "[2/5] dp  ranks 4/4  step 7/20  loss 2.3412 (baseline 2.341)  12.4 s\x1b[K");
+  EXPECT_NE(text.find("[2/5] dp  ranks 0/4  0.0 s"), std::string::npos) << text;
+}
+
+TEST(TerminalProgress, PlainModePrintsMilestonesNotEveryStep) {
+  std::ostringstream out;
+  LinePrinter printer(out, false);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock());
+  progress.run_started("20251129-104000", 5);
+  progress.gate_started(dp_gate());
+  for (int up = 1; up <= 4; ++up) progress.ranks_up(up);
+  for (int s = 0; s < 20; ++s) {
+    clock.now += 1;
+    progress.step(s, 4.0 - 0.1 * s, std::nullopt);
+  }
+  progress.gate_finished("dp", gates::GateStatus::kPassed, "dp passed (9 checks)");
+  const std::string text = out.str();
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  std::size_t lines = 0;
+  for (char c : text) lines += c == '\n' ? 1 : 0;
+  // run line, gate start, all ranks up (once), steps 1,2,4,...,20 (11), final status, verdict
+  EXPECT_EQ(lines, 1u + 1u + 1u + 11u + 1u + 1u) << text;
+  EXPECT_NE(text.find("ranks 4/4  step 20/20  loss 2.1"), std::string::npos) << text;
+  EXPECT_NE(text.find("[2/5] dp passed in 20.0 s: dp passed (9 checks)\n"), std::string::npos)
+      << text;
+}
+
+TEST(TerminalProgress, FinalTableNamesTheFailureAndItsDiagnosis) {
+  auto input =
+      load_report_input(testing::fixtures() / "failed", testing::fixtures() / "baseline.json");
+  ASSERT_TRUE(input);
+  std::ostringstream out;
+  LinePrinter printer(out, true);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock());
+  progress.gate_started({3, 5, "pp2", 1, 2, 8});
+  progress.run_finished(*input);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("\x1b[K\n"), std::string::npos) << "status line not ended before the table";
+  EXPECT_NE(text.find(" 3  pp2     FAILED"), std::string::npos) << text;
+  EXPECT_NE(text.find("Symptom: loss matches the baseline for 3 steps"), std::string::npos);
+  EXPECT_NE(text.find("Fix: keep lr as in the baseline"), std::string::npos);
+  EXPECT_NE(text.find("Go back to: dp"), std::string::npos);
+}
+
+TEST(MarkupText, EscapesAndFormats) {
+  EXPECT_EQ(escape_xml("a<b>&\"c\"'\x02\t"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;?\t");
+  EXPECT_EQ(escape_markdown_cell("a|b\nc<"), "a\\|b c&lt;");
+  EXPECT_EQ(format_value(2.0 / 3.0), "0.666667");
+  EXPECT_EQ(format_value(std::nan("")), "NaN");
+  EXPECT_EQ(format_duration(0), "–");
+  EXPECT_EQ(format_duration(12.34), "12.3 s");
+  EXPECT_EQ(format_duration(125), "2 m 05 s");
+  EXPECT_EQ(format_duration(3720), "1 h 02 m");
+}
+
+}  // namespace
+}  // namespace bigmac::report
