@@ -118,6 +118,14 @@ std::int64_t param_count(const torch::nn::Module& module) {
 }
 
 std::string param_digest(const torch::nn::Module& module) {
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+    named.emplace_back(item.key(), item.value());
+  }
+  return param_digest(named);
+}
+
+std::string param_digest(const std::vector<std::pair<std::string, torch::Tensor>>& named) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
   auto mix = [&hash](const void* data, std::size_t size) {
     const auto* bytes = static_cast<const unsigned char*>(data);
@@ -126,10 +134,10 @@ std::string param_digest(const torch::nn::Module& module) {
       hash *= 0x100000001b3ULL;
     }
   };
-  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
-    mix(item.key().data(), item.key().size());
-    for (auto dim : item.value().sizes()) mix(&dim, sizeof(dim));
-    auto values = item.value().detach().to(at::kCPU, at::kFloat).contiguous();
+  for (const auto& [name, param] : named) {
+    mix(name.data(), name.size());
+    for (auto dim : param.sizes()) mix(&dim, sizeof(dim));
+    auto values = param.detach().to(at::kCPU, at::kFloat).contiguous();
     mix(values.data_ptr(), static_cast<std::size_t>(values.numel()) * sizeof(float));
   }
   return fmt::format("{:016x}", hash);

@@ -82,6 +82,9 @@ std::int64_t param_count(const torch::nn::Module& module);
 /// digits. Equal on two ranks exactly when they hold bit-identical parameters.
 std::string param_digest(const torch::nn::Module& module);
 
+/// The same digest over a chosen list of named parameters (what one pipeline stage holds).
+std::string param_digest(const std::vector<std::pair<std::string, torch::Tensor>>& named);
+
 /// Mean next-token cross-entropy of logits [batch, seq, vocab] against labels [batch, seq].
 torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& labels);
 

@@ -123,3 +123,22 @@ void RankGroup::all_reduce_sum(const std::vector<at::Tensor>& tensors) {
 void RankGroup::barrier() { group_->barrier()->wait(); }
 
 }  // namespace bigmac::trainer
+
+namespace bigmac::trainer {
+
+void RankGroup::send(const at::Tensor& tensor, int peer, int tag) {
+  std::vector<at::Tensor> tensors{tensor.contiguous()};
+  pending_sends_.push_back(group_->send(tensors, peer, tag));
+}
+
+void RankGroup::recv(at::Tensor& tensor, int peer, int tag) {
+  std::vector<at::Tensor> tensors{tensor};
+  group_->recv(tensors, peer, tag)->wait();
+}
+
+void RankGroup::wait_sends() {
+  for (auto& work : pending_sends_) work->wait();
+  pending_sends_.clear();
+}
+
+}  // namespace bigmac::trainer

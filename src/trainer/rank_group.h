@@ -11,6 +11,7 @@
 namespace c10d {
 class ProcessGroup;
 class Store;
+class Work;
 }  // namespace c10d
 
 namespace bigmac::trainer {
@@ -49,6 +50,14 @@ class RankGroup {
   /// Blocks until every rank arrives.
   void barrier();
 
+  /// Starts sending `tensor` to `peer`. Completion is awaited in wait_sends(), so two stages
+  /// that send to each other before receiving never deadlock.
+  void send(const at::Tensor& tensor, int peer, int tag);
+  /// Receives into `tensor` (its shape and dtype must match the sender's) from `peer`; blocks.
+  void recv(at::Tensor& tensor, int peer, int tag);
+  /// Waits for every send started so far.
+  void wait_sends();
+
  private:
   RankGroup() = default;
   int rank_ = 0;
@@ -57,6 +66,7 @@ class RankGroup {
   std::size_t bucket_bytes_ = 0;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  std::vector<c10::intrusive_ptr<c10d::Work>> pending_sends_;
 };
 
 }  // namespace bigmac::trainer

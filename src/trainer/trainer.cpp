@@ -15,7 +15,9 @@
 
 #include "core/atomic_file.h"
 #include "trainer/bigmac_model.h"
+#include "trainer/layer_split.h"
 #include "trainer/markov_source.h"
+#include "trainer/pipeline_stage.h"
 #include "trainer/rank_group.h"
 
 #ifndef BIGMAC_VERSION
@@ -65,12 +67,14 @@ double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
   return total.item<double>();
 }
 
-/// A flat checkpoint: a header line, then per parameter its name, shape and float32 bytes.
-std::string checkpoint_bytes(const torch::nn::Module& model, int step) {
+/// A flat checkpoint of what this rank holds: a header line, then per parameter its name, shape
+/// and float32 bytes.
+std::string checkpoint_bytes(const std::vector<std::pair<std::string, at::Tensor>>& named,
+                             int step) {
   std::string out = fmt::format("bigmac-ckpt v1 step={}\n", step);
-  for (const auto& item : model.named_parameters(true)) {
-    auto values = item.value().detach().to(at::kCPU, at::kFloat).contiguous();
-    out += fmt::format("{} [{}]\n", item.key(), fmt::join(values.sizes(), ","));
+  for (const auto& [name, param] : named) {
+    auto values = param.detach().to(at::kCPU, at::kFloat).contiguous();
+    out += fmt::format("{} [{}]\n", name, fmt::join(values.sizes(), ","));
     out.append(static_cast<const char*>(values.data_ptr()),
                static_cast<std::size_t>(values.numel()) * sizeof(float));
     out += '\n';
@@ -86,14 +90,20 @@ struct Trainer::State {
   const config::TrainConfig& train;
   int rank;
   int world_size;
+  int pp;
   int dp;
+  int stage;  ///< pipeline stage; ranks of one pipeline are consecutive
   int dp_rank;
   at::Device device{at::kCPU};
   at::ScalarType dtype = at::kFloat;
   std::unique_ptr<RankGroup> group;
   BigMac model{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer;
-  std::vector<at::Tensor> params;
+  std::vector<at::Tensor> params;  ///< what this rank owns and updates
+  std::vector<std::pair<std::string, at::Tensor>> named_params;
+  LayerRange layers;
+  std::string tied_name;  ///< the token embedding, held by the first and the last stage
+  std::unique_ptr<PipelineStage> pipeline;
   MarkovSource data;
   int last_checkpoint = -1;
 
@@ -103,14 +113,17 @@ struct Trainer::State {
         train(setup.config.train),
         rank(setup.env.rank),
         world_size(setup.env.world_size),
-        dp(setup.env.world_size),
-        dp_rank(setup.env.rank),
+        pp(setup.config.parallel.pp_size),
+        dp(setup.env.world_size / setup.config.parallel.pp_size),
+        stage(setup.env.rank % setup.config.parallel.pp_size),
+        dp_rank(setup.env.rank / setup.config.parallel.pp_size),
         device(setup.device),
         dtype(setup.config.train.dtype == "float64" ? at::kDouble : at::kFloat),
         data(setup.config.model.vocab, setup.config.train.seq_length,
              static_cast<std::uint64_t>(setup.config.train.seed)) {}
 
-  bool owns_loss() const { return dp_rank == 0; }
+  bool owns_loss() const { return dp_rank == 0 && stage + 1 == pp; }
+  bool tied_across_stages() const { return pp > 1 && setup.config.model.tie_embeddings; }
   int samples_per_step() const {
     return train.micro_batch_size * train.gradient_accumulation_steps * dp;
   }
@@ -162,7 +175,8 @@ struct Trainer::State {
     model = BigMac(model_shape(setup.config));
     model->initialize(static_cast<std::uint64_t>(train.seed));
     model->to(device, dtype);
-    params = model->parameters(true);
+    layers = stage_layers(model->num_layers(), setup.config.model.split_points, stage);
+    select_stage_parameters();
     optimizer = std::make_unique<torch::optim::AdamW>(
         params, torch::optim::AdamWOptions(train.lr).weight_decay(train.weight_decay));
 
@@ -175,19 +189,70 @@ struct Trainer::State {
                   .field("seq_length", train.seq_length)
                   .field("input_shape", std::vector<std::int64_t>{micro, train.seq_length})
                   .field("input_dtype", "int64"));
-    const auto count = param_count(*model);
-    log.write(
-        log.event("model").field("param_count", count).field("param_digest", param_digest(*model)));
+    log.write(log.event("model")
+                  .field("param_count", param_count(*model))
+                  .field("param_digest", param_digest(*model)));
+    std::int64_t stage_count = 0;
+    for (const auto& param : params) stage_count += param.numel();
+    const bool holds_tied = tied_across_stages() && (stage == 0 || stage + 1 == pp);
+    const bool duplicate = tied_across_stages() && stage + 1 == pp;
     log.write(log.event("layout")
-                  .field("stage", 0)
-                  .field("num_stages", 1)
-                  .field("first_layer", 0)
-                  .field("last_layer", model->num_layers() - 1)
+                  .field("stage", stage)
+                  .field("num_stages", pp)
+                  .field("first_layer", layers.first)
+                  .field("last_layer", layers.last)
                   .field("dp_rank", dp_rank)
                   .field("dp_size", dp)
-                  .field("param_count", count)
-                  .field("tied", std::vector<std::string>{})
-                  .field("tied_duplicate_count", 0));
+                  .field("param_count", stage_count)
+                  .field("tied", holds_tied ? std::vector<std::string>{tied_name}
+                                            : std::vector<std::string>{})
+                  .field("tied_duplicate_count",
+                         duplicate ? model->named_parameters()[tied_name].numel() : 0));
+    if (pp > 1) make_pipeline();
+  }
+
+  /// The parameters this rank owns: all of them without a pipeline; with one, the first stage
+  /// owns the embeddings, every stage its layers, the last the final norm and head (with a tied
+  /// head, its own copy of the token embedding).
+  void select_stage_parameters() {
+    tied_name = "token_embedding.weight";
+    const bool first = stage == 0;
+    const bool last = stage + 1 == pp;
+    for (const auto& item : model->named_parameters(true)) {
+      const std::string& name = item.key();
+      bool own = pp == 1;
+      if (name.starts_with("token_embedding.") || name.starts_with("position_embedding.")) {
+        own = own || first || (last && name == tied_name && setup.config.model.tie_embeddings);
+      } else if (name.starts_with("blocks.")) {
+        int id = std::stoi(name.substr(7));
+        own = own || layers.contains(id);
+      } else {
+        own = own || last;  // final_norm, lm_head
+      }
+      if (own) {
+        named_params.emplace_back(name, item.value());
+        params.push_back(item.value());
+      }
+    }
+  }
+
+  void make_pipeline() {
+    StageSpec spec;
+    spec.stage = stage;
+    spec.stages = pp;
+    spec.layers = layers;
+    spec.prev_rank = stage == 0 ? -1 : rank - 1;
+    spec.next_rank = stage + 1 == pp ? -1 : rank + 1;
+    spec.schedule = setup.config.parallel.schedule;
+    spec.micro_batches = train.gradient_accumulation_steps;
+    spec.micro_batch_size = train.micro_batch_size;
+    spec.seq_length = train.seq_length;
+    spec.hidden = setup.config.model.hidden;
+    spec.dtype = dtype;
+    spec.loss_scale = 1.0 / (train.gradient_accumulation_steps * dp);
+    spec.trace_shapes = setup.config.trace.shapes;
+    pipeline = std::make_unique<PipelineStage>(
+        spec, model, *group, log, [this](int step, int mb) { return micro_batch(step, mb); });
   }
 
   double lr_at(int step) const {
@@ -221,6 +286,10 @@ struct Trainer::State {
       static_cast<torch::optim::AdamWOptions&>(group_options.options()).lr(lr);
     }
     optimizer->zero_grad();
+    if (pipeline) {
+      pipeline_step(step, start, lr);
+      return;
+    }
     // Every micro-batch loss is scaled by 1 / (accum · dp) and the ranks' gradients are summed:
     // the result is the mean over all G samples whatever the layout.
     const double scale = 1.0 / (train.gradient_accumulation_steps * dp);
@@ -254,6 +323,41 @@ struct Trainer::State {
     const double loss = loss_sum.item<double>();
     const double step_ms = elapsed_ms(start);
 
+    log_step(step, loss, grad_norm, lr, step_ms);
+  }
+
+  void pipeline_step(int step, Clock::time_point start, double lr) {
+    double loss = pipeline->run_step(step);
+    if (tied_across_stages() && (stage == 0 || stage + 1 == pp)) {
+      // The two copies of the tied embedding get the sum of both stages' gradients, so they
+      // stay equal (what Megatron-LM does with its embedding group).
+      auto grad = model->named_parameters()[tied_name].mutable_grad();
+      auto other = at::empty_like(grad);
+      const int peer = stage == 0 ? rank + pp - 1 : rank - (pp - 1);
+      group->send(grad, peer, 4);
+      group->recv(other, peer, 4);
+      group->wait_sends();
+      grad.add_(other);
+    }
+    // Global norm over every stage, the tied copy counted once; the loss comes from the last.
+    auto sum_sq = at::zeros({}, at::kDouble);
+    for (const auto& [name, param] : named_params) {
+      if (tied_across_stages() && stage + 1 == pp && name == tied_name) continue;
+      sum_sq += param.grad().to(at::kDouble).pow(2).sum();
+    }
+    auto reduced = at::stack({sum_sq, at::scalar_tensor(loss, at::kDouble)});
+    group->all_reduce_sum({reduced});
+    const double grad_norm = std::sqrt(reduced[0].item<double>());
+    loss = reduced[1].item<double>();
+    if (train.grad_clip > 0) {
+      const double coefficient = std::min(1.0, train.grad_clip / (grad_norm + 1e-6));
+      for (auto& param : params) param.mutable_grad().mul_(coefficient);
+    }
+    optimizer->step();
+    log_step(step, loss, grad_norm, lr, elapsed_ms(start));
+  }
+
+  void log_step(int step, double loss, double grad_norm, double lr, double step_ms) {
     if (owns_loss() && step != setup.faults.skip_step_log) {
       auto event = log.event("step")
                        .field("global_step", step)
@@ -286,14 +390,14 @@ struct Trainer::State {
     if (!dir) return;
     std::filesystem::create_directories(*dir);
     auto path = *dir / fmt::format("bigmac-step{:06d}.ckpt", step);
-    auto written = write_file_atomically(path, checkpoint_bytes(*model, step));
+    auto written = write_file_atomically(path, checkpoint_bytes(named_params, step));
     if (!written) throw std::runtime_error("checkpoint: " + written.error().format());
     log.write(log.event("ckpt").field("step", step).field("path", path.string()));
   }
 
   void close(int steps) {
     log.write(log.event("digest")
-                  .field("param_digest", param_digest(*model))
+                  .field("param_digest", param_digest(named_params))
                   .field("global_step", steps - 1));
     log.write(log.event("done").field("steps", steps));
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainer/device_support.h"
+#include "trainer/layer_split.h"
 #include "trainer/train_options.h"
 
 #ifndef BIGMAC_VERSION
@@ -39,11 +40,25 @@ tl::expected<TrainerSetup, Errors> make_setup(config::Config config, RankEnv env
   auto faults = parse_fault_plan(config.faults);
   if (!faults) errors.push_back(faults.error());
 
-  if (config.parallel.pp_size != 1) {
-    errors.push_back(
-        config_error("parallel.pp_size", fmt::format("pp_size is {}; this bigmac-train runs data "
-                                                     "parallel only (pp_size = 1)",
-                                                     config.parallel.pp_size)));
+  const int pp = config.parallel.pp_size;
+  if (pp < 1 || env.world_size % pp != 0) {
+    errors.push_back(config_error(
+        "parallel.pp_size",
+        fmt::format("world size {} is not a multiple of pp_size {}", env.world_size, pp)));
+  } else if (pp > 1 && env.world_size != pp) {
+    errors.push_back(config_error(
+        "parallel.pp_size",
+        fmt::format("pp_size {} with world size {} needs pipeline x data parallel, which this "
+                    "bigmac-train does not do yet; run pp_size ranks",
+                    pp, env.world_size)));
+  }
+  if (pp > 1) {
+    auto split = check_split_points(config.model.num_layers, pp, config.model.split_points);
+    if (!split) errors.push_back(split.error());
+    if (config.parallel.schedule != "1f1b" && config.parallel.schedule != "gpipe") {
+      errors.push_back(config_error("parallel.schedule", fmt::format("\"{}\" is not 1f1b or gpipe",
+                                                                     config.parallel.schedule)));
+    }
   }
   if (config.parallel.tp_size != 1) {
     errors.push_back(

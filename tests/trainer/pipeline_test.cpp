@@ -1,0 +1,133 @@
+// bigmac-train pipeline parallel on CPU (gates pp2 / shapes): stages reproduce the single-process
+// run, cover every layer once, run every micro-batch in schedule order, and trace shapes.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "train_run.h"
+
+namespace bigmac::testing {
+namespace {
+
+constexpr int kSteps = 4;
+constexpr int kMicroBatches = 4;  // gradient_accumulation_steps of the single run
+
+struct PipelineRun {
+  TrainLog single;
+  std::vector<TrainLog> stages;
+};
+
+PipelineRun run_pipeline(const TempDir& dir, int pp, const std::string& schedule) {
+  PipelineRun run;
+  auto args = base_args(dir / "single.jsonl");
+  args.insert(args.end(), {"--max-steps", std::to_string(kSteps)});
+  EXPECT_EQ(run_single(dir.path(), args).code, 0);
+  run.single = TrainLog::read(dir / "single.jsonl");
+
+  RankJob job(dir.path());
+  job.start(
+      pp, {"--max-steps", std::to_string(kSteps), "--set", "parallel.pp_size=" + std::to_string(pp),
+           "--set", "parallel.schedule=" + schedule, "--set", "trace.shapes=true"});
+  EXPECT_TRUE(job.harness.wait_all(100000ms)) << "pipeline did not finish";
+  for (int rank = 0; rank < pp; ++rank) {
+    EXPECT_EQ(job.harness.end(rank)->code, 0) << "rank " << rank << ": " << job.stderr_of(rank);
+    run.stages.push_back(TrainLog::read(job.log(rank)));
+  }
+  return run;
+}
+
+void expect_pipeline_matches(const PipelineRun& run, int pp, const std::string& schedule) {
+  const auto& last = run.stages.back();
+  auto base = run.single.values("step", "loss");
+  auto losses = last.values("step", "loss");
+  ASSERT_EQ(losses.size(), base.size());
+  for (std::size_t i = 0; i < losses.size(); ++i) {
+    EXPECT_NEAR(losses[i], base[i], 1e-4 * std::abs(base[i])) << "step " << i;
+  }
+  const auto total = run.single.of("model").at(0).at("param_count").get<long>();
+  long stage_sum = 0;
+  long duplicates = 0;
+  int next_layer = 0;
+  for (int stage = 0; stage < pp; ++stage) {
+    const auto& log = run.stages[static_cast<std::size_t>(stage)];
+    auto layout = log.of("layout").at(0);
+    EXPECT_EQ(layout.at("stage"), stage);
+    EXPECT_EQ(layout.at("num_stages"), pp);
+    EXPECT_EQ(layout.at("first_layer"), next_layer) << "layers covered once, in order";
+    next_layer = layout.at("last_layer").get<int>() + 1;
+    stage_sum += layout.at("param_count").get<long>();
+    duplicates += layout.at("tied_duplicate_count").get<long>();
+    EXPECT_EQ(log.of("model").at(0).at("param_digest"),
+              run.single.of("model").at(0).at("param_digest"));
+    EXPECT_EQ(log.of("step").size(), stage + 1 == pp ? static_cast<std::size_t>(kSteps) : 0u);
+    EXPECT_EQ(log.of("loss").size(),
+              stage + 1 == pp ? static_cast<std::size_t>(kSteps * kMicroBatches) : 0u)
+        << "only the last stage computes a loss";
+
+    // Every (micro-batch, phase) once per step, in the schedule's order.
+    for (int step = 0; step < kSteps; ++step) {
+      std::vector<std::pair<int, std::string>> seen;
+      for (const auto& mb : log.of("mb")) {
+        if (mb.at("global_step") == step) seen.emplace_back(mb.at("mb"), mb.at("phase"));
+      }
+      std::vector<std::pair<int, std::string>> expected;
+      int warmup = schedule == "gpipe" ? kMicroBatches : std::min(pp - stage - 1, kMicroBatches);
+      int f = 0, b = 0;
+      while (f < warmup) expected.emplace_back(f++, "F");
+      while (f < kMicroBatches) {
+        expected.emplace_back(f++, "F");
+        expected.emplace_back(b++, "B");
+      }
+      while (b < kMicroBatches) expected.emplace_back(b++, "B");
+      EXPECT_EQ(seen, expected) << "stage " << stage << " step " << step;
+    }
+  }
+  EXPECT_EQ(next_layer, 4);
+  EXPECT_EQ(stage_sum - duplicates, total) << "stage counts explain the tied duplicate";
+  EXPECT_EQ(duplicates, 64 * 64) << "the tied embedding, vocab x hidden, once";
+}
+
+void expect_shapes_consistent(const PipelineRun& run, int pp) {
+  for (int stage = 0; stage + 1 < pp; ++stage) {
+    auto sent = run.stages[static_cast<std::size_t>(stage)].of("shape");
+    auto received = run.stages[static_cast<std::size_t>(stage + 1)].of("shape");
+    std::map<std::pair<int, int>, nlohmann::json> exits, entries;
+    for (const auto& s : sent) {
+      if (s.at("where") == "exit") exits[{s.at("global_step"), s.at("mb")}] = s.at("shape");
+    }
+    for (const auto& s : received) {
+      if (s.at("where") == "enter") entries[{s.at("global_step"), s.at("mb")}] = s.at("shape");
+    }
+    EXPECT_EQ(exits.size(), static_cast<std::size_t>(kSteps * kMicroBatches));
+    EXPECT_EQ(exits, entries) << "stage " << stage << " exit vs stage " << stage + 1 << " entry";
+  }
+  for (int stage = 0; stage < pp; ++stage) {
+    std::size_t labels = 0;
+    for (const auto& s : run.stages[static_cast<std::size_t>(stage)].of("shape")) {
+      labels += s.at("name") == "labels";
+    }
+    EXPECT_EQ(labels, stage + 1 == pp ? static_cast<std::size_t>(kSteps * kMicroBatches) : 0u);
+  }
+}
+
+TEST(Pipeline, TwoStagesOneFOneBReproduceTheSingleProcessRun) {
+  TempDir dir;
+  PipelineRun run = run_pipeline(dir, 2, "1f1b");
+  ASSERT_EQ(run.stages.size(), 2u);
+  expect_pipeline_matches(run, 2, "1f1b");
+  expect_shapes_consistent(run, 2);
+}
+
+TEST(Pipeline, FourStagesGpipeReproduceTheSingleProcessRun) {
+  TempDir dir;
+  PipelineRun run = run_pipeline(dir, 4, "gpipe");
+  ASSERT_EQ(run.stages.size(), 4u);
+  expect_pipeline_matches(run, 4, "gpipe");
+  expect_shapes_consistent(run, 4);
+}
+
+}  // namespace
+}  // namespace bigmac::testing
