@@ -119,41 +119,6 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
 
 }  // namespace
 
-nlohmann::json to_json(const AttemptResult& r) {
-  nlohmann::json ranks = nlohmann::json::array();
-  for (const RankResult& k : r.ranks) {
-    nlohmann::json item = {{"rank", k.rank}, {"duration_s", k.duration_s}};
-    item["exit_code"] = k.exit_code ? nlohmann::json(*k.exit_code) : nlohmann::json(nullptr);
-    if (!k.signal.empty()) item["signal"] = k.signal;
-    if (!k.first_error_line.empty()) item["first_error_line"] = k.first_error_line;
-    ranks.push_back(std::move(item));
-  }
-  return {{"status", r.status},
-          {"started_at", r.started_at},
-          {"duration_s", r.duration_s},
-          {"ranks", std::move(ranks)}};
-}
-
-AttemptResult attempt_result_from_json(const nlohmann::json& j) {
-  AttemptResult r;
-  if (!j.is_object()) return r;
-  r.status = j.value("status", "");
-  r.started_at = j.value("started_at", 0.0);
-  r.duration_s = j.value("duration_s", 0.0);
-  for (const auto& k : j.value("ranks", nlohmann::json::array())) {
-    RankResult rank;
-    rank.rank = k.value("rank", 0);
-    if (k.contains("exit_code") && k["exit_code"].is_number_integer()) {
-      rank.exit_code = k["exit_code"].get<int>();
-    }
-    rank.signal = k.value("signal", "");
-    rank.duration_s = k.value("duration_s", 0.0);
-    rank.first_error_line = k.value("first_error_line", "");
-    r.ranks.push_back(std::move(rank));
-  }
-  return r;
-}
-
 diagnose::Diagnosis diagnosis_from_json(const nlohmann::json& j) {
   diagnose::Diagnosis d;
   if (!j.is_object()) return d;

@@ -13,29 +13,9 @@
 #include "gates/gate_verdict.h"
 #include "gates/run_state.h"
 #include "logs/record.h"
+#include "report/attempt_result.h"
 
 namespace bigmac::report {
-
-/// How one rank process of an attempt ended, as `result.json` records it.
-struct RankResult {
-  int rank = 0;
-  std::optional<int> exit_code;  ///< empty when it never exited by itself (signal, never started)
-  std::string signal;            ///< "SIGKILL" when a signal ended it
-  double duration_s = 0;
-  std::string first_error_line;
-};
-
-/// `result.json` of one gate attempt: when it started, how long it ran, how each rank ended.
-/// The lead's glue writes it from launch::RunResult; the report only reads it.
-struct AttemptResult {
-  std::string status;     ///< launch::run_status_name: succeeded, failed, stalled, ...
-  double started_at = 0;  ///< Unix seconds; 0 when unknown
-  double duration_s = 0;
-  std::vector<RankResult> ranks;
-};
-
-nlohmann::json to_json(const AttemptResult& result);
-AttemptResult attempt_result_from_json(const nlohmann::json& json);
 
 /// The diagnose module writes diagnoses but does not read them back; the report does.
 diagnose::Diagnosis diagnosis_from_json(const nlohmann::json& json);

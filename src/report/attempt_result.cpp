@@ -1,0 +1,64 @@
+#include "report/attempt_result.h"
+
+#include "proc/signal_name.h"
+
+namespace bigmac::report {
+
+nlohmann::json to_json(const AttemptResult& r) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankResult& k : r.ranks) {
+    nlohmann::json item = {{"rank", k.rank}, {"duration_s", k.duration_s}};
+    item["exit_code"] = k.exit_code ? nlohmann::json(*k.exit_code) : nlohmann::json(nullptr);
+    if (!k.signal.empty()) item["signal"] = k.signal;
+    if (!k.first_error_line.empty()) item["first_error_line"] = k.first_error_line;
+    ranks.push_back(std::move(item));
+  }
+  return {{"status", r.status},
+          {"started_at", r.started_at},
+          {"duration_s", r.duration_s},
+          {"ranks", std::move(ranks)}};
+}
+
+AttemptResult attempt_result_from_json(const nlohmann::json& j) {
+  AttemptResult r;
+  if (!j.is_object()) return r;
+  r.status = j.value("status", "");
+  r.started_at = j.value("started_at", 0.0);
+  r.duration_s = j.value("duration_s", 0.0);
+  for (const auto& k : j.value("ranks", nlohmann::json::array())) {
+    RankResult rank;
+    rank.rank = k.value("rank", 0);
+    if (k.contains("exit_code") && k["exit_code"].is_number_integer()) {
+      rank.exit_code = k["exit_code"].get<int>();
+    }
+    rank.signal = k.value("signal", "");
+    rank.duration_s = k.value("duration_s", 0.0);
+    rank.first_error_line = k.value("first_error_line", "");
+    r.ranks.push_back(std::move(rank));
+  }
+  return r;
+}
+
+AttemptResult attempt_result_of(const launch::RunResult& result, double started_at) {
+  AttemptResult out;
+  out.status = std::string(launch::run_status_name(result.status));
+  out.started_at = started_at;
+  out.duration_s = launch::seconds_of(result.duration);
+  for (const launch::RankOutcome& rank : result.ranks) {
+    RankResult r;
+    r.rank = rank.rank;
+    if (rank.exit) {
+      if (rank.exit->signal != 0) {
+        r.signal = proc::signal_name(rank.exit->signal);
+      } else {
+        r.exit_code = rank.exit->exit_code;
+      }
+    }
+    if (rank.duration) r.duration_s = launch::seconds_of(*rank.duration);
+    r.first_error_line = rank.first_error_line;
+    out.ranks.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace bigmac::report
