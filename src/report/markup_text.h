@@ -7,7 +7,8 @@ namespace bigmac::report {
 
 /// Text made safe for XML and HTML content and attribute values: & < > " ' become entities,
 /// and control characters XML 1.0 forbids (everything below 0x20 but tab, LF, CR) become '?',
-/// so a NUL or an ANSI colour code from a rank's stderr cannot break junit.xml.
+/// so a NUL or an ANSI colour code from a rank's stderr cannot break junit.xml; invalid UTF-8
+/// bytes become U+FFFD.
 std::string escape_xml(std::string_view text);
 
 /// Text made safe for one Markdown table cell: '|' escaped, newlines as spaces, HTML escaped.

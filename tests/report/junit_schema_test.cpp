@@ -48,7 +48,7 @@ TEST_F(JunitSchema, HostileTextStillValidatesAndSurvivesEscaped) {
   ASSERT_TRUE(input);
   auto& pp2 = input->gates[2];
   ASSERT_TRUE(pp2.verdict);
-  const std::string hostile = "a\x01NUL\x1b[31m red ]]> </failure> <x & \"q\" 'a'";
+  const std::string hostile = "a\x01NUL\xff\xc3(\x1b[31m red ]]> </failure> <x & \"q\" 'a'";
   pp2.verdict->results.back().message = hostile;
   pp2.diagnoses.front().fix = hostile;
   input->state.run_id = "<run&id>";

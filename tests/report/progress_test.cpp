@@ -116,6 +116,10 @@ TEST(TerminalProgress, FinalTableNamesTheFailureAndItsDiagnosis) {
 TEST(MarkupText, EscapesAndFormats) {
   EXPECT_EQ(escape_xml("a<b>&\"c\"'\x02\t"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;?\t");
   EXPECT_EQ(escape_markdown_cell("a|b\nc<"), "a\\|b c&lt;");
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(escape_xml("a\xff b\xc3\x28 \xc3\xa9 \xed\xa0\x80 \xe2\x82"),
+            "a" + fffd + " b" + fffd + "( \xc3\xa9 " + fffd + fffd + fffd + " " + fffd + fffd);
+  EXPECT_EQ(escape_xml("λ → ✓ 🚀"), "λ → ✓ 🚀");
   EXPECT_EQ(format_value(2.0 / 3.0), "0.666667");
   EXPECT_EQ(format_value(std::nan("")), "NaN");
   EXPECT_EQ(format_duration(0), "–");
