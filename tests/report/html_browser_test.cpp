@@ -4,8 +4,14 @@
 // their polylines and the pipeline schedule. Skipped (with a message) when chromium is absent.
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
+#include <chrono>
 #include <cmath>
+#include <fstream>
+#include <thread>
 
 #include "png_image.h"
 #include "report/html_report.h"
@@ -36,6 +42,35 @@ std::size_t pixels_near(const testing::PngImage& image, int r, int g, int b, int
   return n;
 }
 
+/// Chromium's helpers (crashpad) double-fork away from their browser; as a child subreaper
+/// this test process inherits them and reaps them, so none is left to init as a zombie.
+class Subreaper {
+ public:
+  Subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+  ~Subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 0); }
+
+  /// Reaps every remaining descendant, waiting up to `patience` for them to exit on their own;
+  /// returns how many had to be killed.
+  int reap_all(std::chrono::seconds patience) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      const pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid < 0) return 0;  // ECHILD: nothing left
+      if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    int killed = 0;
+    std::ifstream children("/proc/self/task/" + std::to_string(gettid()) + "/children");
+    for (pid_t pid = 0; children >> pid;) {
+      kill(pid, SIGKILL);
+      ++killed;
+    }
+    while (waitpid(-1, nullptr, 0) > 0) {
+    }
+    return killed;
+  }
+};
+
 TEST(HtmlInBrowser, ChromiumRendersThePlotsAndTheSchedule) {
   std::string chromium = testing::find_program("chromium");
   if (chromium.empty()) {
@@ -52,13 +87,31 @@ TEST(HtmlInBrowser, ChromiumRendersThePlotsAndTheSchedule) {
   testing::spill(page, render_html(*input));
 
   // timeout signals its whole process group, so no Chromium helper outlives a hang.
-  const auto result = bigmac::testing::run_program(
-      {timeout, "-k", "5", "90", chromium, "--headless", "--no-sandbox", "--disable-gpu",
-       "--disable-quic", "--no-first-run", "--disable-background-networking",
-       "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-       "--user-data-dir=" + (dir.path() / "profile").string(), "--screenshot=" + png.string(),
-       "--window-size=1200,2000", "--dump-dom", "file://" + page.string()},
-      {{"HOME", dir.path().string()}});
+  Subreaper subreaper;
+  const auto result =
+      bigmac::testing::run_program({timeout,
+                                    "-k",
+                                    "5",
+                                    "90",
+                                    chromium,
+                                    "--headless",
+                                    "--no-sandbox",
+                                    "--disable-gpu",
+                                    "--disable-quic",
+                                    "--no-first-run",
+                                    "--disable-background-networking",
+                                    "--disable-component-update",
+                                    "--disable-sync",
+                                    "--disable-dev-shm-usage",
+                                    "--disable-crash-reporter",
+                                    "--disable-breakpad",
+                                    "--user-data-dir=" + (dir.path() / "profile").string(),
+                                    "--screenshot=" + png.string(),
+                                    "--window-size=1200,2000",
+                                    "--dump-dom",
+                                    "file://" + page.string()},
+                                   {{"HOME", dir.path().string()}});
+  EXPECT_EQ(subreaper.reap_all(std::chrono::seconds(10)), 0) << "Chromium helpers outlived it";
   ASSERT_EQ(result.exit_code, 0) << result.err;
 
   const std::string& dom = result.out;
