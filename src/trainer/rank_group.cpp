@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -62,6 +63,8 @@ std::unique_ptr<RankGroup> RankGroup::connect(const GroupOptions& options) {
     throw std::runtime_error(
         fmt::format("rank {} is outside world size {}", options.rank, options.world_size));
   }
+  group->timeout_ = options.timeout;
+  group->master_addr_ = options.master_addr;
   group->store_ = make_store(options);
   if (options.backend == "gloo") {
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
@@ -139,6 +142,40 @@ void RankGroup::recv(at::Tensor& tensor, int peer, int tag) {
 void RankGroup::wait_sends() {
   for (auto& work : pending_sends_) work->wait();
   pending_sends_.clear();
+}
+
+}  // namespace bigmac::trainer
+
+namespace bigmac::trainer {
+
+std::unique_ptr<RankGroup> RankGroup::subgroup(const std::string& name,
+                                               const std::vector<int>& members) {
+  std::unique_ptr<RankGroup> group(new RankGroup());
+  auto it = std::find(members.begin(), members.end(), rank_);
+  if (it == members.end()) throw std::logic_error("subgroup without this rank: " + name);
+  group->rank_ = static_cast<int>(it - members.begin());
+  group->size_ = static_cast<int>(members.size());
+  group->backend_ = backend_;
+  group->bucket_bytes_ = bucket_bytes_;
+  group->timeout_ = timeout_;
+  group->master_addr_ = master_addr_;
+  group->store_ = c10::make_intrusive<c10d::PrefixStore>(name + "/", store_);
+  if (backend_ == "gloo") {
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout_);
+    gloo_options->devices.push_back(gloo_device(master_addr_));
+    group->group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(group->store_, group->rank_,
+                                                                group->size_, gloo_options);
+  } else {
+#ifdef BIGMAC_HAVE_NCCL
+    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+    nccl_options->timeout = timeout_;
+    group->group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(group->store_, group->rank_,
+                                                                group->size_, nccl_options);
+#else
+    throw std::runtime_error("this bigmac-train was built without NCCL (CPU LibTorch)");
+#endif
+  }
+  return group;
 }
 
 }  // namespace bigmac::trainer

@@ -50,6 +50,11 @@ class RankGroup {
   /// Blocks until every rank arrives.
   void barrier();
 
+  /// A group of some of the ranks (`members`, global ranks, this rank among them) over the same
+  /// store under the key prefix `name`: e.g. the data-parallel replicas of one pipeline stage.
+  /// Every member must create it with the same name and members. Ranks are group-local.
+  std::unique_ptr<RankGroup> subgroup(const std::string& name, const std::vector<int>& members);
+
   /// Starts sending `tensor` to `peer`. Completion is awaited in wait_sends(), so two stages
   /// that send to each other before receiving never deadlock.
   void send(const at::Tensor& tensor, int peer, int tag);
@@ -64,6 +69,8 @@ class RankGroup {
   int size_ = 1;
   std::string backend_;
   std::size_t bucket_bytes_ = 0;
+  std::chrono::milliseconds timeout_{0};
+  std::string master_addr_;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   std::vector<c10::intrusive_ptr<c10d::Work>> pending_sends_;

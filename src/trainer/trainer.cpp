@@ -104,6 +104,7 @@ struct Trainer::State {
   LayerRange layers;
   std::string tied_name;  ///< the token embedding, held by the first and the last stage
   std::unique_ptr<PipelineStage> pipeline;
+  std::unique_ptr<RankGroup> stage_replicas;  ///< the dp ranks of this stage (pp > 1, dp > 1)
   MarkovSource data;
   int last_checkpoint = -1;
 
@@ -209,6 +210,11 @@ struct Trainer::State {
                   .field("tied_duplicate_count",
                          duplicate ? model->named_parameters()[tied_name].numel() : 0));
     if (pp > 1) make_pipeline();
+    if (pp > 1 && dp > 1) {
+      std::vector<int> members;
+      for (int replica = 0; replica < dp; ++replica) members.push_back(replica * pp + stage);
+      stage_replicas = group->subgroup("dp_stage" + std::to_string(stage), members);
+    }
   }
 
   /// The parameters this rank owns: all of them without a pipeline; with one, the first stage
@@ -328,6 +334,12 @@ struct Trainer::State {
 
   void pipeline_step(int step, Clock::time_point start, double lr) {
     double loss = pipeline->run_step(step);
+    if (stage_replicas) {
+      // Each stage sums its gradients over the replicas (losses were scaled by 1 / (M · dp)).
+      std::vector<at::Tensor> grads;
+      for (auto& param : params) grads.push_back(param.mutable_grad());
+      stage_replicas->all_reduce_sum(grads);
+    }
     if (tied_across_stages() && (stage == 0 || stage + 1 == pp)) {
       // The two copies of the tied embedding get the sum of both stages' gradients, so they
       // stay equal (what Megatron-LM does with its embedding group).
@@ -347,7 +359,8 @@ struct Trainer::State {
     }
     auto reduced = at::stack({sum_sq, at::scalar_tensor(loss, at::kDouble)});
     group->all_reduce_sum({reduced});
-    const double grad_norm = std::sqrt(reduced[0].item<double>());
+    // Replicas hold equal gradients: the world sum counts every stage dp times.
+    const double grad_norm = std::sqrt(reduced[0].item<double>() / dp);
     loss = reduced[1].item<double>();
     if (train.grad_clip > 0) {
       const double coefficient = std::min(1.0, train.grad_clip / (grad_norm + 1e-6));

@@ -45,12 +45,6 @@ tl::expected<TrainerSetup, Errors> make_setup(config::Config config, RankEnv env
     errors.push_back(config_error(
         "parallel.pp_size",
         fmt::format("world size {} is not a multiple of pp_size {}", env.world_size, pp)));
-  } else if (pp > 1 && env.world_size != pp) {
-    errors.push_back(config_error(
-        "parallel.pp_size",
-        fmt::format("pp_size {} with world size {} needs pipeline x data parallel, which this "
-                    "bigmac-train does not do yet; run pp_size ranks",
-                    pp, env.world_size)));
   }
   if (pp > 1) {
     auto split = check_split_points(config.model.num_layers, pp, config.model.split_points);

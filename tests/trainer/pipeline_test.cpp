@@ -12,29 +12,42 @@
 namespace bigmac::testing {
 namespace {
 
-constexpr int kSteps = 4;
-constexpr int kMicroBatches = 4;  // gradient_accumulation_steps of the single run
+constexpr int kSteps = 3;
 
+/// Logs of one pipeline run: `stages` are the ranks of replica 0 (ranks 0..pp-1), `ranks` all.
 struct PipelineRun {
   TrainLog single;
   std::vector<TrainLog> stages;
+  std::vector<TrainLog> ranks;
+  int micro_batches = 4;
 };
 
-PipelineRun run_pipeline(const TempDir& dir, int pp, const std::string& schedule) {
+/// pp × dp ranks with samples per step equal to the single run's 2 × 4: accum = 4 / dp.
+PipelineRun run_pipeline(const TempDir& dir, int pp, const std::string& schedule, int dp = 1) {
   PipelineRun run;
   auto args = base_args(dir / "single.jsonl");
   args.insert(args.end(), {"--max-steps", std::to_string(kSteps)});
   EXPECT_EQ(run_single(dir.path(), args).code, 0);
   run.single = TrainLog::read(dir / "single.jsonl");
 
+  run.micro_batches = 4 / dp;
   RankJob job(dir.path());
-  job.start(
-      pp, {"--max-steps", std::to_string(kSteps), "--set", "parallel.pp_size=" + std::to_string(pp),
-           "--set", "parallel.schedule=" + schedule, "--set", "trace.shapes=true"});
-  EXPECT_TRUE(job.harness.wait_all(100000ms)) << "pipeline did not finish";
-  for (int rank = 0; rank < pp; ++rank) {
+  job.start(pp * dp, {"--max-steps", std::to_string(kSteps), "--set",
+                      "parallel.pp_size=" + std::to_string(pp), "--set",
+                      "parallel.schedule=" + schedule, "--set", "trace.shapes=true", "--set",
+                      "train.gradient_accumulation_steps=" + std::to_string(run.micro_batches)});
+  EXPECT_TRUE(job.harness.wait_all(110000ms)) << "pipeline did not finish";
+  for (int rank = 0; rank < pp * dp; ++rank) {
     EXPECT_EQ(job.harness.end(rank)->code, 0) << "rank " << rank << ": " << job.stderr_of(rank);
-    run.stages.push_back(TrainLog::read(job.log(rank)));
+    run.ranks.push_back(TrainLog::read(job.log(rank)));
+    if (rank < pp) run.stages.push_back(run.ranks.back());
+  }
+  // Replicas of a stage end with identical parameters; only replica 0's last stage logs steps.
+  for (int rank = pp; rank < pp * dp; ++rank) {
+    EXPECT_EQ(run.ranks[static_cast<std::size_t>(rank)].of("digest").at(0).at("param_digest"),
+              run.ranks[static_cast<std::size_t>(rank % pp)].of("digest").at(0).at("param_digest"))
+        << "rank " << rank;
+    EXPECT_TRUE(run.ranks[static_cast<std::size_t>(rank)].of("step").empty());
   }
   return run;
 }
@@ -56,6 +69,7 @@ void expect_pipeline_matches(const PipelineRun& run, int pp, const std::string& 
     auto layout = log.of("layout").at(0);
     EXPECT_EQ(layout.at("stage"), stage);
     EXPECT_EQ(layout.at("num_stages"), pp);
+    EXPECT_EQ(layout.at("dp_size"), static_cast<int>(run.ranks.size()) / pp);
     EXPECT_EQ(layout.at("first_layer"), next_layer) << "layers covered once, in order";
     next_layer = layout.at("last_layer").get<int>() + 1;
     stage_sum += layout.at("param_count").get<long>();
@@ -64,7 +78,7 @@ void expect_pipeline_matches(const PipelineRun& run, int pp, const std::string& 
               run.single.of("model").at(0).at("param_digest"));
     EXPECT_EQ(log.of("step").size(), stage + 1 == pp ? static_cast<std::size_t>(kSteps) : 0u);
     EXPECT_EQ(log.of("loss").size(),
-              stage + 1 == pp ? static_cast<std::size_t>(kSteps * kMicroBatches) : 0u)
+              stage + 1 == pp ? static_cast<std::size_t>(kSteps * run.micro_batches) : 0u)
         << "only the last stage computes a loss";
 
     // Every (micro-batch, phase) once per step, in the schedule's order.
@@ -74,14 +88,15 @@ void expect_pipeline_matches(const PipelineRun& run, int pp, const std::string& 
         if (mb.at("global_step") == step) seen.emplace_back(mb.at("mb"), mb.at("phase"));
       }
       std::vector<std::pair<int, std::string>> expected;
-      int warmup = schedule == "gpipe" ? kMicroBatches : std::min(pp - stage - 1, kMicroBatches);
+      int warmup =
+          schedule == "gpipe" ? run.micro_batches : std::min(pp - stage - 1, run.micro_batches);
       int f = 0, b = 0;
       while (f < warmup) expected.emplace_back(f++, "F");
-      while (f < kMicroBatches) {
+      while (f < run.micro_batches) {
         expected.emplace_back(f++, "F");
         expected.emplace_back(b++, "B");
       }
-      while (b < kMicroBatches) expected.emplace_back(b++, "B");
+      while (b < run.micro_batches) expected.emplace_back(b++, "B");
       EXPECT_EQ(seen, expected) << "stage " << stage << " step " << step;
     }
   }
@@ -101,7 +116,7 @@ void expect_shapes_consistent(const PipelineRun& run, int pp) {
     for (const auto& s : received) {
       if (s.at("where") == "enter") entries[{s.at("global_step"), s.at("mb")}] = s.at("shape");
     }
-    EXPECT_EQ(exits.size(), static_cast<std::size_t>(kSteps * kMicroBatches));
+    EXPECT_EQ(exits.size(), static_cast<std::size_t>(kSteps * run.micro_batches));
     EXPECT_EQ(exits, entries) << "stage " << stage << " exit vs stage " << stage + 1 << " entry";
   }
   for (int stage = 0; stage < pp; ++stage) {
@@ -109,7 +124,7 @@ void expect_shapes_consistent(const PipelineRun& run, int pp) {
     for (const auto& s : run.stages[static_cast<std::size_t>(stage)].of("shape")) {
       labels += s.at("name") == "labels";
     }
-    EXPECT_EQ(labels, stage + 1 == pp ? static_cast<std::size_t>(kSteps * kMicroBatches) : 0u);
+    EXPECT_EQ(labels, stage + 1 == pp ? static_cast<std::size_t>(kSteps * run.micro_batches) : 0u);
   }
 }
 
@@ -119,6 +134,20 @@ TEST(Pipeline, TwoStagesOneFOneBReproduceTheSingleProcessRun) {
   ASSERT_EQ(run.stages.size(), 2u);
   expect_pipeline_matches(run, 2, "1f1b");
   expect_shapes_consistent(run, 2);
+}
+
+TEST(Pipeline, TwoStagesTimesTwoReplicasReproduceTheSingleProcessRun) {
+  TempDir dir;
+  PipelineRun run = run_pipeline(dir, 2, "1f1b", 2);
+  ASSERT_EQ(run.ranks.size(), 4u);
+  expect_pipeline_matches(run, 2, "1f1b");
+}
+
+TEST(Pipeline, TwoStagesTimesFourReplicasReproduceTheSingleProcessRun) {
+  TempDir dir;
+  PipelineRun run = run_pipeline(dir, 2, "gpipe", 4);
+  ASSERT_EQ(run.ranks.size(), 8u);
+  expect_pipeline_matches(run, 2, "gpipe");
 }
 
 TEST(Pipeline, FourStagesGpipeReproduceTheSingleProcessRun) {
