@@ -51,6 +51,21 @@ Expected<FaultPlan> parse_fault_plan(const config::FaultsConfig& faults) {
   plan.lr_scale_by_world = faults.lr_scale_by_world;
   plan.world_size_offset = faults.world_size_offset;
   plan.all_ranks_checkpoint = faults.all_ranks_checkpoint;
+  plan.boundary_seq_trim = faults.boundary_seq_trim;
+  plan.boundary_dtype = faults.boundary_dtype;
+  plan.ragged_microbatch = faults.ragged_microbatch;
+  plan.middle_stage_loss = faults.middle_stage_loss;
+  plan.untied_sync = faults.untied_sync;
+  if (!plan.boundary_dtype.empty() && plan.boundary_dtype != "bf16" &&
+      plan.boundary_dtype != "float16") {
+    Error error = make_error(ErrorKind::kConfig,
+                             fmt::format("\"{}\" is not bf16 or float16", plan.boundary_dtype));
+    error.key = "faults.boundary_dtype";
+    return tl::unexpected(error);
+  }
+  auto stall = optional_pair(faults.stage_stall, "faults.stage_stall");
+  if (!stall) return tl::unexpected(stall.error());
+  plan.stage_stall = *stall;
   auto crash = optional_pair(faults.crash_rank, "faults.crash_rank");
   if (!crash) return tl::unexpected(crash.error());
   auto hang = optional_pair(faults.hang_rank, "faults.hang_rank");

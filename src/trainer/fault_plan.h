@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "config/config.h"
 #include "core/error.h"
@@ -28,9 +29,17 @@ struct FaultPlan {
   int world_size_offset = 0;               ///< every rank is told WORLD_SIZE + offset
   std::optional<RankAndValue> master_port_offset;  ///< rank uses MASTER_PORT + value
   bool all_ranks_checkpoint = false;
+  // Pipeline faults (pp > 1).
+  int boundary_seq_trim = 0;                ///< stage 0 drops this many positions before sending
+  std::string boundary_dtype;               ///< stage 0 casts what it sends: bf16 | float16
+  bool ragged_microbatch = false;           ///< the last micro-batch of a step is one sample short
+  bool middle_stage_loss = false;           ///< a stage before the last computes (and logs) a loss
+  std::optional<RankAndValue> stage_stall;  ///< stage value.rank blocks at step value.value
+  bool untied_sync = false;                 ///< the tied embedding's copies are not synchronised
 
   bool crashes(int rank, int step) const { return hits(crash_rank, rank, step); }
   bool hangs(int rank, int step) const { return hits(hang_rank, rank, step); }
+  bool stalls(int stage, int step) const { return hits(stage_stall, stage, step); }
   int port_offset_for(int rank) const {
     return master_port_offset && master_port_offset->rank == rank ? master_port_offset->value : 0;
   }

@@ -136,6 +136,23 @@ void PipelineStage::forward(int step, int mb) {
     loss_sum_ += scaled.detach();
     outputs_[static_cast<std::size_t>(mb)] = scaled;
   } else {
+    if (spec_.stray_loss) {
+      // The middle_stage_loss fault: a loss where there are no labels to learn from.
+      if (!tokens.defined()) tokens = tokens_(step, mb);
+      at::NoGradGuard no_grad;
+      auto stray = next_token_loss(model_->head(hidden), tokens.narrow(1, 1, seq));
+      log_.write(log_.event("loss")
+                     .field("global_step", step)
+                     .field("stage", spec_.stage)
+                     .field("mb", mb)
+                     .field("value", stray.item<double>()));
+    }
+    if (spec_.first() && spec_.send_seq_trim > 0) {
+      hidden = hidden.narrow(1, 0, std::max<std::int64_t>(0, seq - spec_.send_seq_trim));
+    }
+    if (spec_.first() && !spec_.send_dtype.empty()) {
+      hidden = hidden.to(spec_.send_dtype == "bf16" ? at::kBFloat16 : at::kHalf);
+    }
     if (!boundary_checked_) check_boundary(hidden, /*sender=*/true);
     log_shape(step, mb, "send", "hidden_states", hidden);
     group_.send(hidden.detach(), spec_.next_rank, kActivationTag);

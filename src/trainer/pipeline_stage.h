@@ -29,6 +29,10 @@ struct StageSpec {
   at::ScalarType dtype = at::kFloat;
   double loss_scale = 1.0;  ///< 1 / (micro_batches · dp): the mean over the step's samples
   bool trace_shapes = false;
+  // Faults (fault_plan.h): what the first stage does to what it sends, a loss on a wrong stage.
+  int send_seq_trim = 0;
+  std::string send_dtype;  ///< "" | bf16 | float16
+  bool stray_loss = false;
   bool first() const { return stage == 0; }
   bool last() const { return stage + 1 == stages; }
 };

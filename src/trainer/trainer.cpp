@@ -257,6 +257,9 @@ struct Trainer::State {
     spec.dtype = dtype;
     spec.loss_scale = 1.0 / (train.gradient_accumulation_steps * dp);
     spec.trace_shapes = setup.config.trace.shapes;
+    spec.send_seq_trim = setup.faults.boundary_seq_trim;
+    spec.send_dtype = setup.faults.boundary_dtype;
+    spec.stray_loss = setup.faults.middle_stage_loss && stage + 1 < pp;
     pipeline = std::make_unique<PipelineStage>(
         spec, model, *group, log, [this](int step, int mb) { return micro_batch(step, mb); });
   }
@@ -277,8 +280,12 @@ struct Trainer::State {
     const std::int64_t micro = train.micro_batch_size;
     const std::int64_t first = static_cast<std::int64_t>(step) * samples_per_step() +
                                dp_rank * micro * train.gradient_accumulation_steps + mb * micro;
-    auto tokens = data.samples(static_cast<std::uint64_t>(first), train.micro_batch_size);
-    return at::from_blob(tokens.data(), {micro, data.sample_tokens()}, at::kLong)
+    // The ragged_microbatch fault: the step's last micro-batch is one sample short, unpadded.
+    const bool ragged =
+        setup.faults.ragged_microbatch && mb + 1 == train.gradient_accumulation_steps;
+    const std::int64_t count = ragged ? micro - 1 : micro;
+    auto tokens = data.samples(static_cast<std::uint64_t>(first), static_cast<int>(count));
+    return at::from_blob(tokens.data(), {count, data.sample_tokens()}, at::kLong)
         .clone()
         .to(device);
   }
@@ -286,6 +293,7 @@ struct Trainer::State {
   void train_step(int step) {
     if (setup.faults.crashes(rank, step)) std::abort();
     if (setup.faults.hangs(rank, step)) block_forever();
+    if (pp > 1 && setup.faults.stalls(stage, step)) block_forever();
     auto start = Clock::now();
     const double lr = lr_at(step);
     for (auto& group_options : optimizer->param_groups()) {
@@ -340,7 +348,7 @@ struct Trainer::State {
       for (auto& param : params) grads.push_back(param.mutable_grad());
       stage_replicas->all_reduce_sum(grads);
     }
-    if (tied_across_stages() && (stage == 0 || stage + 1 == pp)) {
+    if (tied_across_stages() && (stage == 0 || stage + 1 == pp) && !setup.faults.untied_sync) {
       // The two copies of the tied embedding get the sum of both stages' gradients, so they
       // stay equal (what Megatron-LM does with its embedding group).
       auto grad = model->named_parameters()[tied_name].mutable_grad();
