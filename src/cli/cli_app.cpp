@@ -5,9 +5,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/baseline_command.h"
 #include "cli/config_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/parse_command.h"
+#include "cli/run_command.h"
 #include "core/exit_code.h"
 
 namespace bigmac::cli {
@@ -22,7 +24,9 @@ int run_cli(int argc, char** argv) {
       "130 interrupted.");
 
   int exit_code = 0;
+  add_run_commands(app, exit_code);
   add_config_command(app, exit_code);
+  add_baseline_commands(app, exit_code);
   add_parse_command(app, exit_code);
   add_diagnose_command(app, exit_code);
 

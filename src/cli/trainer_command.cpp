@@ -1,0 +1,74 @@
+#include "cli/trainer_command.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "config/schema.h"
+#include "launch/launch_planner.h"
+
+namespace bigmac::cli {
+
+std::map<std::string, std::string> gate_placeholders(const config::Config& c,
+                                                     const std::string& gate,
+                                                     const std::filesystem::path& gate_file,
+                                                     const std::filesystem::path& run_dir) {
+  return {
+      {"gate", gate},
+      {"gate_config", gate_file.string()},
+      {"pp", std::to_string(c.parallel.pp_size)},
+      {"tp", std::to_string(c.parallel.tp_size)},
+      {"dp", std::to_string(c.derived.dp)},
+      {"micro_batch_size", std::to_string(c.train.micro_batch_size)},
+      {"grad_accum", std::to_string(c.train.gradient_accumulation_steps)},
+      {"micro_batches", std::to_string(c.derived.micro_batches)},
+      {"schedule", c.parallel.schedule},
+      {"seq_length", std::to_string(c.train.seq_length)},
+      {"seed", std::to_string(c.train.seed)},
+      {"max_steps", std::to_string(c.train.max_steps)},
+      {"lr", fmt::format("{}", c.train.lr)},
+      {"num_layers", std::to_string(c.model.num_layers)},
+      {"split_points", fmt::format("{}", fmt::join(c.model.split_points, ","))},
+      {"trace_shapes", c.trace.shapes ? "true" : "false"},
+      {"run_dir", run_dir.string()},
+  };
+}
+
+std::map<std::string, std::string> gate_environment(
+    const config::Config& c, const std::map<std::string, std::string>& placeholders) {
+  std::map<std::string, std::string> env;
+  for (const auto& [name, value] : placeholders) {
+    std::string var = "BIGMAC_" + name;
+    std::transform(var.begin(), var.end(), var.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    env[var] = value;
+  }
+  // Schema keys under their config names too; bigmac-train reads these as its environment
+  // layer, with the same values its gate file holds.
+  for (const config::SchemaEntry& entry : config::schema()) {
+    if (entry.type == config::ValueType::kSplitPoints || entry.table == "faults") continue;
+    const config::Value value = entry.get(c);
+    std::string text = config::value_to_string(value);
+    if (const auto* s = std::get_if<std::string>(&value)) text = *s;
+    if (std::holds_alternative<std::vector<std::string>>(value)) continue;
+    env[entry.env_name()] = text;
+  }
+  return env;
+}
+
+std::vector<std::string> trainer_argv(const config::Config& c,
+                                      const std::filesystem::path& trainer_binary,
+                                      const std::map<std::string, std::string>& placeholders) {
+  if (c.trainer.kind == "builtin") {
+    return {trainer_binary.string(), "--config", placeholders.at("gate_config"), "--log-file",
+            "{log_file}"};
+  }
+  std::vector<std::string> argv;
+  for (const std::string& arg : c.trainer.command) {
+    argv.push_back(launch::substitute(arg, placeholders));
+  }
+  return argv;
+}
+
+}  // namespace bigmac::cli

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace bigmac::cli {
+
+/// The values an external trainer's argv template and environment receive for one gate:
+/// `{gate}`, `{gate_config}`, `{pp}`, `{tp}`, `{dp}`, `{micro_batch_size}`, `{grad_accum}`,
+/// `{micro_batches}`, `{schedule}`, `{seq_length}`, `{seed}`, `{max_steps}`, `{lr}`,
+/// `{num_layers}`, `{split_points}`, `{trace_shapes}`, `{run_dir}`. `{log_file}`, `{rank}`,
+/// `{local_rank}` and `{world_size}` are the launcher's, filled per rank.
+std::map<std::string, std::string> gate_placeholders(const config::Config& gate_config,
+                                                     const std::string& gate,
+                                                     const std::filesystem::path& gate_file,
+                                                     const std::filesystem::path& run_dir);
+
+/// The same values as BIGMAC_* variables (`BIGMAC_GATE`, `BIGMAC_GATE_CONFIG`, `BIGMAC_PP`, ...),
+/// plus every schema key as BIGMAC_<TABLE>_<KEY>, so a trainer can read either.
+std::map<std::string, std::string> gate_environment(const config::Config& gate_config,
+                                                    const std::map<std::string, std::string>&
+                                                        placeholders);
+
+/// The trainer argv of one gate: bigmac-train with its gate file and `{log_file}`, or the
+/// user's template with the gate placeholders substituted.
+std::vector<std::string> trainer_argv(const config::Config& gate_config,
+                                      const std::filesystem::path& trainer_binary,
+                                      const std::map<std::string, std::string>& placeholders);
+
+}  // namespace bigmac::cli
