@@ -111,6 +111,25 @@ void BigMacImpl::initialize(std::uint64_t seed) {
   }
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> stage_parameters(const BigMacImpl& model,
+                                                                    LayerRange layers, bool first,
+                                                                    bool last) {
+  std::vector<std::pair<std::string, torch::Tensor>> owned;
+  for (const auto& item : model.named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    bool own = false;
+    if (name.starts_with("token_embedding.") || name.starts_with("position_embedding.")) {
+      own = first || (last && name == kTiedWeight && model.shape().tie_embeddings);
+    } else if (name.starts_with("blocks.")) {
+      own = layers.contains(std::stoi(name.substr(7)));
+    } else {
+      own = last;  // final_norm, lm_head
+    }
+    if (own) owned.emplace_back(name, item.value());
+  }
+  return owned;
+}
+
 std::int64_t param_count(const torch::nn::Module& module) {
   std::int64_t count = 0;
   for (const auto& param : module.parameters(/*recurse=*/true)) count += param.numel();

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "trainer/layer_split.h"
+
 namespace bigmac::trainer {
 
 /// Sizes of the model, from `[model]` plus the sequence length of `[train]`.
@@ -74,6 +76,16 @@ class BigMacImpl : public torch::nn::Module {
   torch::nn::Linear lm_head_{nullptr};  ///< null when tied to the token embedding
 };
 TORCH_MODULE(BigMac);
+
+/// The weight shared by the token embedding and a tied LM head.
+inline constexpr const char* kTiedWeight = "token_embedding.weight";
+
+/// The named parameters a pipeline stage owns, in model order: the first stage the embeddings,
+/// every stage its layers, the last the final norm and head (with a tied head, its own copy of
+/// the token embedding). One stage that is both first and last owns everything.
+std::vector<std::pair<std::string, torch::Tensor>> stage_parameters(const BigMacImpl& model,
+                                                                    LayerRange layers, bool first,
+                                                                    bool last);
 
 /// Number of scalar parameters (a tied weight counts once: it is one parameter).
 std::int64_t param_count(const torch::nn::Module& module);

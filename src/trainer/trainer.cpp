@@ -13,8 +13,9 @@
 #include <filesystem>
 #include <limits>
 
-#include "core/atomic_file.h"
 #include "trainer/bigmac_model.h"
+#include "trainer/checkpoint_file.h"
+#include "trainer/grad_clip.h"
 #include "trainer/layer_split.h"
 #include "trainer/markov_source.h"
 #include "trainer/pipeline_stage.h"
@@ -49,37 +50,6 @@ ModelShape model_shape(const config::Config& config) {
   shape.seq_length = config.train.seq_length;
   shape.tie_embeddings = config.model.tie_embeddings;
   return shape;
-}
-
-/// Total 2-norm of the gradients, then scales them to at most `max_norm` — the same arithmetic
-/// as torch.nn.utils.clip_grad_norm_, so the Python mirror in bench/trainer agrees.
-double clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
-  std::vector<at::Tensor> norms;
-  for (const auto& param : params) {
-    if (param.grad().defined()) norms.push_back(param.grad().norm());
-  }
-  if (norms.empty()) return 0.0;
-  auto total = at::stack(norms).norm();
-  auto coefficient = at::clamp(max_norm / (total + 1e-6), c10::nullopt, 1.0);
-  for (const auto& param : params) {
-    if (param.grad().defined()) param.grad().mul_(coefficient);
-  }
-  return total.item<double>();
-}
-
-/// A flat checkpoint of what this rank holds: a header line, then per parameter its name, shape
-/// and float32 bytes.
-std::string checkpoint_bytes(const std::vector<std::pair<std::string, at::Tensor>>& named,
-                             int step) {
-  std::string out = fmt::format("bigmac-ckpt v1 step={}\n", step);
-  for (const auto& [name, param] : named) {
-    auto values = param.detach().to(at::kCPU, at::kFloat).contiguous();
-    out += fmt::format("{} [{}]\n", name, fmt::join(values.sizes(), ","));
-    out.append(static_cast<const char*>(values.data_ptr()),
-               static_cast<std::size_t>(values.numel()) * sizeof(float));
-    out += '\n';
-  }
-  return out;
 }
 
 }  // namespace
@@ -221,25 +191,9 @@ struct Trainer::State {
   /// owns the embeddings, every stage its layers, the last the final norm and head (with a tied
   /// head, its own copy of the token embedding).
   void select_stage_parameters() {
-    tied_name = "token_embedding.weight";
-    const bool first = stage == 0;
-    const bool last = stage + 1 == pp;
-    for (const auto& item : model->named_parameters(true)) {
-      const std::string& name = item.key();
-      bool own = pp == 1;
-      if (name.starts_with("token_embedding.") || name.starts_with("position_embedding.")) {
-        own = own || first || (last && name == tied_name && setup.config.model.tie_embeddings);
-      } else if (name.starts_with("blocks.")) {
-        int id = std::stoi(name.substr(7));
-        own = own || layers.contains(id);
-      } else {
-        own = own || last;  // final_norm, lm_head
-      }
-      if (own) {
-        named_params.emplace_back(name, item.value());
-        params.push_back(item.value());
-      }
-    }
+    tied_name = kTiedWeight;
+    named_params = stage_parameters(*model, layers, stage == 0, stage + 1 == pp);
+    for (const auto& item : named_params) params.push_back(item.second);
   }
 
   void make_pipeline() {
@@ -393,26 +347,15 @@ struct Trainer::State {
     log.write(log.event("heartbeat").field("global_step", step));
   }
 
-  /// Where checkpoints go: [train] checkpoint_dir, else beside the log file; none when the log
-  /// goes to stdout and no directory is configured (nothing to put it beside).
-  std::optional<std::filesystem::path> checkpoint_dir() const {
-    if (!train.checkpoint_dir.empty()) return std::filesystem::path(train.checkpoint_dir);
-    if (setup.log_file.empty() || setup.log_file == "-") return std::nullopt;
-    auto parent = std::filesystem::path(setup.log_file).parent_path();
-    return parent.empty() ? std::filesystem::path(".") : parent;
-  }
-
   void maybe_checkpoint(int step, bool last) {
     bool due = last || (train.checkpoint_every > 0 && (step + 1) % train.checkpoint_every == 0);
     if (!due || step == last_checkpoint) return;
     last_checkpoint = step;
     if (rank != 0 && !setup.faults.all_ranks_checkpoint) return;
-    auto dir = checkpoint_dir();
+    // Beside the log file unless configured; none when logging to stdout without a directory.
+    auto dir = checkpoint_dir(train.checkpoint_dir, setup.log_file);
     if (!dir) return;
-    std::filesystem::create_directories(*dir);
-    auto path = *dir / fmt::format("bigmac-step{:06d}.ckpt", step);
-    auto written = write_file_atomically(path, checkpoint_bytes(named_params, step));
-    if (!written) throw std::runtime_error("checkpoint: " + written.error().format());
+    auto path = write_checkpoint(*dir, named_params, step);
     log.write(log.event("ckpt").field("step", step).field("path", path.string()));
   }
 
