@@ -103,7 +103,8 @@ void PipelineStage::log_mb(int step, int mb, const char* phase, double start, do
 }
 
 void PipelineStage::forward(int step, int mb) {
-  const double start = wall_time_s();
+  // start/end bracket this stage's own work: waiting for a neighbour is the bubble, not work.
+  double start = wall_time_s();
   const auto seq = spec_.seq_length;
   at::Tensor tokens;
   at::Tensor hidden;
@@ -114,6 +115,7 @@ void PipelineStage::forward(int step, int mb) {
     auto received = at::empty({spec_.micro_batch_size, seq, spec_.hidden}, spec_.dtype);
     if (!boundary_checked_) check_boundary(received, /*sender=*/false);
     group_.recv(received, spec_.prev_rank, kActivationTag);
+    start = wall_time_s();
     log_shape(step, mb, "recv", "hidden_states", received);
     received.requires_grad_(true);
     inputs_[static_cast<std::size_t>(mb)] = received;
@@ -163,13 +165,14 @@ void PipelineStage::forward(int step, int mb) {
 }
 
 void PipelineStage::backward(int step, int mb) {
-  const double start = wall_time_s();
+  double start = wall_time_s();
   auto& output = outputs_[static_cast<std::size_t>(mb)];
   if (spec_.last()) {
     output.backward();
   } else {
     auto grad = at::empty(output.sizes(), output.options().requires_grad(false));
     group_.recv(grad, spec_.next_rank, kGradientTag);
+    start = wall_time_s();
     output.backward(grad);
   }
   if (!spec_.first()) {
