@@ -5,7 +5,8 @@
                                               [--threads 1] [--micro 2] [--accum 4]
 
 Both sides run the demo model (configs defaults: 4 layers, hidden 64, 4 heads, vocab 64, seq 32,
-AdamW, warmup 5, clip 1.0) single-process on CPU with the same batch and intra-op threads. Speed is
+AdamW, warmup 5, clip 1.0; --layers/--hidden/--seq-length change it on both sides) single-process
+on CPU with the same batch and intra-op threads. Speed is
 measured between the first and the last step (start-up and the first step excluded), from the
 wall time each side records when a step finishes. The losses of the first steps are compared too:
 the Python loop mirrors the C++ one, so they must agree, or the comparison is not like for like.
@@ -41,7 +42,9 @@ def run_cpp(binary, args):
                 "--set", f"launch.threads_per_rank={args.threads}",
                 "--set", f"train.micro_batch_size={args.micro}",
                 "--set", f"train.gradient_accumulation_steps={args.accum}",
-                "--set", f"train.seed={args.seed}"]
+                "--set", f"train.seed={args.seed}",
+                "--set", f"model.num_layers={args.layers}", "--set", f"model.hidden={args.hidden}",
+                "--set", f"train.seq_length={args.seq_length}"]
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
         for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_PROCID", "SLURM_NTASKS"):
             env.pop(key, None)
@@ -57,7 +60,8 @@ def run_cpp(binary, args):
 
 def run_python(args):
     torch.set_num_threads(args.threads)
-    settings = dict(num_layers=4, hidden=64, heads=4, vocab=64, ffn_mult=4, seq_length=32,
+    settings = dict(num_layers=args.layers, hidden=args.hidden, heads=4, vocab=64, ffn_mult=4,
+                    seq_length=args.seq_length,
                     tie_embeddings=True, seed=args.seed, lr=3e-3, warmup_steps=5,
                     weight_decay=0.01, grad_clip=1.0, micro_batch_size=args.micro,
                     grad_accum=args.accum, max_steps=args.steps)
@@ -79,6 +83,9 @@ def main():
     parser.add_argument("--micro", type=int, default=2)
     parser.add_argument("--accum", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--seq-length", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3, help="best of N runs per side")
     args = parser.parse_args()
     binary = args.binary or find_binary(root)
@@ -91,7 +98,8 @@ def main():
     py = max(steps_per_second(r) for r in py_runs)
 
     worst = max(abs(c[1] - p[1]) / abs(c[1]) for c, p in zip(cpp_runs[0][:5], py_runs[0][:5]))
-    print(f"settings: steps={args.steps} micro={args.micro} accum={args.accum} "
+    print(f"settings: layers={args.layers} hidden={args.hidden} seq={args.seq_length} "
+          f"steps={args.steps} micro={args.micro} accum={args.accum} "
           f"threads={args.threads} torch={torch.__version__} (best of {args.repeats})")
     print(f"bigmac-train (C++)  {cpp:8.2f} steps/s   {1000 / cpp:7.2f} ms/step")
     print(f"python loop         {py:8.2f} steps/s   {1000 / py:7.2f} ms/step")
