@@ -59,7 +59,10 @@ gates::RankExit rank_exit(const launch::RankOutcome& outcome, const launch::RunR
       exit.detail = stall.describe();
     }
   }
-  if (exit.detail.empty() && outcome.stopped_by_us) {
+  if (outcome.stopped_by_us && result.status == launch::RunStatus::kNonFinite) {
+    exit.stopped_at_non_finite = true;
+    exit.detail = "stopped by the orchestrator: " + result.non_finite->describe();
+  } else if (exit.detail.empty() && outcome.stopped_by_us) {
     exit.detail = "stopped by the orchestrator after another rank failed";
   }
   return exit;

@@ -16,6 +16,9 @@ struct RankExit {
   std::string signal;            ///< "SIGKILL" when a signal ended it
   bool stalled = false;          ///< the watchdog stopped it for lack of progress
   std::string detail;            ///< launcher's words ("stopped after 60 s without progress")
+  /// The orchestrator stopped it on purpose because the watchdog saw a non-finite loss (fail
+  /// fast): its exit is a consequence that finite_loss judges, not a failure of its own.
+  bool stopped_at_non_finite = false;
 
   bool clean() const { return known && exit_code == 0 && signal.empty() && !stalled; }
   std::string describe() const;  ///< "exit 0", "killed by SIGKILL", "stalled (...)"

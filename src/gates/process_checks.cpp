@@ -17,9 +17,14 @@ CheckResult check_exit_status(const CheckContext& ctx) {
   if (ctx.evidence.ranks.empty()) return fail(name, "no rank processes: nothing to check");
   std::vector<Evidence> bad;
   std::int64_t clean = 0;
+  std::int64_t stopped = 0;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     if (r.exit.clean()) {
       ++clean;
+      continue;
+    }
+    if (r.exit.stopped_at_non_finite && !r.exit.stalled) {
+      ++stopped;
       continue;
     }
     bad.push_back(Evidence{r.rank, 0, fmt::format("rank {}: {}", r.rank, r.exit.describe())});
@@ -36,8 +41,14 @@ CheckResult check_exit_status(const CheckContext& ctx) {
   if (!bad.empty()) {
     // Formatted before `bad` is moved into the result (argument order is unspecified).
     std::string message = fmt::format("{} of {} ranks did not exit cleanly; first: {}",
-                                      ctx.plan.nproc - clean, ctx.plan.nproc, bad.front().text);
+                                      ctx.plan.nproc - clean - stopped, ctx.plan.nproc,
+                                      bad.front().text);
     return fail(name, std::move(message), std::move(bad));
+  }
+  if (stopped > 0) {
+    return pass(name, fmt::format("{} ranks exited 0; {} stopped by the orchestrator at a "
+                                  "non-finite loss (judged by finite_loss)",
+                                  clean, stopped));
   }
   return pass(name, fmt::format("all {} ranks exited 0", clean));
 }

@@ -217,7 +217,10 @@ CheckResult check_fields_present(const CheckContext& ctx) {
           (ev == "digest" && !r.digests.empty()) || (ev == "done" && !r.dones.empty()) ||
           (ev == "ckpt" && !r.checkpoints.empty()) || (ev == "loss" && !r.losses.empty()) ||
           (ev == "step" && !r.steps.empty());
-      if (!have)
+      // A rank the orchestrator stopped at a non-finite loss had no chance to finish; the
+      // loss itself is judged by finite_loss.
+      const bool cut_short = r.exit.stopped_at_non_finite && (ev == "done" || ev == "digest");
+      if (!have && !cut_short)
         missing.push_back(Evidence{r.rank, 0, fmt::format("rank {}: no `{}` event", r.rank, ev)});
     }
   }

@@ -70,12 +70,15 @@ class RunAll : public ::testing::Test {
     return nlohmann::json::parse(in);
   }
 
-  std::string gate_status(const std::string& gate) const {
-    for (const auto& g : state()["gates"]) {
-      if (g["id"] == gate) return g["status"];
+  /// A field of one gate's row in state.json ("status", "failed_check").
+  std::string gate_field(const std::string& gate, const std::string& field) const {
+    const nlohmann::json s = state();
+    for (const auto& g : s.at("gates")) {
+      if (g.at("id") == gate) return g.value(field, "");
     }
     return "missing";
   }
+  std::string gate_status(const std::string& gate) const { return gate_field(gate, "status"); }
 
   fs::path root_;
 };
@@ -119,12 +122,7 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   ProgramResult r = bringup(run_args(), row.sets);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_status(row.gate), "failed") << r.out;
-  nlohmann::json s = state();
-  std::string failed_check;
-  for (const auto& g : s["gates"]) {
-    if (g["id"] == row.gate) failed_check = g.value("failed_check", "");
-  }
-  EXPECT_EQ(failed_check, row.check) << r.out;
+  EXPECT_EQ(gate_field(row.gate, "failed_check"), row.check) << r.out;
   EXPECT_THAT(r.out, HasSubstr(row.check));
 }
 
@@ -138,6 +136,6 @@ INSTANTIATE_TEST_SUITE_P(
         FaultRow{"lr_scale_by_world", {"faults.lr_scale_by_world=true"}, "dp", "lr_vs_baseline"},
         FaultRow{"hang_rank", {"faults.hang_rank=1:2", "launch.stall_timeout_s=3"}, "dp",
                  "exit_status"}),
-    [](const ::testing::TestParamInfo<FaultRow>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<FaultRow>& row) { return row.param.name; });
 
 }  // namespace

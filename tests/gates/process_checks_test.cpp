@@ -22,7 +22,7 @@ TEST(ExitStatus, AllCleanPassesAnyOtherFails) {
   EXPECT_FALSE(run_check(check_exit_status, GateEvidence{}, p).passed);
 
   GateEvidence crashed = dp_evidence();
-  crashed.ranks[2].exit = RankExit{true, 1, {}, false, {}};
+  crashed.ranks[2].exit = RankExit{true, 1, {}, false, {}, false};
   crashed.ranks[2].text.push_back(logs::TextLine{at(2, 40), "RuntimeError: injected crash", false});
   const CheckResult r = run_check(check_exit_status, crashed, p);
   EXPECT_FALSE(r.passed);
@@ -33,7 +33,7 @@ TEST(ExitStatus, AllCleanPassesAnyOtherFails) {
   EXPECT_EQ(r.evidence[1].text, "RuntimeError: injected crash");
 
   GateEvidence killed = dp_evidence();
-  killed.ranks[0].exit = RankExit{true, {}, "SIGKILL", false, {}};
+  killed.ranks[0].exit = RankExit{true, {}, "SIGKILL", false, {}, false};
   EXPECT_NE(run_check(check_exit_status, killed, p).message.find("killed by SIGKILL"),
             std::string::npos);
 
@@ -43,6 +43,23 @@ TEST(ExitStatus, AllCleanPassesAnyOtherFails) {
 
   GateEvidence missing = dp_evidence(3);  // a rank never produced a log
   EXPECT_FALSE(run_check(check_exit_status, missing, p).passed);
+}
+
+TEST(ExitStatus, RanksStoppedAtANonFiniteLossAreLeftToFiniteLoss) {
+  const GatePlan p = plan("dp");
+  GateEvidence stopped = dp_evidence();
+  for (RankEvidence& r : stopped.ranks) {
+    r.exit = RankExit{true, {}, "SIGTERM", false, "stopped by the orchestrator", true};
+  }
+  const CheckResult r = run_check(check_exit_status, stopped, p);
+  EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_NE(r.message.find("4 stopped by the orchestrator at a non-finite loss"),
+            std::string::npos)
+      << r.message;
+
+  // A rank that crashed by itself still fails, even when others were stopped.
+  stopped.ranks[1].exit = RankExit{true, 3, {}, false, {}, false};
+  EXPECT_FALSE(run_check(check_exit_status, stopped, p).passed);
 }
 
 TEST(ProcessGroupFormed, EveryRankWithThePlannedWorld) {

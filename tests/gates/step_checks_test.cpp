@@ -124,5 +124,14 @@ TEST_F(StepChecks, FieldsPresent) {
                    .passed);
 }
 
+TEST_F(StepChecks, FieldsPresentForgivesTheEndOfARankStoppedAtANonFiniteLoss) {
+  good_.ranks[0].dones.clear();
+  EXPECT_FALSE(run_check(check_fields_present, good_, plan_).passed);
+  good_.ranks[0].exit.stopped_at_non_finite = true;
+  EXPECT_TRUE(run_check(check_fields_present, good_, plan_).passed);
+  good_.ranks[0].models.clear();  // what it should have logged before the loss still counts
+  EXPECT_FALSE(run_check(check_fields_present, good_, plan_).passed);
+}
+
 }  // namespace
 }  // namespace bigmac::gates
