@@ -29,7 +29,7 @@ struct FaultPlan {
   int world_size_offset = 0;               ///< every rank is told WORLD_SIZE + offset
   std::optional<RankAndValue> master_port_offset;  ///< rank uses MASTER_PORT + value
   bool all_ranks_checkpoint = false;
-  // Pipeline faults (pp > 1).
+  // Pipeline faults (pp > 1). split_out_of_range acts on the split points (trainer_main.cpp).
   int boundary_seq_trim = 0;                ///< stage 0 drops this many positions before sending
   std::string boundary_dtype;               ///< stage 0 casts what it sends: bf16 | float16
   bool ragged_microbatch = false;           ///< the last micro-batch of a step is one sample short

@@ -186,6 +186,9 @@ double PipelineStage::run_step(int step) {
   inputs_.assign(static_cast<std::size_t>(spec_.micro_batches), at::Tensor());
   outputs_.assign(static_cast<std::size_t>(spec_.micro_batches), at::Tensor());
   loss_sum_ = at::zeros({}, at::kDouble);
+  // A stage that owns no layer (split_out_of_range) has nothing to run and takes no part in the
+  // schedule; its neighbours wait for it.
+  if (spec_.layers.size() == 0) return 0.0;
   for (const PipeAction& action :
        pipeline_schedule(spec_.schedule, spec_.stage, spec_.stages, spec_.micro_batches)) {
     if (action.phase == PipeAction::Phase::kForward) {

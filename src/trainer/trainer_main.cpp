@@ -47,8 +47,14 @@ tl::expected<TrainerSetup, Errors> make_setup(config::Config config, RankEnv env
         fmt::format("world size {} is not a multiple of pp_size {}", env.world_size, pp)));
   }
   if (pp > 1) {
-    auto split = check_split_points(config.model.num_layers, pp, config.model.split_points);
-    if (!split) errors.push_back(split.error());
+    if (config.faults.split_out_of_range && !config.model.split_points.empty()) {
+      // The fault: the last cut at num_layers, so the last stage owns no layer. It skips the
+      // split check on purpose, as a trainer without one would.
+      config.model.split_points.back() = config.model.num_layers;
+    } else {
+      auto split = check_split_points(config.model.num_layers, pp, config.model.split_points);
+      if (!split) errors.push_back(split.error());
+    }
     if (config.parallel.schedule != "1f1b" && config.parallel.schedule != "gpipe") {
       errors.push_back(config_error("parallel.schedule", fmt::format("\"{}\" is not 1f1b or gpipe",
                                                                      config.parallel.schedule)));

@@ -80,8 +80,8 @@ TEST(PipelineFaults, StageStallStarvesTheOtherStagesUntilKilled) {
                 "faults.stage_stall=1:2", "--set", "launch.init_timeout_s=120"});
   // Steps 0 and 1 complete (8 mb events each); in step 2 stage 0 runs its 1F1B warm-up forward
   // and the next forward (2 mb events), then waits for a gradient stage 1 never sends.
-  ASSERT_TRUE(wait_until(
-      [&] { return job.count(0, "mb") >= 18 && job.count(1, "heartbeat") >= 2; }, 90000ms))
+  ASSERT_TRUE(wait_until([&] { return job.count(0, "mb") >= 18 && job.count(1, "heartbeat") >= 2; },
+                         90000ms))
       << job.stderr_of(0) << job.stderr_of(1);
   auto size0 = std::filesystem::file_size(job.log(0));
   auto size1 = std::filesystem::file_size(job.log(1));
@@ -97,6 +97,22 @@ TEST(PipelineFaults, StageStallStarvesTheOtherStagesUntilKilled) {
   EXPECT_EQ(job.count(0, "mb"), 18u);
   EXPECT_EQ(job.count(1, "mb"), 16u) << "the stalled stage ran nothing of step 2";
   job.harness.kill_all();
+}
+
+TEST(PipelineFaults, SplitOutOfRangeLeavesAStageWithoutLayersThatNeverRunsAForward) {
+  TempDir dir;
+  RankJob job(dir.path());
+  run_two_stages(job, "faults.split_out_of_range=true");
+  TrainLog empty = TrainLog::read(job.log(1));
+  auto layout = empty.of("layout").at(0);
+  EXPECT_EQ(layout.at("first_layer"), -1);
+  EXPECT_EQ(layout.at("last_layer"), -1);
+  EXPECT_EQ(TrainLog::read(job.log(0)).of("layout").at(0).at("last_layer"), 3);
+  EXPECT_TRUE(empty.of("mb").empty()) << "the stage without layers never logs a forward";
+  EXPECT_TRUE(empty.of("step").empty());
+  // With nothing run, its half of the tied embedding has no gradient: the run fails.
+  EXPECT_NE(job.harness.end(1)->code, 0);
+  EXPECT_NE(job.harness.end(0)->code, 0);
 }
 
 }  // namespace
