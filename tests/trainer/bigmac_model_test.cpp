@@ -74,6 +74,25 @@ TEST(BigMacModel, InitialLossIsNearUniformAndEveryParameterGetsAGradient) {
   for (const auto& param : model->parameters()) ASSERT_TRUE(param.grad().defined());
 }
 
+TEST(BigMacModel, StagesOwnEveryParameterOnceExceptTheTiedCopy) {
+  BigMac model(small_shape());
+  auto names = [](const std::vector<std::pair<std::string, torch::Tensor>>& owned) {
+    std::vector<std::string> out;
+    for (const auto& item : owned) out.push_back(item.first);
+    return out;
+  };
+  auto whole = stage_parameters(*model, {0, 2}, true, true);
+  EXPECT_EQ(whole.size(), model->named_parameters().size()) << "one stage owns everything";
+  auto first = names(stage_parameters(*model, {0, 0}, true, false));
+  auto middle = names(stage_parameters(*model, {1, 1}, false, false));
+  auto last = names(stage_parameters(*model, {2, 2}, false, true));
+  EXPECT_EQ(first.front(), "token_embedding.weight");
+  EXPECT_EQ(last.front(), kTiedWeight) << "the last stage holds the tied copy";
+  EXPECT_EQ(middle.front().rfind("blocks.1.", 0), 0u);
+  EXPECT_EQ(first.size() + middle.size() + last.size(), whole.size() + 1);
+  for (const auto& name : middle) EXPECT_EQ(name.rfind("blocks.1.", 0), 0u) << name;
+}
+
 TEST(BigMacModel, RejectsHiddenNotDivisibleByHeads) {
   ModelShape shape = small_shape();
   shape.heads = 3;
