@@ -107,8 +107,9 @@ int run(const RunRequest& request, RunMode mode) {
   }
   if (auto input = report::load_report_input(run_path, baseline_file)) {
     progress.run_finished(*input);
+  } else {
+    progress.message(gates::format_action(result.last));
   }
-  progress.message(gates::format_action(result.last));
   return to_int(result.code);
 }
 

@@ -127,8 +127,11 @@ void PipelineStage::forward(int step, int mb) {
   if (spec_.last()) {
     if (!tokens.defined()) tokens = tokens_(step, mb);
     auto labels = tokens.narrow(1, 1, seq);
+    auto logits = model_->head(hidden);
+    // The shapes gate matches the labels against what the loss actually sees.
+    log_shape(step, mb, "exit", "logits", logits);
     log_shape(step, mb, "labels", "labels", labels);
-    auto loss = next_token_loss(model_->head(hidden), labels);
+    auto loss = next_token_loss(logits, labels);
     log_.write(log_.event("loss")
                    .field("global_step", step)
                    .field("stage", spec_.stage)
