@@ -1,6 +1,7 @@
 #pragma once
 
 #include <ATen/Tensor.h>
+#include <torch/version.h>
 #include <c10/util/intrusive_ptr.h>
 
 #include <chrono>
@@ -9,10 +10,21 @@
 #include <vector>
 
 namespace c10d {
+class Backend;
 class ProcessGroup;
 class Store;
 class Work;
 }  // namespace c10d
+
+namespace bigmac::trainer {
+// LibTorch 2 made ProcessGroupGloo/NCCL backends of a ProcessGroup; both expose the collectives
+// and point-to-point calls used here.
+#if TORCH_VERSION_MAJOR >= 2
+using Collectives = c10d::Backend;
+#else
+using Collectives = c10d::ProcessGroup;
+#endif
+}  // namespace bigmac::trainer
 
 namespace bigmac::trainer {
 
@@ -72,7 +84,7 @@ class RankGroup {
   std::chrono::milliseconds timeout_{0};
   std::string master_addr_;
   c10::intrusive_ptr<c10d::Store> store_;
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  c10::intrusive_ptr<Collectives> group_;
   std::vector<c10::intrusive_ptr<c10d::Work>> pending_sends_;
 };
 
