@@ -64,7 +64,16 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
   std::vector<std::string> ranges;
   for (const auto& [stage, l] : by_stage) {
     ranges.push_back(fmt::format("stage {}: {}..{}", stage, l->first_layer, l->last_layer));
-    if (l->first_layer < 0) continue;
+    if (l->first_layer < 0 || l->last_layer < l->first_layer) {
+      // A stage without layers only passes activations on: the split point that made it is
+      // outside (0, num_layers), or two split points coincide.
+      return fail(name,
+                  fmt::format("stage {} owns no layer (layers {}..{}); every stage needs at "
+                              "least one: check the split point before it (each split point "
+                              "inside (0, {}))",
+                              stage, l->first_layer, l->last_layer, layers),
+                  {evidence_of(*l, ranges.back())});
+    }
     for (int layer = l->first_layer; layer <= l->last_layer; ++layer) {
       if (layer >= layers) {
         return fail(name,

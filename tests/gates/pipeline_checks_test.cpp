@@ -50,6 +50,13 @@ TEST_F(PipelineChecks, LayerCoverage) {
   GateEvidence lonely = good_;
   lonely.ranks.pop_back();
   EXPECT_FALSE(run_check(check_layer_coverage, lonely, plan_).passed);
+  GateEvidence empty_stage = good_;  // split point at num_layers: stage 0 took every layer
+  empty_stage.ranks[0].layouts[0].last_layer = 3;
+  empty_stage.ranks[1].layouts[0].first_layer = -1;
+  empty_stage.ranks[1].layouts[0].last_layer = -1;
+  const CheckResult empty = run_check(check_layer_coverage, empty_stage, plan_);
+  EXPECT_FALSE(empty.passed);
+  EXPECT_NE(empty.message.find("stage 1 owns no layer"), std::string::npos) << empty.message;
 }
 
 TEST_F(PipelineChecks, ScheduleOrder) {
