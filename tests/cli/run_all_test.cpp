@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testing/rank_harness.h"
 #include "testing/run_program.h"
 
 namespace {
@@ -53,9 +54,8 @@ class RunAll : public ::testing::Test {
   }
 
   std::vector<std::string> base_sets() const {
-    // A port per test process keeps parallel ctest runs apart.
-    const int port = 20000 + static_cast<int>(::getpid() % 20000);
-    return {"launch.master_port=" + std::to_string(port), "launch.stall_timeout_s=20",
+    // A free port per test keeps parallel ctest runs apart.
+    return {"launch.master_port=" + std::to_string(port_), "launch.stall_timeout_s=20",
             "launch.init_timeout_s=20",
             "trainer.binary=" + std::string(BIGMAC_BIN_DIR) + "/bigmac-train"};
   }
@@ -80,7 +80,52 @@ class RunAll : public ::testing::Test {
   }
   std::string gate_status(const std::string& gate) const { return gate_field(gate, "status"); }
 
+  /// Processes whose command line names this test's run directory (ranks left behind).
+  std::vector<pid_t> leftovers() const {
+    std::vector<pid_t> found;
+    const std::string needle = (root_ / "run").string();
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+      std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+      const pid_t pid = std::stoi(name);
+      if (cmdline.find(needle) != std::string::npos &&
+          bigmac::testing::process_state(pid) != 'Z') {
+        found.push_back(pid);
+      }
+    }
+    return found;
+  }
+
+  /// run-all in the background, to be interrupted: returns once gate `gate` is running.
+  void start_until_running(bigmac::testing::RankHarness& harness, const std::string& gate) {
+    std::vector<std::string> argv = {kBinary};
+    for (const std::string& a : run_args()) argv.push_back(a);
+    for (const std::string& s : base_sets()) {
+      argv.push_back("--set");
+      argv.push_back(s);
+    }
+    harness.spawn(argv, {}, root_ / "out.txt", root_ / "err.txt");
+    const bool running = bigmac::testing::wait_until(
+        [&] {
+          std::ifstream in(root_ / "run" / "state.json");
+          if (!in) return false;
+          try {
+            const nlohmann::json s = nlohmann::json::parse(in);
+            for (const auto& g : s.at("gates")) {
+              if (g.at("id") == gate && g.at("status") == "running") return true;
+            }
+          } catch (const std::exception&) {
+          }
+          return false;
+        },
+        std::chrono::milliseconds(120000));
+    ASSERT_TRUE(running) << "gate " << gate << " never started";
+  }
+
   fs::path root_;
+  int port_ = bigmac::testing::free_port();
 };
 
 TEST_F(RunAll, SingleAndDataParallelPassAndRecordABaseline) {
@@ -106,6 +151,59 @@ TEST_F(RunAll, SingleAndDataParallelPassAndRecordABaseline) {
   EXPECT_TRUE(fs::exists(root_ / "promoted.json"));
 }
 
+TEST_F(RunAll, ResumeAfterAFailedGateRerunsWhatTheChangedConfigInvalidated) {
+  ProgramResult failed = bringup(run_args(), {"faults.lr_scale_by_world=true"});
+  ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+  EXPECT_EQ(gate_status("dp"), "failed");
+
+  // The fault is fixed: every gate that read it is stale, so single reruns too.
+  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--baseline",
+                                   (root_ / "stored-baseline.json").string()});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_THAT(resumed.out, HasSubstr("invalidated"));
+  EXPECT_THAT(resumed.out, HasSubstr("faults.lr_scale_by_world"));
+  for (const char* gate : {"single", "dp", "pp2", "shapes", "target"}) {
+    EXPECT_EQ(gate_status(gate), "passed") << gate;
+  }
+  EXPECT_TRUE(fs::exists(root_ / "run" / "junit.xml"));
+  EXPECT_TRUE(fs::exists(root_ / "run" / "report.html"));
+}
+
+TEST_F(RunAll, CtrlCStopsTheRanksSavesTheStateAndResumeFinishes) {
+  bigmac::testing::RankHarness harness;
+  start_until_running(harness, "dp");
+  harness.signal_all(SIGINT);
+  ASSERT_TRUE(harness.wait_all(std::chrono::milliseconds(60000)));
+  EXPECT_EQ(harness.end(0)->code, 130);
+  EXPECT_EQ(state().at("phase"), "interrupted");
+  EXPECT_TRUE(bigmac::testing::wait_until([&] { return leftovers().empty(); },
+                                          std::chrono::milliseconds(20000)));
+
+  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--baseline",
+                                   (root_ / "stored-baseline.json").string()});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(gate_status("single"), "passed");
+  EXPECT_EQ(gate_status("target"), "passed");
+}
+
+TEST_F(RunAll, SigkillMidGateLosesNothingAndResumeReruns) {
+  bigmac::testing::RankHarness harness;
+  start_until_running(harness, "dp");
+  harness.signal_all(SIGKILL);
+  ASSERT_TRUE(harness.wait_all(std::chrono::milliseconds(20000)));
+  // The ranks die with their parent (PR_SET_PDEATHSIG); nothing is left behind.
+  EXPECT_TRUE(bigmac::testing::wait_until([&] { return leftovers().empty(); },
+                                          std::chrono::milliseconds(20000)));
+  EXPECT_EQ(gate_status("single"), "passed");
+  EXPECT_EQ(gate_status("dp"), "running");
+
+  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--baseline",
+                                   (root_ / "stored-baseline.json").string()});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(gate_status("dp"), "passed");
+  EXPECT_EQ(gate_status("target"), "passed");
+}
+
 /// One row of the fault matrix: a fault, the gate that must stop the run, the check that must
 /// fire there.
 struct FaultRow {
@@ -126,16 +224,59 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   EXPECT_THAT(r.out, HasSubstr(row.check));
 }
 
+// The fault matrix (shared/DESIGN.md §1, issue 7): each fault of the built-in trainer, and a
+// configuration mistake, with the gate that must stop the run and the check that must fire.
+// | fault                                | gate   | check                    |
+// |--------------------------------------|--------|--------------------------|
+// | nan_at_step=3                        | single | finite_loss              |
+// | skip_step_log=4 / dup_step_log=4     | single | step_sequence            |
+// | grad_blowup=3                        | single | grad_norm_stable         |
+// | crash_rank=0:3                       | single | exit_status              |
+// | world_size_offset=1 (rendezvous hang)| single | exit_status (stalled)    |
+// | gates.dp.rescale="none" (accum kept) | dp     | samples_per_step         |
+// | lr_scale_by_world                    | dp     | lr_vs_baseline           |
+// | hang_rank=1:2                        | dp     | exit_status (stalled)    |
+// | master_port_offset=1:1               | dp     | exit_status (stalled)    |
+// | ragged_microbatch                    | dp     | loss_vs_baseline         |
+// | split_out_of_range                   | pp2    | layer_coverage           |
+// | boundary_seq_trim=4, boundary_dtype  | pp2    | exit_status              |
+// | stage_stall=1:3                      | pp2    | exit_status (stalled)    |
+// | untied_sync                          | pp2    | loss_vs_baseline         |
+// | middle_stage_loss                    | shapes | no_middle_stage_loss     |
+// | all_ranks_checkpoint                 | target | single_checkpoint_writer |
 INSTANTIATE_TEST_SUITE_P(
     Faults, FaultMatrix,
     ::testing::Values(
         FaultRow{"nan_at_step", {"faults.nan_at_step=3"}, "single", "finite_loss"},
         FaultRow{"skip_step_log", {"faults.skip_step_log=4"}, "single", "step_sequence"},
         FaultRow{"dup_step_log", {"faults.dup_step_log=4"}, "single", "step_sequence"},
+        FaultRow{"grad_blowup", {"faults.grad_blowup=3"}, "single", "grad_norm_stable"},
         FaultRow{"crash_rank", {"faults.crash_rank=0:3"}, "single", "exit_status"},
+        FaultRow{"world_size_offset",
+                 {"faults.world_size_offset=1", "launch.init_timeout_s=3"},
+                 "single",
+                 "exit_status"},
+        FaultRow{"accum_not_rescaled", {"gates.dp.rescale=\"none\""}, "dp", "samples_per_step"},
         FaultRow{"lr_scale_by_world", {"faults.lr_scale_by_world=true"}, "dp", "lr_vs_baseline"},
         FaultRow{"hang_rank", {"faults.hang_rank=1:2", "launch.stall_timeout_s=3"}, "dp",
-                 "exit_status"}),
+                 "exit_status"},
+        FaultRow{"master_port_offset",
+                 {"faults.master_port_offset=1:1", "launch.init_timeout_s=3"},
+                 "dp",
+                 "exit_status"},
+        FaultRow{"ragged_microbatch", {"faults.ragged_microbatch=true"}, "dp",
+                 "loss_vs_baseline"},
+        FaultRow{"split_out_of_range", {"faults.split_out_of_range=true"}, "pp2",
+                 "layer_coverage"},
+        FaultRow{"boundary_seq_trim", {"faults.boundary_seq_trim=4"}, "pp2", "exit_status"},
+        FaultRow{"boundary_dtype", {"faults.boundary_dtype=bf16"}, "pp2", "exit_status"},
+        FaultRow{"stage_stall", {"faults.stage_stall=1:3", "launch.stall_timeout_s=3"}, "pp2",
+                 "exit_status"},
+        FaultRow{"untied_sync", {"faults.untied_sync=true"}, "pp2", "loss_vs_baseline"},
+        FaultRow{"middle_stage_loss", {"faults.middle_stage_loss=true"}, "shapes",
+                 "no_middle_stage_loss"},
+        FaultRow{"all_ranks_checkpoint", {"faults.all_ranks_checkpoint=true"}, "target",
+                 "single_checkpoint_writer"}),
     [](const ::testing::TestParamInfo<FaultRow>& row) { return row.param.name; });
 
 }  // namespace

@@ -122,6 +122,11 @@ class RankHarness {
   pid_t pid(std::size_t index) const { return pids_.at(index); }
   std::size_t size() const { return pids_.size(); }
 
+  /// Sends `sig` to the whole group now (a Ctrl-C, a SIGKILL of the orchestrator).
+  void signal_all(int sig) {
+    if (pgid_ > 0) ::kill(-pgid_, sig);
+  }
+
   /// Reaps whatever has exited, without blocking.
   void reap() {
     for (std::size_t i = 0; i < pids_.size(); ++i) {
