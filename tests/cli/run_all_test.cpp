@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 
 const std::string kBinary = std::string(BIGMAC_BIN_DIR) + "/bigmac-bringup";
 const std::string kDemo = std::string(BIGMAC_SOURCE_DIR) + "/configs/demo.toml";
+const std::string kTorchTrainer = std::string(BIGMAC_SOURCE_DIR) + "/configs/torch-trainer.toml";
 
 /// A fresh run directory per test and a port range of its own, so tests can run in parallel.
 class RunAll : public ::testing::Test {
@@ -60,8 +61,11 @@ class RunAll : public ::testing::Test {
             "trainer.binary=" + std::string(BIGMAC_BIN_DIR) + "/bigmac-train"};
   }
 
+  /// The configuration under test: the built-in trainer's demo unless a fixture says otherwise.
+  virtual std::string config() const { return kDemo; }
+
   std::vector<std::string> run_args(const std::string& command = "run-all") const {
-    return {command, "-c", kDemo, "--run-dir", (root_ / "run").string(), "--baseline",
+    return {command, "-c", config(), "--run-dir", (root_ / "run").string(), "--baseline",
             (root_ / "stored-baseline.json").string()};
   }
 
@@ -214,6 +218,67 @@ struct FaultRow {
 };
 
 class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow> {};
+
+/// The same matrix for the example Python trainer under the real torchrun (issue 10).
+class PythonFaultMatrix : public FaultMatrix {
+ protected:
+  void SetUp() override {
+    if (!fs::exists("/usr/bin/torchrun")) GTEST_SKIP() << "python3-torch's torchrun is missing";
+    FaultMatrix::SetUp();
+  }
+  std::string config() const override { return kTorchTrainer; }
+};
+
+TEST_P(PythonFaultMatrix, StopsAtTheGateThatMustCatchIt) {
+  const FaultRow& row = GetParam();
+  ProgramResult r = bringup(run_args(), row.sets);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(gate_status(row.gate), "failed") << r.out;
+  EXPECT_EQ(gate_field(row.gate, "failed_check"), row.check) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PythonFaults, PythonFaultMatrix,
+    ::testing::Values(
+        FaultRow{"split_out_of_range", {"faults.split_out_of_range=true"}, "pp2",
+                 "layer_coverage"},
+        FaultRow{"lr_scale_by_world", {"faults.lr_scale_by_world=true"}, "dp", "lr_vs_baseline"},
+        FaultRow{"crash_rank", {"faults.crash_rank=1:3"}, "dp", "exit_status"},
+        FaultRow{"hang_rank", {"faults.hang_rank=1:3", "launch.stall_timeout_s=5"}, "dp",
+                 "exit_status"}),
+    [](const ::testing::TestParamInfo<FaultRow>& row) { return row.param.name; });
+
+class PythonTrainer : public RunAll {
+ protected:
+  void SetUp() override {
+    if (!fs::exists("/usr/bin/torchrun")) GTEST_SKIP() << "python3-torch's torchrun is missing";
+    RunAll::SetUp();
+  }
+  std::string config() const override { return kTorchTrainer; }
+};
+
+TEST_F(PythonTrainer, UnderTorchrunPassesAllFiveGates) {
+  ProgramResult r = bringup(run_args());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* gate : {"single", "dp", "pp2", "shapes", "target"}) {
+    EXPECT_EQ(gate_status(gate), "passed") << gate;
+  }
+  // torchrun started the ranks: its argv is in the stored launch plan.
+  std::ifstream plan(root_ / "run" / "05-target.1" / "launch-plan.json");
+  std::string text((std::istreambuf_iterator<char>(plan)), {});
+  EXPECT_THAT(text, HasSubstr("torchrun"));
+}
+
+TEST_F(PythonTrainer, MegatronLinesAloneCannotPassTheFirstGateAndSayWhatIsMissing) {
+  ProgramResult r = bringup({"run-all", "-c",
+                             std::string(BIGMAC_SOURCE_DIR) + "/configs/megatron-style.toml",
+                             "--run-dir", (root_ / "run").string(), "--baseline",
+                             (root_ / "stored-baseline.json").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(gate_field("single", "failed_check"), "fields_present");
+  EXPECT_THAT(r.out, HasSubstr("no `model` event"));
+  EXPECT_THAT(r.out, HasSubstr("finite_loss"));  // the steps it does log are still judged
+}
 
 TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   const FaultRow& row = GetParam();
