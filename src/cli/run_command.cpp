@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include <fmt/format.h>
 
 #include "cli/gate_execution.h"
@@ -52,10 +54,29 @@ fs::path choose_run_dir(const RunRequest& request, RunMode mode) {
   return dir;
 }
 
+/// The -c/--set/--baseline a run was started with, kept in its directory so that `resume` and
+/// `run GATE` without them continue with the same configuration.
+constexpr const char* kInvocationFile = "invocation.json";
+
+RunCommandOptions with_recorded_invocation(RunCommandOptions options, const fs::path& run_path) {
+  if (!options.common.config_file.empty() || !options.common.sets.empty()) return options;
+  auto text = read_file(run_path / kInvocationFile);
+  if (!text) return options;
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return options;
+  options.common.config_file = j.value("config", std::string());
+  options.common.sets = j.value("set", std::vector<std::string>());
+  if (options.baseline.empty()) options.baseline = j.value("baseline", std::string());
+  return options;
+}
+
 int run(const RunRequest& request, RunMode mode) {
-  auto context = RunContext::create(request.options);
-  if (!context) return fail(context.error());
   const fs::path run_path = choose_run_dir(request, mode);
+  const RunCommandOptions options = mode == RunMode::kAll
+                                        ? request.options
+                                        : with_recorded_invocation(request.options, run_path);
+  auto context = RunContext::create(options);
+  if (!context) return fail(context.error());
   if (mode == RunMode::kResume && !fs::exists(run_path / "state.json")) {
     return fail({make_error(ErrorKind::kInput,
                             fmt::format("no run to resume in {} (no state.json)",
@@ -69,6 +90,10 @@ int run(const RunRequest& request, RunMode mode) {
   gates::RunState state = stored->value_or(
       gates::RunState::fresh(run_path.filename().string(), context->catalog.ids()));
   (void)gates::point_latest(run_path.parent_path(), run_path);
+  const nlohmann::json invocation = {{"config", options.common.config_file},
+                                     {"set", options.common.sets},
+                                     {"baseline", options.baseline}};
+  (void)write_file_atomically(run_path / kInvocationFile, invocation.dump(2) + "\n");
 
   auto inputs = context->inputs(run_path);
   if (!inputs) return fail(inputs.error());

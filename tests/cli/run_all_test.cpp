@@ -183,11 +183,12 @@ TEST_F(RunAll, CtrlCStopsTheRanksSavesTheStateAndResumeFinishes) {
   EXPECT_TRUE(bigmac::testing::wait_until([&] { return leftovers().empty(); },
                                           std::chrono::milliseconds(20000)));
 
-  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--baseline",
-                                   (root_ / "stored-baseline.json").string()});
+  // Without -c: resume continues with the configuration the run was started with.
+  ProgramResult resumed = run_program({kBinary, "resume", (root_ / "run").string()});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_EQ(gate_status("single"), "passed");
   EXPECT_EQ(gate_status("target"), "passed");
+  EXPECT_THAT(resumed.out, ::testing::Not(HasSubstr("invalidated")));
 }
 
 TEST_F(RunAll, SigkillMidGateLosesNothingAndResumeReruns) {
