@@ -62,8 +62,10 @@ int record(const BaselineRequest& request) {
   if (ec) return fail({make_error(ErrorKind::kInput, "cannot read " + attempt.string())});
   const fs::path out = request.out.empty() ? context->stored_baseline : fs::path(request.out);
   fs::create_directories(out.parent_path().empty() ? fs::path(".") : out.parent_path(), ec);
+  // The same digest a run records for its own baseline: what the first gate read.
+  auto plan = context->plan(context->catalog.specs.front(), run_dir);
   return print(baseline::record_baseline(records, true, out, context->baseline_name,
-                                         context->config_digest));
+                                         plan ? plan->inputs_digest : context->config_digest));
 }
 
 int compare(const BaselineRequest& request) {

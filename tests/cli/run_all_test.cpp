@@ -51,7 +51,9 @@ class RunAll : public ::testing::Test {
       argv.push_back("--set");
       argv.push_back(s);
     }
-    return run_program(argv);
+    // From the repository root, as a user runs it: example configs name their scripts
+    // relative to it.
+    return run_program(argv, {}, BIGMAC_SOURCE_DIR);
   }
 
   std::vector<std::string> base_sets() const {
@@ -217,6 +219,11 @@ struct FaultRow {
   std::string gate;
   std::string check;
 };
+
+/// Test names and failure messages show the fault, not the row's bytes.
+void PrintTo(const FaultRow& row, std::ostream* os) {
+  *os << row.name << " -> " << row.gate << "/" << row.check;
+}
 
 class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow> {};
 

@@ -24,9 +24,11 @@ struct ProgramResult {
   std::string err;
 };
 
-/// Runs `argv` to completion with `extra_env` added to this process's environment.
+/// Runs `argv` to completion with `extra_env` added to this process's environment, in `cwd`
+/// when given.
 inline ProgramResult run_program(const std::vector<std::string>& argv,
-                                 const std::map<std::string, std::string>& extra_env = {}) {
+                                 const std::map<std::string, std::string>& extra_env = {},
+                                 const std::string& cwd = {}) {
   int out_pipe[2];
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -37,6 +39,7 @@ inline ProgramResult run_program(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
 
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e) {
