@@ -17,8 +17,9 @@ namespace fs = std::filesystem;
 namespace {
 
 bool looks_like_log(const fs::path& file) {
-  static constexpr std::array<std::string_view, 5> kExtensions = {".log", ".txt", ".out", ".err",
-                                                                  ".jsonl"};
+  // .stdout/.stderr: the per-rank streams bigmac-bringup's launcher writes beside rank<N>.log.
+  static constexpr std::array<std::string_view, 7> kExtensions = {
+      ".log", ".txt", ".out", ".err", ".jsonl", ".stdout", ".stderr"};
   const std::string ext = file.extension().string();
   if (ext.empty()) return file.filename().string().front() != '.';
   return std::find(kExtensions.begin(), kExtensions.end(), ext) != kExtensions.end();

@@ -211,6 +211,21 @@ TEST_F(RunAll, SigkillMidGateLosesNothingAndResumeReruns) {
   EXPECT_EQ(gate_status("target"), "passed");
 }
 
+TEST_F(RunAll, ATrimmedPipelineBoundaryIsDiagnosedAsAShapeMismatchWithTheGateToReturnTo) {
+  ProgramResult r = bringup(run_args(), {"faults.boundary_seq_trim=4"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(gate_status("pp2"), "failed");
+  // The diagnosis names both stages and both shapes, and sends the user to `shapes`.
+  const std::size_t first = r.out.find("1. [");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  const std::string best = r.out.substr(first, r.out.find("\n\n", first) - first);
+  EXPECT_THAT(best, HasSubstr("[shape_mismatch]"));
+  EXPECT_THAT(best, HasSubstr("stage 0 sends hidden_states [2,28,64] float32"));
+  EXPECT_THAT(best, HasSubstr("go back to gate: shapes"));
+  std::ifstream diagnosis(root_ / "run" / "03-pp2.1" / "diagnosis.json");
+  EXPECT_TRUE(diagnosis.good());
+}
+
 /// One row of the fault matrix: a fault, the gate that must stop the run, the check that must
 /// fire there.
 struct FaultRow {
