@@ -253,7 +253,10 @@ TEST_F(PosixProcessRunnerTest, RankDiesWhenItsOrchestratorIsKilled) {
   if (reaped != rank) ::kill(rank, SIGKILL);  // do not leak it when the check fails
   ASSERT_EQ(reaped, rank) << "the rank outlived its orchestrator";
   EXPECT_TRUE(WIFSIGNALED(status));
-  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  // PR_SET_PDEATHSIG sends SIGKILL; a rank that writes to its dead orchestrator's pipe in the
+  // same instant gets SIGPIPE first. Either way it died with its orchestrator (seen in CI).
+  EXPECT_TRUE(WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGPIPE)
+      << "killed by signal " << WTERMSIG(status);
   runner.terminate(milliseconds(1000), seen.sink());
   expect_nothing_left(runner.process_group());
 }
