@@ -19,6 +19,7 @@
 #include "launch/preflight.h"
 #include "launch/process_record.h"
 #include "proc/posix_process_runner.h"
+#include "proc/signal_name.h"
 #include "report/attempt_result.h"
 #include "report/step_comparison.h"
 
@@ -47,8 +48,7 @@ gates::RankExit rank_exit(const launch::RankOutcome& outcome, const launch::RunR
   exit.known = outcome.exit.has_value();
   if (outcome.exit) {
     if (outcome.exit->signal != 0) {
-      exit.signal = proc::ExitStatus{0, outcome.exit->signal}.describe();
-      exit.signal = exit.signal.substr(exit.signal.rfind(' ') + 1);
+      exit.signal = proc::signal_name(outcome.exit->signal);
     } else {
       exit.exit_code = outcome.exit->exit_code;
     }
