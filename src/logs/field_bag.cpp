@@ -147,6 +147,20 @@ std::optional<Key> find_key(std::string_view name) {
 
 std::string_view key_name(Key key) { return kKeyNames[static_cast<std::size_t>(key)]; }
 
+std::optional<Key> KeyGuess::find(std::size_t previous, std::string_view name) {
+  Key guess = next_[previous];
+  std::string_view expected = kKeyNames[static_cast<std::size_t>(guess)];
+  if (expected.size() == name.size()) {
+    // Keys are short: an inline loop beats a call to memcmp here.
+    std::size_t i = 0;
+    while (i < name.size() && expected[i] == name[i]) ++i;
+    if (i == name.size()) return guess;
+  }
+  std::optional<Key> key = find_key(name);
+  if (key) next_[previous] = *key;
+  return key;
+}
+
 void FieldBag::clear() {
   for (std::size_t i = 0; i < touched_count_; ++i) {
     slots_[static_cast<std::size_t>(touched_[i])].kind = Slot::Kind::kAbsent;
@@ -154,14 +168,6 @@ void FieldBag::clear() {
   touched_count_ = 0;
   if (!owned_.empty()) owned_.clear();
   if (!error_.empty()) error_.clear();
-}
-
-Slot& FieldBag::set(Key key) {
-  Slot& slot = slots_[static_cast<std::size_t>(key)];
-  // Each key is recorded once, so touched_ never holds more than kCount entries.
-  if (slot.kind == Slot::Kind::kAbsent) touched_[touched_count_++] = key;
-  slot.kind = Slot::Kind::kOther;
-  return slot;
 }
 
 std::vector<std::int64_t>& FieldBag::int_list(Key key) {
@@ -193,7 +199,7 @@ std::string wrong_type(Key key, const char* expected, Slot::Kind got) {
 }
 }  // namespace
 
-void FieldBag::read(Key key, std::int64_t& out) {
+void FieldBag::read_converted(Key key, std::int64_t& out) {
   const Slot& slot = at(key);
   switch (slot.kind) {
     case Slot::Kind::kAbsent:
@@ -223,7 +229,7 @@ void FieldBag::read(Key key, std::int64_t& out) {
   fail(wrong_type(key, "an integer", slot.kind));
 }
 
-void FieldBag::read(Key key, int& out) {
+void FieldBag::read_converted(Key key, int& out) {
   std::int64_t wide = out;
   read(key, wide);
   if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max()) {
@@ -233,7 +239,7 @@ void FieldBag::read(Key key, int& out) {
   out = static_cast<int>(wide);
 }
 
-void FieldBag::read(Key key, double& out) {
+void FieldBag::read_converted(Key key, double& out) {
   const Slot& slot = at(key);
   switch (slot.kind) {
     case Slot::Kind::kAbsent:

@@ -66,6 +66,22 @@ enum class Key : std::uint8_t {
 std::optional<Key> find_key(std::string_view name);
 std::string_view key_name(Key key);
 
+/// find_key for a stream of lines: writers print an event's fields in a fixed order, so the key
+/// after key K is most likely the one that followed K last time. Checking that guess first skips
+/// the scan and the hash on most fields.
+class KeyGuess {
+ public:
+  static constexpr std::size_t kStart = static_cast<std::size_t>(Key::kCount);  ///< no key yet
+  KeyGuess() { next_.fill(Key::kEv); }
+  /// `previous` is the last key found on this line (as std::size_t), or kStart.
+  std::optional<Key> find(std::size_t previous, std::string_view name);
+  /// The key expected after `previous`, for readers that compare it in their own way.
+  Key predicted(std::size_t previous) const { return next_[previous]; }
+
+ private:
+  std::array<Key, kStart + 1> next_;
+};
+
 /// One field's value as the line gave it: typed (JSON) or raw text (key=value).
 struct Slot {
   enum class Kind : std::uint8_t {
@@ -90,7 +106,14 @@ struct Slot {
 class FieldBag {
  public:
   void clear();
-  Slot& set(Key key);
+  /// The slot for `key`, marked kOther until the reader says what it holds.
+  Slot& set(Key key) {
+    Slot& slot = slots_[static_cast<std::size_t>(key)];
+    // Each key is recorded once, so touched_ never holds more than kCount entries.
+    if (slot.kind == Slot::Kind::kAbsent) touched_[touched_count_++] = key;
+    slot.kind = Slot::Kind::kOther;
+    return slot;
+  }
   const Slot& at(Key key) const { return slots_[static_cast<std::size_t>(key)]; }
   bool has(Key key) const { return at(key).kind != Slot::Kind::kAbsent; }
   std::vector<std::int64_t>& int_list(Key key);  ///< storage for a kIntList slot
@@ -99,9 +122,32 @@ class FieldBag {
 
   // Readers: leave `out` alone when the field is absent; on a wrong type they leave it alone
   // and record the first error, e.g. "field loss: expected a number, got a list".
-  void read(Key key, std::int64_t& out);
-  void read(Key key, int& out);
-  void read(Key key, double& out);
+  // The usual case of the number readers is inline (every field of every line passes here);
+  // conversions and errors are out of line.
+  void read(Key key, std::int64_t& out) {
+    const Slot& slot = at(key);
+    if (slot.kind == Slot::Kind::kInt) {
+      out = slot.i;
+    } else if (slot.kind != Slot::Kind::kAbsent) {
+      read_converted(key, out);
+    }
+  }
+  void read(Key key, int& out) {
+    const Slot& slot = at(key);
+    if (slot.kind == Slot::Kind::kInt && slot.i == static_cast<int>(slot.i)) {
+      out = static_cast<int>(slot.i);
+    } else if (slot.kind != Slot::Kind::kAbsent) {
+      read_converted(key, out);
+    }
+  }
+  void read(Key key, double& out) {
+    const Slot& slot = at(key);
+    if (slot.kind == Slot::Kind::kReal) {
+      out = slot.d;
+    } else if (slot.kind != Slot::Kind::kAbsent) {
+      read_converted(key, out);
+    }
+  }
   void read(Key key, std::string& out);
   void read(Key key, char& out);  ///< a one-letter string
   void read(Key key, std::optional<double>& out);
@@ -114,6 +160,10 @@ class FieldBag {
   void fail(std::string message);
 
  private:
+  void read_converted(Key key, std::int64_t& out);
+  void read_converted(Key key, int& out);
+  void read_converted(Key key, double& out);
+
   std::array<Slot, static_cast<std::size_t>(Key::kCount)> slots_{};
   std::array<std::vector<std::int64_t>, static_cast<std::size_t>(Key::kCount)> int_lists_;
   std::array<std::vector<std::string>, static_cast<std::size_t>(Key::kCount)> str_lists_;

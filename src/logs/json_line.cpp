@@ -2,12 +2,11 @@
 
 #include <simdjson.h>
 
-#include <array>
 #include <cctype>
-#include <cstring>
-#include <functional>
-#include <span>
+#include <charconv>
+#include <system_error>
 
+#include "logs/flat_json.h"
 #include "logs/number_text.h"
 
 namespace bigmac::logs {
@@ -15,6 +14,8 @@ namespace bigmac::logs {
 namespace ondemand = simdjson::ondemand;
 
 namespace {
+
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 simdjson::error_code read_array(ondemand::value& value, Key key, FieldBag& bag, Slot& slot) {
   ondemand::array array;
@@ -54,15 +55,23 @@ simdjson::error_code read_value(ondemand::value& value, Key key, FieldBag& bag) 
   if (auto error = value.type().get(type)) return error;
   switch (type) {
     case ondemand::json_type::number: {
-      ondemand::number number;
-      if (auto error = value.get_number().get(number)) return error;  // parses once
-      if (number.get_number_type() == ondemand::number_type::signed_integer) {
+      ondemand::number_type number_type;
+      if (auto error = value.get_number_type().get(number_type)) return error;
+      if (number_type == ondemand::number_type::signed_integer) {
         slot.kind = Slot::Kind::kInt;
-        slot.i = number.get_int64();
-      } else {
-        slot.kind = Slot::Kind::kReal;
-        slot.d = number.as_double();
+        return value.get_int64().get(slot.i);
       }
+      slot.kind = Slot::Kind::kReal;
+      std::string_view token = value.raw_json_token();
+      if (auto error = value.get_double().get(slot.d)) return error;  // also validates
+      // simdjson 3.0's own conversion goes wrong on some reals of many digits (its get_number()
+      // gives 0 past 19 digits; get_double() gives 4.2e-19 for 0.12345678901234567899999999...),
+      // found by comparing it with the flat reader. std::from_chars rounds correctly; where it
+      // cannot (underflow), simdjson's value stands.
+      while (!token.empty() && is_json_space(token.back())) token.remove_suffix(1);
+      double exact = 0;
+      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), exact);
+      if (ec == std::errc{} && end == token.data() + token.size()) slot.d = exact;
       return simdjson::SUCCESS;
     }
     case ondemand::json_type::string:
@@ -132,58 +141,6 @@ bool quote_nonfinite(std::string_view line, std::string& out) {
   return changed;
 }
 
-// A contract key as the parser's buffer holds it (name, closing quote), in three words with a
-// mask, so checking a guess is three compares instead of a loop over its bytes.
-struct KeyPattern {
-  std::array<std::uint64_t, 3> word{};
-  std::array<std::uint64_t, 3> mask{};
-};
-
-std::array<KeyPattern, static_cast<std::size_t>(Key::kCount)> make_patterns() {
-  std::array<KeyPattern, static_cast<std::size_t>(Key::kCount)> patterns{};
-  for (std::size_t k = 0; k < patterns.size(); ++k) {
-    std::string quoted(key_name(static_cast<Key>(k)));
-    quoted += '"';
-    std::array<unsigned char, 24> bytes{};
-    std::array<unsigned char, 24> ones{};
-    for (std::size_t i = 0; i < quoted.size() && i < bytes.size(); ++i) {
-      bytes[i] = static_cast<unsigned char>(quoted[i]);
-      ones[i] = 0xff;
-    }
-    std::memcpy(patterns[k].word.data(), bytes.data(), bytes.size());
-    std::memcpy(patterns[k].mask.data(), ones.data(), ones.size());
-  }
-  return patterns;
-}
-
-// Writers print an event's fields in a fixed order, so the key after key K is most likely the
-// one that followed K last time: checking that guess first skips the hash on most fields.
-struct KeyGuess {
-  static constexpr std::size_t kStart = static_cast<std::size_t>(Key::kCount);
-  std::array<Key, kStart + 1> next;
-  std::array<KeyPattern, kStart> patterns = make_patterns();
-  KeyGuess() { next.fill(Key::kEv); }
-
-  // `raw` is the key text after its opening quote in the parser's padded buffer, so the 24
-  // bytes read here are readable whatever the key's length.
-  std::optional<Key> find(std::size_t previous, const char* raw) {
-    Key guess = next[previous];
-    const KeyPattern& p = patterns[static_cast<std::size_t>(guess)];
-    std::array<std::uint64_t, 3> w;
-    std::memcpy(w.data(), raw, sizeof w);
-    // Branch-free: equal under the mask in all three words.
-    if ((((w[0] ^ p.word[0]) & p.mask[0]) | ((w[1] ^ p.word[1]) & p.mask[1]) |
-         ((w[2] ^ p.word[2]) & p.mask[2])) == 0) {
-      return guess;
-    }
-    const char* end = raw;
-    while (*end != '"') ++end;
-    std::optional<Key> key = find_key({raw, static_cast<std::size_t>(end - raw)});
-    if (key) next[previous] = *key;
-    return key;
-  }
-};
-
 // The fields of the object `doc` holds, into the bag.
 template <class Document>
 simdjson::error_code read_object(Document& doc, FieldBag& bag, KeyGuess& guess) {
@@ -193,7 +150,11 @@ simdjson::error_code read_object(Document& doc, FieldBag& bag, KeyGuess& guess) 
   for (auto item : object) {
     ondemand::field field;
     if (auto error = std::move(item).get(field)) return error;
-    std::optional<Key> key = guess.find(previous, field.key().raw());
+    // The key's text up to its closing quote; keys with escaped quotes are no contract key.
+    const char* raw = field.key().raw();
+    const char* end = raw;
+    while (*end != '"') ++end;
+    std::optional<Key> key = guess.find(previous, {raw, static_cast<std::size_t>(end - raw)});
     if (!key) continue;  // unknown fields are for newer readers
     previous = static_cast<std::size_t>(*key);
     if (auto error = read_value(field.value(), *key, bag)) return error;
@@ -204,13 +165,10 @@ simdjson::error_code read_object(Document& doc, FieldBag& bag, KeyGuess& guess) 
 }  // namespace
 
 struct JsonLineReader::Impl {
-  ondemand::parser parser;        // read(): one line
-  ondemand::parser batch_parser;  // read_lines(): its stream stays valid while read() runs
+  ondemand::parser parser;
   std::string copy;
   std::string quoted;
   KeyGuess guess;
-
-  Impl() { batch_parser.threaded = false; }  // one core: no stage-1 worker thread
 
   simdjson::error_code parse(const char* data, std::size_t size, std::size_t capacity,
                              FieldBag& bag) {
@@ -232,7 +190,7 @@ struct JsonLineReader::Impl {
   }
 };
 
-JsonLineReader::JsonLineReader() : impl_(std::make_unique<Impl>()) {}
+JsonLineReader::JsonLineReader(Path path) : impl_(std::make_unique<Impl>()), path_(path) {}
 JsonLineReader::~JsonLineReader() = default;
 JsonLineReader::JsonLineReader(JsonLineReader&&) noexcept = default;
 JsonLineReader& JsonLineReader::operator=(JsonLineReader&&) noexcept = default;
@@ -242,6 +200,10 @@ std::size_t JsonLineReader::padding() { return simdjson::SIMDJSON_PADDING; }
 bool JsonLineReader::read(std::string_view line, std::size_t readable, FieldBag& bag,
                           std::string& error) {
   bag.clear();
+  if (path_ == Path::kFlatFirst) {
+    if (read_flat_json(line, readable, bag, impl_->guess) == FlatJson::kRead) return true;
+    bag.clear();
+  }
   simdjson::error_code code = impl_->parse_any(line, readable, bag);
   if (code == simdjson::SUCCESS) return true;
   if (quote_nonfinite(line, impl_->quoted)) {
@@ -255,41 +217,6 @@ bool JsonLineReader::read(std::string_view line, std::size_t readable, FieldBag&
   error = std::string("invalid JSON: ") + simdjson::error_message(code);
   if (error.back() == '.') error.pop_back();  // the excerpt follows after a colon
   return false;
-}
-
-std::size_t JsonLineReader::read_lines(std::string_view text, std::size_t readable,
-                                       std::span<const std::size_t> line_ends, FieldBag& bag,
-                                       const std::function<void(std::size_t)>& on_line) {
-  if (line_ends.empty() || readable < text.size() + simdjson::SIMDJSON_PADDING) return 0;
-  // Every line is at most max_line_bytes (the caller's bound); the batch must hold the longest.
-  ondemand::document_stream stream;
-  if (impl_->batch_parser.iterate_many(text.data(), text.size(), kBatchBytes).get(stream)) return 0;
-  std::size_t line = 0;
-  std::size_t line_start = 0;
-  for (auto it = stream.begin(); it != stream.end() && line < line_ends.size(); ++it) {
-    // Vouch only for a document that starts its line and ends it (bar blanks): two objects on
-    // a line, or one spread over two, go back to read() to be judged on their own.
-    if (it.error() || it.current_index() != line_start) return line;
-    ondemand::document_reference doc;
-    if ((*it).get(doc)) return line;
-    bag.clear();
-    if (read_object(doc, bag, impl_->guess)) return line;
-    // The next token must start the next line. At the end of a stage-1 window there is no
-    // next token to look at; that line is checked again on its own.
-    const char* next = nullptr;
-    simdjson::error_code where = doc.current_location().get(next);
-    if (where == simdjson::OUT_OF_BOUNDS) {
-      std::string_view single = text.substr(line_start, line_ends[line] - line_start);
-      bag.clear();
-      if (impl_->parse_any(single, readable - line_start, bag)) return line;
-    } else if (where || next != text.data() + line_ends[line] + 1) {
-      return line;
-    }
-    on_line(line);
-    line_start = line_ends[line] + 1;
-    ++line;
-  }
-  return line;
 }
 
 }  // namespace bigmac::logs

@@ -54,8 +54,6 @@ struct LogStream::Impl {
   std::string clean;
   std::string error;
   std::int64_t steps = 0;
-  std::vector<std::size_t> ends;  // line ends of the current batch
-  int cooldown = 0;               // lines to read one by one after a batch stopped at a bad line
 
   bool allows(Family f) const { return family == Family::kAny || family == f; }
 
@@ -181,39 +179,6 @@ struct LogStream::Impl {
     context(at, text, false, out);
   }
 
-  // Reads the complete lines at the start of `bytes` that begin with '{' in one simdjson
-  // pass; returns the bytes of the lines read (0: none, take the line-by-line path).
-  std::size_t batch(std::string_view bytes, std::vector<Record>& out) {
-    if (cooldown > 0 || !allows(Family::kContract)) return 0;
-    ends.clear();
-    const std::size_t longest = std::min(JsonLineReader::kBatchBytes / 2, limits.max_line_bytes);
-    std::size_t pos = 0;
-    while (pos < bytes.size() && bytes[pos] == '{') {
-      const void* found =
-          std::memchr(bytes.data() + pos, '\n', std::min(bytes.size() - pos, longest));
-      if (found == nullptr) break;
-      auto nl = static_cast<std::size_t>(static_cast<const char*>(found) - bytes.data());
-      if (nl + 1 + JsonLineReader::padding() > bytes.size()) break;  // read in place only
-      ends.push_back(nl);
-      pos = nl + 1;
-    }
-    if (ends.size() < 2) return 0;
-    std::string_view run = bytes.substr(0, pos);
-    std::size_t done = json.read_lines(run, bytes.size(), ends, bag, [&](std::size_t i) {
-      std::size_t start = i == 0 ? 0 : ends[i - 1] + 1;
-      std::string_view text = run.substr(start, ends[i] - start);
-      if (!bag.has(Key::kEv)) {
-        line(text, bytes.size() - start, out);  // not a contract line: the general path
-        return;
-      }
-      if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-      ++stats.lines;
-      contract(RecordOrigin{default_rank, stats.lines, 0}, text, LogFormat::kBigmac, out);
-    });
-    if (done < ends.size()) cooldown = 64;
-    return done == 0 ? 0 : ends[done - 1] + 1;
-  }
-
   // The head of a line longer than max_line_bytes: never parsed, only reported.
   void oversized(std::string_view head, std::vector<Record>& out) {
     ++stats.lines;
@@ -275,11 +240,6 @@ void LogStream::feed(std::string_view bytes, std::vector<Record>& out) {
       return;
     }
     if (s.partial.empty()) {
-      if (std::size_t used = s.batch(bytes, out); used > 0) {
-        bytes.remove_prefix(used);
-        continue;
-      }
-      if (s.cooldown > 0) --s.cooldown;
       std::string_view line = bytes.substr(0, nl);
       if (line.size() > max_line) {
         s.oversized(line.substr(0, s.limits.max_text_bytes), out);

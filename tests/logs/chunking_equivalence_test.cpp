@@ -7,7 +7,8 @@
 namespace bigmac::logs {
 namespace {
 
-// Lines that the batched JSON path must hand back to the line-by-line path.
+// Lines of every kind for the JSON readers: the flat reader's shape, lines it defers to
+// simdjson, NaN words, broken JSON, prefixed and non-record lines.
 const char* const kLines[] = {
     R"({"ev":"step","rank":0,"global_step":1,"loss":2.5,"lr":0.1})",
     R"({"ev":"mb","rank":1,"global_step":1,"stage":1,"mb":0,"phase":"F","start":1.5,"end":2})",
@@ -29,21 +30,21 @@ const char* const kLines[] = {
     R"({"ev":"future","x":1})",
 };
 
-TEST(BatchPath, AgreesWithLineByLineOnMixedInput) {
+TEST(Chunking, WholeAndBytewiseFeedsAgreeOnMixedInput) {
   std::mt19937 rng(42);
   std::string log;
   for (int i = 0; i < 5000; ++i) {
-    // Mostly good lines in runs, so batches form and are interrupted.
+    // Mostly good lines in runs, interrupted by the others.
     std::size_t pick = rng() % 4 == 0 ? rng() % std::size(kLines) : rng() % 2;
     log += kLines[pick];
     log += '\n';
   }
-  // Fed whole: runs of JSON lines take the batch path.
+  // Fed whole: each line is read in place, with the rest of the buffer as readable slack.
   LogStream whole;
   std::vector<Record> a;
   whole.feed(log, a);
   whole.finish(a);
-  // Fed a byte at a time: every line completes a partial buffer, so none is batched.
+  // Fed a byte at a time: every line completes a partial buffer and has no slack.
   LogStream bytewise;
   std::vector<Record> b;
   for (char c : log) bytewise.feed(std::string_view(&c, 1), b);
