@@ -44,6 +44,13 @@ const char* skip_space(const char* p, const char* end) {
   return p;
 }
 
+// Past the byte `c` at p, or after whitespace: the usual case, no whitespace, is one compare.
+const char* expect(const char* p, const char* end, char c) {
+  if (p != end && *p == c) return p + 1;
+  p = skip_space(p, end);
+  return p != end && *p == c ? p + 1 : nullptr;
+}
+
 // `word` (true, false, null) at p.
 const char* literal(const char* p, const char* end, std::string_view word) {
   if (static_cast<std::size_t>(end - p) < word.size() || std::string_view(p, word.size()) != word) {
@@ -210,6 +217,12 @@ const char* read_number(const char* p, const char* end, const char* limit, Numbe
   bool negative = *p == '-';
   p += negative ? 1 : 0;
   if (limit - p < 16) return read_any_number(start, end, n);
+  if (is_digit(*p) && !is_digit(p[1]) && p[1] != '.' && p[1] != 'e' && p[1] != 'E') {
+    // One digit: ranks, stages, micro-batches.
+    std::int64_t digit = *p - '0';
+    n.i = negative ? -digit : digit;
+    return p + 1;
+  }
   std::uint64_t v = load8(p);
   int digits = digit_run(v);
   if (digits == 0) return nullptr;
@@ -315,8 +328,11 @@ const char* read_list(const char* p, const char* end, const char* limit, Key key
 // dropped, as simdjson's object iterator skips it).
 const char* read_field_value(const char* p, const char* end, const char* limit,
                              std::optional<Key> key, FieldBag& bag) {
-  p = skip_space(p, end);
   if (p == end) return nullptr;
+  if (static_cast<unsigned char>(*p) <= ' ') {
+    p = skip_space(p, end);
+    if (p == end) return nullptr;
+  }
   Slot* slot = key ? &bag.set(*key) : nullptr;
   char c = *p;
   if (c == '"') {
@@ -380,9 +396,12 @@ const std::array<KeyPattern, static_cast<std::size_t>(Key::kCount)> kKeyPatterns
 }();
 
 // The key at p (after its opening quote) when it is `guess`; p must have 24 readable bytes.
+// Most keys and their quote fit in one word.
 bool is_key(const char* p, Key guess) {
   const KeyPattern& k = kKeyPatterns[static_cast<std::size_t>(guess)];
-  return (((load8(p) ^ k.word[0]) & k.mask[0]) | ((load8(p + 8) ^ k.word[1]) & k.mask[1]) |
+  std::uint64_t differ = (load8(p) ^ k.word[0]) & k.mask[0];
+  if (k.length <= 8) return differ == 0;
+  return (differ | ((load8(p + 8) ^ k.word[1]) & k.mask[1]) |
           ((load8(p + 16) ^ k.word[2]) & k.mask[2])) == 0;
 }
 
@@ -400,8 +419,7 @@ FlatJson read_flat_json(std::string_view line, std::size_t readable, FieldBag& b
   } else {
     std::size_t previous = KeyGuess::kStart;
     while (true) {
-      if (p == end || *p != '"') return FlatJson::kDefer;
-      ++p;
+      if ((p = expect(p, end, '"')) == nullptr) return FlatJson::kDefer;
       std::optional<Key> key;
       if (Key predicted = guess.predicted(previous);
           static_cast<std::size_t>(limit - p) >= kPatternBytes && is_key(p, predicted) &&
@@ -413,17 +431,19 @@ FlatJson read_flat_json(std::string_view line, std::size_t readable, FieldBag& b
         if ((p = read_string(p, end, limit, name)) == nullptr) return FlatJson::kDefer;
         key = guess.find(previous, name);
       }
-      p = skip_space(p, end);
-      if (p == end || *p != ':') return FlatJson::kDefer;
+      if ((p = expect(p, end, ':')) == nullptr) return FlatJson::kDefer;
       if (key) previous = static_cast<std::size_t>(*key);
-      if ((p = read_field_value(p + 1, end, limit, key, bag)) == nullptr) return FlatJson::kDefer;
-      p = skip_space(p, end);
-      if (p == end) return FlatJson::kDefer;
-      if (*p == ',') {
-        p = skip_space(p + 1, end);
+      if ((p = read_field_value(p, end, limit, key, bag)) == nullptr) return FlatJson::kDefer;
+      if (p != end && *p == ',') {
+        ++p;
         continue;
       }
-      if (*p != '}') return FlatJson::kDefer;
+      p = skip_space(p, end);
+      if (p != end && *p == ',') {
+        ++p;
+        continue;
+      }
+      if (p == end || *p != '}') return FlatJson::kDefer;
       ++p;
       break;
     }
