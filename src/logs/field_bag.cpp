@@ -161,15 +161,6 @@ std::optional<Key> KeyGuess::find(std::size_t previous, std::string_view name) {
   return key;
 }
 
-void FieldBag::clear() {
-  for (std::size_t i = 0; i < touched_count_; ++i) {
-    slots_[static_cast<std::size_t>(touched_[i])].kind = Slot::Kind::kAbsent;
-  }
-  touched_count_ = 0;
-  if (!owned_.empty()) owned_.clear();
-  if (!error_.empty()) error_.clear();
-}
-
 std::vector<std::int64_t>& FieldBag::int_list(Key key) {
   auto& list = int_lists_[static_cast<std::size_t>(key)];
   list.clear();

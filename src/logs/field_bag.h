@@ -105,16 +105,23 @@ struct Slot {
 /// record builder with type checks. Reused from line to line without reallocating.
 class FieldBag {
  public:
-  void clear();
+  /// Forgets the line's fields (kept allocations stay for the next line).
+  void clear() {
+    ++generation_;
+    if (!owned_.empty()) owned_.clear();
+    if (!error_.empty()) error_.clear();
+  }
   /// The slot for `key`, marked kOther until the reader says what it holds.
   Slot& set(Key key) {
-    Slot& slot = slots_[static_cast<std::size_t>(key)];
-    // Each key is recorded once, so touched_ never holds more than kCount entries.
-    if (slot.kind == Slot::Kind::kAbsent) touched_[touched_count_++] = key;
-    slot.kind = Slot::Kind::kOther;
-    return slot;
+    auto k = static_cast<std::size_t>(key);
+    stamps_[k] = generation_;
+    slots_[k].kind = Slot::Kind::kOther;
+    return slots_[k];
   }
-  const Slot& at(Key key) const { return slots_[static_cast<std::size_t>(key)]; }
+  const Slot& at(Key key) const {
+    auto k = static_cast<std::size_t>(key);
+    return stamps_[k] == generation_ ? slots_[k] : kAbsentSlot;
+  }
   bool has(Key key) const { return at(key).kind != Slot::Kind::kAbsent; }
   std::vector<std::int64_t>& int_list(Key key);  ///< storage for a kIntList slot
   std::vector<std::string>& str_list(Key key);   ///< storage for a kStrList slot
@@ -167,8 +174,11 @@ class FieldBag {
   std::array<Slot, static_cast<std::size_t>(Key::kCount)> slots_{};
   std::array<std::vector<std::int64_t>, static_cast<std::size_t>(Key::kCount)> int_lists_;
   std::array<std::vector<std::string>, static_cast<std::size_t>(Key::kCount)> str_lists_;
-  std::array<Key, static_cast<std::size_t>(Key::kCount)> touched_{};
-  std::size_t touched_count_ = 0;
+  // A slot holds a field of the current line only when its stamp is the current generation:
+  // clear() is one increment however many fields the line had.
+  std::array<std::uint64_t, static_cast<std::size_t>(Key::kCount)> stamps_{};
+  std::uint64_t generation_ = 1;
+  static constexpr Slot kAbsentSlot{};
   std::deque<std::string> owned_;
   std::string error_;
 };
