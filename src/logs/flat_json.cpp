@@ -85,7 +85,7 @@ std::uint64_t special_string_bytes(std::uint64_t v) {
 
 // The body of a string whose opening quote is behind p. Words are loaded while `limit` allows;
 // a stop found past `end` defers.
-const char* read_string(const char* p, const char* end, const char* limit, std::string_view& out) {
+[[gnu::always_inline]] inline const char* read_string(const char* p, const char* end, const char* limit, std::string_view& out) {
   const char* start = p;
   while (true) {
     if (limit - p >= 8) {
