@@ -185,7 +185,8 @@ const char* read_any_number(const char* p, const char* end, Number& n) {
     for (; p != end && is_digit(*p); ++p) {
       if (e < 100000) e = e * 10 + (*p - '0');
     }
-    if (p == first) return nullptr;
+    // simdjson refuses exponents of many digits (1e000...0 is valid JSON); so does this path.
+    if (p == first || p - first > 4) return nullptr;
     exponent += minus ? -e : e;
   }
   if (n.integer) {
@@ -209,8 +210,8 @@ const char* read_any_number(const char* p, const char* end, Number& n) {
 // Leading digits among the 8 bytes of `v`.
 int digit_run(std::uint64_t v) { return first_byte(non_digit_bytes(v)); }
 
-// read_any_number for the numbers logs are made of: up to 15 integer digits, up to 7 fraction
-// digits, no exponent. Whole words are loaded up to `limit` (readable, maybe past `end`); a
+// read_any_number for the numbers logs are made of: up to 15 integer digits, up to 15 fraction
+// digits, 19 in all, no exponent. Whole words are loaded up to `limit` (readable, maybe past `end`); a
 // number that does not fit that shape, or runs to `end`, is read again by read_any_number.
 const char* read_number(const char* p, const char* end, const char* limit, Number& n) {
   const char* start = p;
@@ -246,13 +247,23 @@ const char* read_number(const char* p, const char* end, const char* limit, Numbe
     std::uint64_t f = load8(fraction);
     int places = digit_run(f);
     if (places == 0) return nullptr;
-    if (places == 8) return read_any_number(start, end, n);
+    if (digits + places > 19) return read_any_number(start, end, n);
+    mantissa = mantissa * kPow10Int[static_cast<std::size_t>(places)] + digits_value(f, places);
+    if (places == 8) {  // `%.8f` learning rates: one more word
+      if (limit - fraction < 16) return read_any_number(start, end, n);
+      std::uint64_t g = load8(fraction + 8);
+      int more = digit_run(g);
+      if (more == 8 || digits + places + more > 19) return read_any_number(start, end, n);
+      if (more > 0) {
+        mantissa = mantissa * kPow10Int[static_cast<std::size_t>(more)] + digits_value(g, more);
+      }
+      places += more;
+    }
     q = fraction + places;
     if (q >= end || *q == 'e' || *q == 'E') return read_any_number(start, end, n);
-    mantissa = mantissa * kPow10Int[static_cast<std::size_t>(places)] + digits_value(f, places);
-    // At most 22 digits: past 19 the mantissa above overflowed, and past 2^53 a double cannot
-    // hold it exactly. Both are left to the general reader.
-    if (digits + places > 19 || mantissa > kMaxExactMantissa) return read_any_number(start, end, n);
+    // Past 19 digits the mantissa above would overflow, and past 2^53 a double cannot hold it
+    // exactly; both go to the general reader.
+    if (mantissa > kMaxExactMantissa) return read_any_number(start, end, n);
     // Exact operands, so the one rounding of the division is the correct one (Clinger).
     double d = static_cast<double>(mantissa) / kPowersOfTen[static_cast<std::size_t>(places)];
     n.integer = false;

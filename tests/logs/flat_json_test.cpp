@@ -69,6 +69,8 @@ const char* const kFlatLines[] = {
     R"({"ev":"step","loss":0.1234567890123456789999999999999999999,"lr":1.00000000000000000001})",
     R"({"ev":"step","loss":2.2250738585072014e-308,"lr":1.7976931348623157e308})",
     R"({"ev":"step","global_step":999999999999999999,"samples_per_step":-999999999999999999})",
+    R"({"ev":"step","lr":0.00060000,"loss":0.123456789012345,"grad_norm":1234.567890123,"t":-0.1})",
+    R"({"ev":"step","lr":0.0000000000000001,"loss":1234.1234567890123,"step_ms":98765432.12345678})",
     R"({"ev":"step","t":17644128000010001,"step_ms":99999999999999.9999999})",
     R"({})",
     R"({"ev":"mb","phase":"","path":" ~!#$%&'()*+,-./:;<=>?@[]^_`{|}"})",
@@ -88,7 +90,8 @@ TEST(FlatJson, ReadsTheCommonShapeAsSimdjsonDoes) {
 TEST(FlatJson, ReadsNumbersExactly) {
   FieldBag bag;
   KeyGuess guess;
-  std::string line = R"({"t":1764412800.0015,"loss":-2.5,"lr":6e-4,"rank":-12,"step":0})";
+  std::string line =
+      R"({"t":1764412800.0015,"loss":-2.5,"lr":6e-4,"rank":-12,"step":0,"value":0.00060000})";
   ASSERT_EQ(read_flat_json(line, line.size(), bag, guess), FlatJson::kRead);
   EXPECT_EQ(bag.at(Key::kT).d, 1764412800.0015);
   EXPECT_EQ(bag.at(Key::kLoss).d, -2.5);
@@ -96,6 +99,7 @@ TEST(FlatJson, ReadsNumbersExactly) {
   EXPECT_EQ(bag.at(Key::kRank).kind, Slot::Kind::kInt);
   EXPECT_EQ(bag.at(Key::kRank).i, -12);
   EXPECT_EQ(bag.at(Key::kStep).i, 0);
+  EXPECT_EQ(bag.at(Key::kValue).d, 6e-4);
 }
 
 // Not the common shape, or not JSON: never judged here.
@@ -119,6 +123,7 @@ const char* const kDeferredLines[] = {
     R"({"loss":1e+})",
     R"({"loss":+1})",
     R"({"loss":1e400})",
+    R"({"loss":1e0000000000000000000000000000000000000000})",
     R"({"global_step":1234567890123456789})",
     R"({"global_step":18446744073709551616})",
     R"({"loss":1,})",
