@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "logs/field_bag.h"
+#include "logs/json_line.h"
 #include "logs/log_stream.h"
 
 namespace {
@@ -131,7 +133,46 @@ void BM_Torchtitan(benchmark::State& state) {
   static const std::string log = torchtitan_log();
   parse_buffer(state, log, LogFormat::kAuto);
 }
+// The JSON line reader alone, each path on the same lines: the flat reader (falling back to
+// simdjson where it defers) against simdjson On-Demand as Debian's package builds it.
+void read_json_lines(benchmark::State& state, bigmac::logs::JsonLineReader::Path path) {
+  static const std::string log = bigmac_jsonl(false);
+  std::vector<std::string_view> lines;
+  for (std::size_t at = 0; at < log.size();) {
+    std::size_t nl = log.find('\n', at);
+    lines.emplace_back(log.data() + at, nl - at);
+    at = nl + 1;
+  }
+  bigmac::logs::JsonLineReader reader(path);
+  bigmac::logs::FieldBag bag;
+  std::string error;
+  std::int64_t read = 0;
+  for (auto _ : state) {
+    for (std::string_view line : lines) {
+      // Readable to the end of the buffer, as LogStream passes it.
+      read += reader.read(line, static_cast<std::size_t>(log.data() + log.size() - line.data()),
+                          bag, error)
+                  ? 1
+                  : 0;
+    }
+    benchmark::DoNotOptimize(read);
+  }
+  if (read != static_cast<std::int64_t>(state.iterations() * lines.size())) {
+    state.SkipWithError("a line was not read");
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(log.size()));
+}
+void BM_JsonReaderFlat(benchmark::State& state) {
+  read_json_lines(state, bigmac::logs::JsonLineReader::Path::kFlatFirst);
+}
+void BM_JsonReaderSimdjson(benchmark::State& state) {
+  read_json_lines(state, bigmac::logs::JsonLineReader::Path::kSimdjsonOnly);
+}
+
 BENCHMARK(BM_BigmacJsonl)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_JsonReaderFlat)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_JsonReaderSimdjson)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BigmacKeyValue)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Megatron)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Torchtitan)->Unit(benchmark::kMillisecond);
