@@ -86,18 +86,29 @@ Decision start(RunState s, std::size_t first, std::size_t last,
       move(s, log, g, GateStatus::kPending, "selected");
   }
   std::vector<std::string> missing;
+  const GateRecord* first_failed = nullptr;
   for (std::size_t i = 0; i < first && i < s.gates.size(); ++i) {
     const GateRecord& g = s.gates[i];
-    if (g.status != GateStatus::kPassed)
+    if (g.status == GateStatus::kPassed) continue;
+    if (g.status == GateStatus::kFailed) {
+      missing.push_back(g.id + " failed");
+      if (first_failed == nullptr) first_failed = &g;
+    } else {
       missing.push_back(fmt::format("{} is {}", g.id, status_name(g.status)));
+    }
   }
   if (!missing.empty()) {
     std::string list;
     for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
-    const std::string message = fmt::format(
-        "gate {} needs every earlier gate passed in this run: {} (run them first, e.g. "
-        "run-all --until {})",
-        s.gates[first].id, list, s.gates[first - 1].id);
+    // A failed gate is fixed and rerun in this run; gates never run are run first.
+    const std::string hint =
+        first_failed != nullptr
+            ? fmt::format("fix it and rerun it with `run {}`, or `resume` this run",
+                          first_failed->id)
+            : fmt::format("run them first, e.g. run-all --until {}", s.gates[first - 1].id);
+    const std::string message =
+        fmt::format("gate {} needs every earlier gate passed in this run: {} ({})",
+                    s.gates[first].id, list, hint);
     s.message = message;
     return Decision{std::move(s), Refuse{message}, std::move(log)};
   }

@@ -84,6 +84,15 @@ TEST(RunTransition, RunOneGateNeedsItsPrerequisites) {
   EXPECT_EQ(d.state.find("pp2")->status, GateStatus::kSkipped);
   d = decide(d.state, Begin{"pp2", "pp2", {}});
   EXPECT_EQ(action<LaunchGate>(d).gate, "pp2");  // skipped, now selected
+  // A failed prerequisite is rerun in this run, not by starting another.
+  {
+    Decision run = decide(fresh(), Begin{"", "dp", {}});
+    run = decide(run.state, failed("single", "finite_loss", "single"));
+    const Decision again = decide(run.state, Begin{"dp", "dp", {}});
+    EXPECT_EQ(action<Refuse>(again).message,
+              "gate dp needs every earlier gate passed in this run: single failed (fix it and "
+              "rerun it with `run single`, or `resume` this run)");
+  }
   d = decide(d.state, passed("pp2"));
   EXPECT_EQ(action<Finish>(d).summary, "1 gate passed");
   EXPECT_EQ(d.state.find("shapes")->status, GateStatus::kSkipped);
