@@ -14,7 +14,7 @@ RecordOrigin origin(FieldBag& bag, const RecordOrigin& base) {
 // Records are built in place at the end of `out`: no temporaries on the hot path.
 template <class T>
 T& start(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
-  T& record = std::get<T>(out.emplace_back(std::in_place_type<T>));
+  T& record = *std::get_if<T>(&out.emplace_back(std::in_place_type<T>));
   record.at = origin(bag, base);
   return record;
 }

@@ -119,7 +119,13 @@ struct LogStream::Impl {
   void line(std::string_view raw, std::size_t readable, std::vector<Record>& out) {
     ++stats.lines;
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    LinePrefix prefix = strip_line_prefix(raw);
+    // A JSON record as trainers write it has no prefix to strip: the hot path skips the call.
+    LinePrefix prefix;
+    if (!raw.empty() && raw.front() == '{') {
+      prefix.rest = raw;
+    } else {
+      prefix = strip_line_prefix(raw);
+    }
     std::string_view text = prefix.rest;
     RecordOrigin at{prefix.rank >= 0 ? prefix.rank : default_rank, stats.lines,
                     prefix.has_time ? prefix.t : 0};
