@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -378,62 +379,142 @@ const char* read_field_value(const char* p, const char* end, const char* limit,
   return literal(p, end, "null");
 }
 
-// A contract key as it stands after its opening quote (name, closing quote), as three words
-// and a mask: checking the guessed key is three compares instead of a scan and a hash.
-struct KeyPattern {
+}  // namespace
+
+namespace flat_detail {
+
+// Up to 24 bytes of expected text as three words and masks: checking it is three compares.
+struct Literal {
   std::array<std::uint64_t, 3> word{};
   std::array<std::uint64_t, 3> mask{};
-  std::size_t length = 0;  // name and closing quote
+  std::size_t length = 0;
 };
 
-constexpr std::size_t kPatternBytes = 24;
+// One value of a remembered line shape: the literal text before it (`,"rank":`), its key, and
+// whether it was a string (else a number).
+struct ShapeField {
+  Literal before;
+  std::optional<Key> key;
+  bool string = false;
+};
 
-const std::array<KeyPattern, static_cast<std::size_t>(Key::kCount)> kKeyPatterns = [] {
-  std::array<KeyPattern, static_cast<std::size_t>(Key::kCount)> patterns{};
+// A line shape: `{"ev":"<event>"`, then fields whose literals and kinds are fixed, then the
+// closing literal.
+struct Shape {
+  std::string event;
+  std::vector<ShapeField> fields;  // after `ev`
+  Literal tail;
+  int misses = 0;  // lines of this event read key by key since the shape last fit
+};
+
+// The last shape of each event, by a hash of its name (a collision only costs a miss).
+struct Shapes {
+  std::array<Shape, 16> slots;
+};
+
+}  // namespace flat_detail
+
+namespace {
+
+using flat_detail::Literal;
+using flat_detail::Shape;
+using flat_detail::ShapeField;
+
+constexpr std::size_t kLiteralBytes = 24;
+
+Literal make_literal(std::string_view text) {
+  Literal literal;
+  std::array<unsigned char, kLiteralBytes> bytes{};
+  std::array<unsigned char, kLiteralBytes> ones{};
+  for (std::size_t i = 0; i < text.size() && i < kLiteralBytes; ++i) {
+    bytes[i] = static_cast<unsigned char>(text[i]);
+    ones[i] = 0xff;
+  }
+  std::memcpy(literal.word.data(), bytes.data(), kLiteralBytes);
+  std::memcpy(literal.mask.data(), ones.data(), kLiteralBytes);
+  literal.length = std::min(text.size(), kLiteralBytes);
+  return literal;
+}
+
+// `literal` at p; p must have 24 readable bytes. Most literals fit in one word.
+bool matches(const char* p, const Literal& literal) {
+  std::uint64_t differ = (load8(p) ^ literal.word[0]) & literal.mask[0];
+  if (literal.length <= 8) return differ == 0;
+  return (differ | ((load8(p + 8) ^ literal.word[1]) & literal.mask[1]) |
+          ((load8(p + 16) ^ literal.word[2]) & literal.mask[2])) == 0;
+}
+
+// Each contract key as it stands after its opening quote: name and closing quote.
+const std::array<Literal, static_cast<std::size_t>(Key::kCount)> kKeyPatterns = [] {
+  std::array<Literal, static_cast<std::size_t>(Key::kCount)> patterns{};
   for (std::size_t k = 0; k < patterns.size(); ++k) {
-    std::string quoted(key_name(static_cast<Key>(k)));
-    quoted += '"';
-    std::array<unsigned char, kPatternBytes> bytes{};
-    std::array<unsigned char, kPatternBytes> ones{};
-    for (std::size_t i = 0; i < quoted.size() && i < kPatternBytes; ++i) {
-      bytes[i] = static_cast<unsigned char>(quoted[i]);
-      ones[i] = 0xff;
-    }
-    std::memcpy(patterns[k].word.data(), bytes.data(), kPatternBytes);
-    std::memcpy(patterns[k].mask.data(), ones.data(), kPatternBytes);
-    patterns[k].length = quoted.size();
+    patterns[k] = make_literal(std::string(key_name(static_cast<Key>(k))) + '"');
   }
   return patterns;
 }();
 
 // The key at p (after its opening quote) when it is `guess`; p must have 24 readable bytes.
-// Most keys and their quote fit in one word.
 bool is_key(const char* p, Key guess) {
-  const KeyPattern& k = kKeyPatterns[static_cast<std::size_t>(guess)];
-  std::uint64_t differ = (load8(p) ^ k.word[0]) & k.mask[0];
-  if (k.length <= 8) return differ == 0;
-  return (differ | ((load8(p + 8) ^ k.word[1]) & k.mask[1]) |
-          ((load8(p + 16) ^ k.word[2]) & k.mask[2])) == 0;
+  return matches(p, kKeyPatterns[static_cast<std::size_t>(guess)]);
 }
 
-}  // namespace
+constexpr std::size_t kMaxShapeFields = 48;
+constexpr std::string_view kEventOpening = R"({"ev":")";
 
-FlatJson read_flat_json(std::string_view line, std::size_t readable, FieldBag& bag,
-                        KeyGuess& guess) {
+// Writes down the shape of a line while the general path reads it.
+struct ShapeRecorder {
+  bool ok = true;
+  bool opened = false;  // the `ev` field was seen first, as `{"ev":"`
+  std::string event;
+  std::vector<ShapeField> fields;
+  Literal tail;
+
+  void field(const char* literal_start, const char* value_start, std::optional<Key> key,
+             const FieldBag& bag) {
+    if (!ok) return;
+    std::string_view literal(literal_start, static_cast<std::size_t>(value_start - literal_start));
+    const char c = *value_start;
+    const bool string = c == '"';
+    if ((!string && c != '-' && !is_digit(c)) || literal.size() > kLiteralBytes ||
+        fields.size() >= kMaxShapeFields) {
+      ok = false;
+    } else if (!opened) {
+      // The first field must be `ev`, a string, written as the fast path expects it.
+      opened = true;
+      ok = key == Key::kEv && string && literal.size() + 1 == kEventOpening.size() &&
+           kEventOpening.starts_with(literal);
+      if (ok) event = bag.at(Key::kEv).s;
+      ok = ok && !event.empty();
+    } else {
+      fields.push_back(ShapeField{make_literal(literal), key, string});
+    }
+  }
+
+  void close(const char* literal_start, const char* literal_end) {
+    const auto length = static_cast<std::size_t>(literal_end - literal_start);
+    ok = ok && opened && length <= kLiteralBytes;
+    if (ok) tail = make_literal(std::string_view(literal_start, length));
+  }
+};
+
+// Reads `line` key by key; `recorder`, when given, writes its shape down.
+FlatJson read_general(std::string_view line, const char* limit, FieldBag& bag, KeyGuess& guess,
+                      ShapeRecorder* recorder) {
   const char* end = line.data() + line.size();
-  const char* limit = line.data() + std::max(readable, line.size());
   const char* p = skip_space(line.data(), end);
   if (p == end || *p != '{') return FlatJson::kDefer;
   p = skip_space(p + 1, end);
   if (p != end && *p == '}') {
     ++p;
+    if (recorder != nullptr) recorder->ok = false;  // no event, no shape
   } else {
     std::size_t previous = KeyGuess::kStart;
+    const char* literal_start = line.data();
     while (true) {
       if ((p = expect(p, end, '"')) == nullptr) return FlatJson::kDefer;
       std::optional<Key> key;
       if (Key predicted = guess.predicted(previous);
-          static_cast<std::size_t>(limit - p) >= kPatternBytes && is_key(p, predicted) &&
+          static_cast<std::size_t>(limit - p) >= kLiteralBytes && is_key(p, predicted) &&
           static_cast<std::size_t>(end - p) >= kKeyPatterns[static_cast<std::size_t>(predicted)].length) {
         key = predicted;
         p += kKeyPatterns[static_cast<std::size_t>(predicted)].length;
@@ -444,7 +525,11 @@ FlatJson read_flat_json(std::string_view line, std::size_t readable, FieldBag& b
       }
       if ((p = expect(p, end, ':')) == nullptr) return FlatJson::kDefer;
       if (key) previous = static_cast<std::size_t>(*key);
+      const char* value_start = p;
+      if (recorder != nullptr) value_start = skip_space(p, end);
       if ((p = read_field_value(p, end, limit, key, bag)) == nullptr) return FlatJson::kDefer;
+      if (recorder != nullptr) recorder->field(literal_start, value_start, key, bag);
+      literal_start = p;
       if (p != end && *p == ',') {
         ++p;
         continue;
@@ -456,10 +541,106 @@ FlatJson read_flat_json(std::string_view line, std::size_t readable, FieldBag& b
       }
       if (p == end || *p != '}') return FlatJson::kDefer;
       ++p;
+      if (recorder != nullptr) recorder->close(literal_start, p);
       break;
     }
   }
   return skip_space(p, end) == end ? FlatJson::kRead : FlatJson::kDefer;
+}
+
+std::size_t shape_slot(std::string_view event) {
+  return (event.size() * 31 + static_cast<unsigned char>(event.back())) % 16;
+}
+
+// `literal` at p, wholly before `end`: by words when 24 bytes are readable, else byte by byte.
+bool matches_within(const char* p, const char* end, const char* limit, const Literal& literal) {
+  if (static_cast<std::size_t>(end - p) < literal.length) return false;
+  if (static_cast<std::size_t>(limit - p) >= kLiteralBytes) return matches(p, literal);
+  return std::memcmp(p, literal.word.data(), literal.length) == 0;  // the words hold the bytes
+}
+
+// The fields after `ev` at p, as `shape` says they stand; false when the line is not of that
+// shape (the bag then holds part of it).
+bool read_shape(const Shape& shape, const char* p, const char* end, const char* limit,
+                FieldBag& bag) {
+  for (const ShapeField& field : shape.fields) {
+    // The literal, and a value after it.
+    if (!matches_within(p, end, limit, field.before) || end - p == static_cast<std::ptrdiff_t>(field.before.length)) {
+      return false;
+    }
+    p += field.before.length;
+    Slot* slot = field.key ? &bag.set(*field.key) : nullptr;
+    if (field.string) {
+      std::string_view text;
+      if (*p != '"' || (p = read_string(p + 1, end, limit, text)) == nullptr) return false;
+      if (slot != nullptr) {
+        slot->kind = Slot::Kind::kString;
+        slot->s = text;
+      }
+    } else {
+      Number n;
+      if ((*p != '-' && !is_digit(*p)) || (p = read_number(p, end, limit, n)) == nullptr) {
+        return false;
+      }
+      if (slot != nullptr) {
+        if (n.integer) {
+          slot->kind = Slot::Kind::kInt;
+          slot->i = n.i;
+        } else {
+          slot->kind = Slot::Kind::kReal;
+          slot->d = n.d;
+        }
+      }
+    }
+  }
+  return matches_within(p, end, limit, shape.tail) &&
+         skip_space(p + shape.tail.length, end) == end;
+}
+
+}  // namespace
+
+FlatJsonReader::FlatJsonReader() : shapes_(std::make_unique<flat_detail::Shapes>()) {}
+FlatJsonReader::~FlatJsonReader() = default;
+FlatJsonReader::FlatJsonReader(FlatJsonReader&&) noexcept = default;
+FlatJsonReader& FlatJsonReader::operator=(FlatJsonReader&&) noexcept = default;
+
+FlatJson FlatJsonReader::read(std::string_view line, std::size_t readable, FieldBag& bag) {
+  const char* end = line.data() + line.size();
+  const char* limit = line.data() + std::max(readable, line.size());
+  // A line that opens with `{"ev":"` may be of the shape its event had last time.
+  Shape* shape = nullptr;
+  bool known_event = false;
+  if (line.starts_with(kEventOpening)) {
+    const char* p = line.data() + kEventOpening.size();
+    std::string_view event;
+    if ((p = read_string(p, end, limit, event)) != nullptr && !event.empty()) {
+      shape = &shapes_->slots[shape_slot(event)];
+      known_event = shape->event == event;
+      if (known_event) {
+        Slot& slot = bag.set(Key::kEv);
+        slot.kind = Slot::Kind::kString;
+        slot.s = event;
+        if (read_shape(*shape, p, end, limit, bag)) {
+          shape->misses = 0;
+          ++shaped_lines_;
+          return FlatJson::kRead;
+        }
+        bag.clear();
+        ++shape->misses;
+      }
+    }
+  }
+  // Key by key; the shape is written down when the event has none, or its shape keeps missing.
+  const bool record = shape != nullptr && (!known_event || shape->misses >= 2);
+  ShapeRecorder recorder;
+  FlatJson result = read_general(line, limit, bag, guess_, record ? &recorder : nullptr);
+  if (result == FlatJson::kRead && record && recorder.ok) {
+    shape->event = std::move(recorder.event);
+    shape->fields = std::move(recorder.fields);
+    shape->tail = recorder.tail;
+    shape->misses = 0;
+  }
+  return result;
 }
 
 }  // namespace bigmac::logs

@@ -169,6 +169,7 @@ struct JsonLineReader::Impl {
   std::string copy;
   std::string quoted;
   KeyGuess guess;
+  FlatJsonReader flat;
 
   simdjson::error_code parse(const char* data, std::size_t size, std::size_t capacity,
                              FieldBag& bag) {
@@ -201,7 +202,7 @@ bool JsonLineReader::read(std::string_view line, std::size_t readable, FieldBag&
                           std::string& error) {
   bag.clear();
   if (path_ == Path::kFlatFirst) {
-    if (read_flat_json(line, readable, bag, impl_->guess) == FlatJson::kRead) return true;
+    if (impl_->flat.read(line, readable, bag) == FlatJson::kRead) return true;
     bag.clear();
   }
   simdjson::error_code code = impl_->parse_any(line, readable, bag);

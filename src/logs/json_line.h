@@ -10,7 +10,7 @@
 namespace bigmac::logs {
 
 /// Reads one bigmac-log JSON object into a FieldBag. The common shape (flat, ASCII, no escapes)
-/// is read by read_flat_json in one pass; every other line by simdjson On-Demand. Bare `NaN`,
+/// is read by FlatJsonReader in one pass; every other line by simdjson On-Demand. Bare `NaN`,
 /// `Infinity`, `-Infinity` (Python's json) and `nan`/`inf` (printf) are not JSON; a line that
 /// fails to parse and holds such a word outside strings is retried with the word quoted, so the
 /// common path pays nothing for them.

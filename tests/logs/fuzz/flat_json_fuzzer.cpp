@@ -1,6 +1,6 @@
 // Differential libFuzzer target: on every line of the input, the flat JSON reader either defers
-// or gives exactly the fields simdjson gives (bit for bit), and bytes readable past the line
-// never change what it reads.
+// or gives exactly the fields simdjson gives (bit for bit); neither the line shapes it learnt
+// from earlier lines nor bytes readable past the line change what it reads.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,29 +15,30 @@ namespace {
 
 using bigmac::logs::FieldBag;
 using bigmac::logs::FlatJson;
+using bigmac::logs::FlatJsonReader;
 using bigmac::logs::JsonLineReader;
-using bigmac::logs::KeyGuess;
-using bigmac::logs::read_flat_json;
 using bigmac::logs::testing::bag_text;
 
 void check(bool condition) {
   if (!condition) std::abort();
 }
 
-void check_line(std::string_view line) {
-  static KeyGuess guess;  // shared across lines, as in a stream
+void check_line(std::string_view line, FlatJsonReader& seasoned) {
+  // Key by key: a fresh reader remembers no line shapes.
+  FlatJsonReader fresh;
   FieldBag flat;
-  bool flat_read = read_flat_json(line, line.size(), flat, guess) == FlatJson::kRead;
+  bool flat_read = fresh.read(line, line.size(), flat) == FlatJson::kRead;
 
-  // The same line with slack that looks like more of it: digits, quotes, closers.
+  // By the shapes of the earlier lines, with slack past the line that looks like more of it:
+  // digits, quotes, closers. Neither may change what is read.
   std::string padded(line);
   padded += "0123456789\"]}\"0123456789,\"ev\":1}";
-  FieldBag flat_padded;
-  bool padded_read = read_flat_json(std::string_view(padded).substr(0, line.size()),
-                                    padded.size(), flat_padded, guess) == FlatJson::kRead;
-  check(padded_read == flat_read);
+  FieldBag shaped;
+  bool shaped_read = seasoned.read(std::string_view(padded).substr(0, line.size()), padded.size(),
+                                   shaped) == FlatJson::kRead;
+  check(shaped_read == flat_read);
   if (!flat_read) return;
-  check(bag_text(flat_padded) == bag_text(flat));
+  check(bag_text(shaped) == bag_text(flat));
 
   static JsonLineReader reference(JsonLineReader::Path::kSimdjsonOnly);
   FieldBag bag;
@@ -50,9 +51,10 @@ void check_line(std::string_view line) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
+  FlatJsonReader seasoned;  // learns shapes from the input's lines, as a stream's reader does
   while (!input.empty()) {
     std::size_t nl = input.find('\n');
-    check_line(input.substr(0, nl));
+    check_line(input.substr(0, nl), seasoned);
     if (nl == std::string_view::npos) break;
     input.remove_prefix(nl + 1);
   }
