@@ -548,12 +548,24 @@ FlatJson read_general(std::string_view line, const char* limit, FieldBag& bag, K
   return skip_space(p, end) == end ? FlatJson::kRead : FlatJson::kDefer;
 }
 
+const Literal kEventOpeningLiteral = make_literal(kEventOpening);
+
+// Event names are short: an inline loop beats a call to memcmp.
+bool same_text(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 std::size_t shape_slot(std::string_view event) {
   return (event.size() * 31 + static_cast<unsigned char>(event.back())) % 16;
 }
 
 // `literal` at p, wholly before `end`: by words when 24 bytes are readable, else byte by byte.
-bool matches_within(const char* p, const char* end, const char* limit, const Literal& literal) {
+[[gnu::always_inline]] inline bool matches_within(const char* p, const char* end,
+                                                  const char* limit, const Literal& literal) {
   if (static_cast<std::size_t>(end - p) < literal.length) return false;
   if (static_cast<std::size_t>(limit - p) >= kLiteralBytes) return matches(p, literal);
   return std::memcmp(p, literal.word.data(), literal.length) == 0;  // the words hold the bytes
@@ -610,12 +622,12 @@ FlatJson FlatJsonReader::read(std::string_view line, std::size_t readable, Field
   // A line that opens with `{"ev":"` may be of the shape its event had last time.
   Shape* shape = nullptr;
   bool known_event = false;
-  if (line.starts_with(kEventOpening)) {
+  if (matches_within(line.data(), end, limit, kEventOpeningLiteral)) {
     const char* p = line.data() + kEventOpening.size();
     std::string_view event;
     if ((p = read_string(p, end, limit, event)) != nullptr && !event.empty()) {
       shape = &shapes_->slots[shape_slot(event)];
-      known_event = shape->event == event;
+      known_event = same_text(shape->event, event);
       if (known_event) {
         Slot& slot = bag.set(Key::kEv);
         slot.kind = Slot::Kind::kString;
