@@ -214,7 +214,8 @@ int digit_run(std::uint64_t v) { return first_byte(non_digit_bytes(v)); }
 // read_any_number for the numbers logs are made of: up to 15 integer digits, up to 15 fraction
 // digits, 19 in all, no exponent. Whole words are loaded up to `limit` (readable, maybe past `end`); a
 // number that does not fit that shape, or runs to `end`, is read again by read_any_number.
-const char* read_number(const char* p, const char* end, const char* limit, Number& n) {
+[[gnu::always_inline]] inline const char* read_number(const char* p, const char* end,
+                                                    const char* limit, Number& n) {
   const char* start = p;
   bool negative = *p == '-';
   p += negative ? 1 : 0;
