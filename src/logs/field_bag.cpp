@@ -283,14 +283,8 @@ void FieldBag::read(Key key, std::string& out) {
   fail(wrong_type(key, "a string", slot.kind));
 }
 
-void FieldBag::read(Key key, char& out) {
-  const Slot& slot = at(key);
-  if (slot.kind == Slot::Kind::kAbsent) return;
-  if ((slot.kind == Slot::Kind::kString || slot.kind == Slot::Kind::kText) && slot.s.size() == 1) {
-    out = slot.s.front();
-    return;
-  }
-  fail(wrong_type(key, "a one-letter string", slot.kind));
+void FieldBag::read_converted(Key key, char& /*out*/) {
+  fail(wrong_type(key, "a one-letter string", at(key).kind));
 }
 
 void FieldBag::read(Key key, std::vector<std::int64_t>& out) {

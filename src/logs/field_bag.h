@@ -156,7 +156,15 @@ class FieldBag {
     }
   }
   void read(Key key, std::string& out);
-  void read(Key key, char& out);  ///< a one-letter string
+  void read(Key key, char& out) {  ///< a one-letter string
+    const Slot& slot = at(key);
+    if ((slot.kind == Slot::Kind::kString || slot.kind == Slot::Kind::kText) &&
+        slot.s.size() == 1) {
+      out = slot.s.front();
+    } else if (slot.kind != Slot::Kind::kAbsent) {
+      read_converted(key, out);
+    }
+  }
   void read(Key key, std::optional<double>& out);
   void read(Key key, std::optional<std::int64_t>& out);
   void read(Key key, std::vector<std::int64_t>& out);
@@ -170,6 +178,7 @@ class FieldBag {
   void read_converted(Key key, std::int64_t& out);
   void read_converted(Key key, int& out);
   void read_converted(Key key, double& out);
+  void read_converted(Key key, char& out);  ///< only fails: not a one-letter string
 
   std::array<Slot, static_cast<std::size_t>(Key::kCount)> slots_{};
   std::array<std::vector<std::int64_t>, static_cast<std::size_t>(Key::kCount)> int_lists_;
