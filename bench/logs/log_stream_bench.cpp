@@ -12,6 +12,7 @@
 #include "logs/field_bag.h"
 #include "logs/json_line.h"
 #include "logs/log_stream.h"
+#include "logs/read_buffer.h"
 
 namespace {
 
@@ -181,9 +182,9 @@ struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
-// Streams a file from disk (page cache after the first pass) as `parse` does.
+// Streams a file from disk (page cache after the first pass) as `parse` does (load_logs).
 void parse_file(benchmark::State& state, const std::string& path) {
-  std::vector<char> buffer(kChunk);
+  bigmac::logs::ReadBuffer buffer(kChunk);  // page-aligned, as load_logs reads
   std::vector<Record> out;
   std::int64_t bytes = 0;
   std::int64_t records = 0;

@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 
+#include "logs/read_buffer.h"
+
 namespace bigmac::logs {
 
 namespace {
@@ -121,7 +123,7 @@ int rank_from_path(const std::string& path) {
 Expected<LoadedLogs> load_logs(const std::vector<std::string>& paths, LogFormat format,
                                const FieldMap* custom) {
   Merger merger;
-  std::vector<char> buffer(std::size_t{1} << 20);
+  ReadBuffer buffer(std::size_t{1} << 20);
   std::vector<Record> records;
   for (const std::string& path : paths) {
     std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
