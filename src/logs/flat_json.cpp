@@ -153,6 +153,18 @@ struct Number {
   double d = 0;
 };
 
+// A number read for a field, into its slot (none: a field nobody reads).
+void store_number(Slot* slot, const Number& n) {
+  if (slot == nullptr) return;
+  if (n.integer) {
+    slot->kind = Slot::Kind::kInt;
+    slot->i = n.i;
+  } else {
+    slot->kind = Slot::Kind::kReal;
+    slot->d = n.d;
+  }
+}
+
 // One JSON number (RFC 8259 grammar) starting at p, which holds '-' or a digit; any length
 // and form, reading no byte at or past `end`.
 const char* read_any_number(const char* p, const char* end, Number& n) {
@@ -360,15 +372,7 @@ const char* read_field_value(const char* p, const char* end, const char* limit,
   if (c == '-' || is_digit(c)) {
     Number n;
     p = read_number(p, end, limit, n);
-    if (slot != nullptr) {
-      if (n.integer) {
-        slot->kind = Slot::Kind::kInt;
-        slot->i = n.i;
-      } else {
-        slot->kind = Slot::Kind::kReal;
-        slot->d = n.d;
-      }
-    }
+    store_number(slot, n);
     return p;
   }
   if (c == '[') return read_list(p + 1, end, limit, key.value_or(Key::kCount), slot, bag);
@@ -399,10 +403,11 @@ struct ShapeField {
   bool string = false;
 };
 
-// A line shape: `{"ev":"<event>"`, then fields whose literals and kinds are fixed, then the
+// A line shape: `{"ev":"<event>"` (or `{"ev": "<event>"`), then fields whose literals and kinds are fixed, then the
 // closing literal.
 struct Shape {
   std::string event;
+  std::size_t opening = 0;         // 7 for `{"ev":"`, 8 for `{"ev": "` (Python's json.dumps)
   std::vector<ShapeField> fields;  // after `ev`
   Literal tail;
   int misses = 0;  // lines of this event read key by key since the shape last fit
@@ -460,12 +465,15 @@ bool is_key(const char* p, Key guess) {
 }
 
 constexpr std::size_t kMaxShapeFields = 48;
+// How lines that may have a shape open: compact, or as Python's json.dumps writes them.
 constexpr std::string_view kEventOpening = R"({"ev":")";
+constexpr std::string_view kSpacedEventOpening = R"({"ev": ")";
 
 // Writes down the shape of a line while the general path reads it.
 struct ShapeRecorder {
   bool ok = true;
-  bool opened = false;  // the `ev` field was seen first, as `{"ev":"`
+  bool opened = false;  // the `ev` field was seen first, as `{"ev":"` or `{"ev": "`
+  std::size_t opening = 0;
   std::string event;
   std::vector<ShapeField> fields;
   Literal tail;
@@ -482,8 +490,10 @@ struct ShapeRecorder {
     } else if (!opened) {
       // The first field must be `ev`, a string, written as the fast path expects it.
       opened = true;
-      ok = key == Key::kEv && string && literal.size() + 1 == kEventOpening.size() &&
-           kEventOpening.starts_with(literal);
+      opening = literal.size() + 1;
+      ok = key == Key::kEv && string &&
+           ((opening == kEventOpening.size() && kEventOpening.starts_with(literal)) ||
+            (opening == kSpacedEventOpening.size() && kSpacedEventOpening.starts_with(literal)));
       if (ok) event = bag.at(Key::kEv).s;
       ok = ok && !event.empty();
     } else {
@@ -550,6 +560,7 @@ FlatJson read_general(std::string_view line, const char* limit, FieldBag& bag, K
 }
 
 const Literal kEventOpeningLiteral = make_literal(kEventOpening);
+const Literal kSpacedEventOpeningLiteral = make_literal(kSpacedEventOpening);
 
 // Event names are short: an inline loop beats a call to memcmp.
 bool same_text(std::string_view a, std::string_view b) {
@@ -595,15 +606,7 @@ bool read_shape(const Shape& shape, const char* p, const char* end, const char* 
       if ((*p != '-' && !is_digit(*p)) || (p = read_number(p, end, limit, n)) == nullptr) {
         return false;
       }
-      if (slot != nullptr) {
-        if (n.integer) {
-          slot->kind = Slot::Kind::kInt;
-          slot->i = n.i;
-        } else {
-          slot->kind = Slot::Kind::kReal;
-          slot->d = n.d;
-        }
-      }
+      store_number(slot, n);
     }
   }
   return matches_within(p, end, limit, shape.tail) &&
@@ -623,12 +626,18 @@ FlatJson FlatJsonReader::read(std::string_view line, std::size_t readable, Field
   // A line that opens with `{"ev":"` may be of the shape its event had last time.
   Shape* shape = nullptr;
   bool known_event = false;
+  std::size_t opening = 0;
   if (matches_within(line.data(), end, limit, kEventOpeningLiteral)) {
-    const char* p = line.data() + kEventOpening.size();
+    opening = kEventOpening.size();
+  } else if (matches_within(line.data(), end, limit, kSpacedEventOpeningLiteral)) {
+    opening = kSpacedEventOpening.size();
+  }
+  if (opening != 0) {
+    const char* p = line.data() + opening;
     std::string_view event;
     if ((p = read_string(p, end, limit, event)) != nullptr && !event.empty()) {
       shape = &shapes_->slots[shape_slot(event)];
-      known_event = same_text(shape->event, event);
+      known_event = shape->opening == opening && same_text(shape->event, event);
       if (known_event) {
         Slot& slot = bag.set(Key::kEv);
         slot.kind = Slot::Kind::kString;
@@ -649,6 +658,7 @@ FlatJson FlatJsonReader::read(std::string_view line, std::size_t readable, Field
   FlatJson result = read_general(line, limit, bag, guess_, record ? &recorder : nullptr);
   if (result == FlatJson::kRead && record && recorder.ok) {
     shape->event = std::move(recorder.event);
+    shape->opening = recorder.opening;
     shape->fields = std::move(recorder.fields);
     shape->tail = recorder.tail;
     shape->misses = 0;

@@ -32,8 +32,9 @@ struct Shapes;
 ///
 /// Writers print each event the same way every time, so the reader remembers the last line
 /// shape of each event (the text between values, and whether each value was a string or a
-/// number): a line that opens with `{"ev":"<event>"` is first checked against that shape, text
-/// by text, and only read key by key when it differs. One reader per stream; not thread-safe.
+/// number): a line that opens with `{"ev":"<event>"` (or `{"ev": "<event>"`, as Python's
+/// json.dumps writes it) is first checked against that shape, text by text, and only read key by
+/// key when it differs. One reader per stream; not thread-safe.
 class FlatJsonReader {
  public:
   FlatJsonReader();

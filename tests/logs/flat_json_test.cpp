@@ -126,6 +126,11 @@ TEST(FlatJson, ShapesNeverChangeWhatIsRead) {
       R"({"ev":"mb","rank":1,"t":1.5,"stage":0,"mb":2,"phase":"F","start":true,"end":1.5})",
       R"({"ev":"mb"})",
       R"({"ev":"mb","ev":"loss","value":1})",
+      // Python's json.dumps: spaces after ':' and ','.
+      R"({"ev": "mb", "rank": 1, "t": 1764412800.1234567, "phase": "F", "start": 1.25})",
+      R"({"ev": "mb", "rank": 1, "t": 1764412800.1234568, "phase": "B", "start": 2.5})",
+      R"({"ev": "mb", "rank": 1, "t": 1764412800.1234568, "phase": "B", "start": 2.5, "x": 1})",
+      R"({"ev": "mb","rank": 1, "t": 1764412800.1234568, "phase": "B", "start": 2.5})",
   };
   FlatJsonReader seasoned;
   std::mt19937 rng(7);
@@ -135,6 +140,13 @@ TEST(FlatJson, ShapesNeverChangeWhatIsRead) {
     expect_agreement(line, seasoned);
   }
   EXPECT_GT(seasoned.shaped_lines(), 100);
+
+  // Lines as Python's json.dumps writes them take remembered shapes too.
+  FlatJsonReader python;
+  const std::string spaced =
+      R"({"ev": "step", "rank": 0, "t": 1764412800.5, "global_step": 3, "loss": 2.25})";
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(flat_reads(spaced, {}, &python).has_value());
+  EXPECT_EQ(python.shaped_lines(), 2);
 }
 
 TEST(FlatJson, ReadsNumbersExactly) {
