@@ -34,7 +34,8 @@ constexpr std::array<bool, 256> kPlainStringByte = [] {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Every reader below takes the position and the line's end and returns the position after what
-// it read, or nullptr to defer. Reads never pass `end`: the line has no padding.
+// it read, or nullptr to defer. Single bytes are read before `end` only; whole words may be
+// loaded up to `limit` (readable slack past the line), but nothing past `end` decides anything.
 
 const char* skip_space(const char* p, const char* end) {
   // All four JSON whitespace bytes are <= ' ', so one compare settles the usual case.
