@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 
 #include "baseline/baseline.h"
 #include "baseline/baseline_diff.h"
 #include "logs/log_stream.h"
+#include "logs/read_buffer.h"
 
 namespace bigmac::baseline {
 namespace {
@@ -21,18 +25,29 @@ std::string opt(const std::optional<double>& v) {
 }  // namespace
 
 Expected<std::vector<logs::Record>> read_log_records(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    Error e = make_error(ErrorKind::kInput, "cannot open log file");
+  struct Closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  auto unreadable = [&](int err) {
+    Error e = make_error(ErrorKind::kInput,
+                         std::string("cannot read log file: ") + std::strerror(err),
+                         "pass a rank's log file; of a run directory, its rank*.log files");
     e.file = path.string();
     return tl::unexpected(e);
-  }
+  };
+  std::unique_ptr<std::FILE, Closer> file(std::fopen(path.c_str(), "rb"));
+  if (!file) return unreadable(errno);
   logs::LogStream stream;
   std::vector<logs::Record> records;
-  char buffer[1 << 16];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    stream.feed(std::string_view(buffer, static_cast<std::size_t>(in.gcount())), records);
+  logs::ReadBuffer buffer(std::size_t{1} << 16);
+  while (true) {
+    const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file.get());
+    if (n > 0) stream.feed(std::string_view(buffer.data(), n), records);
+    if (n < buffer.size()) {
+      // A directory opens but cannot be read (EISDIR): say so rather than compare nothing.
+      if (std::ferror(file.get())) return unreadable(errno != 0 ? errno : EIO);
+      break;
+    }
   }
   stream.finish(records);
   return records;

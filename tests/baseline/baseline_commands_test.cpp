@@ -55,6 +55,12 @@ TEST_F(BaselineCommands, RecordShowCompareDiff) {
   EXPECT_EQ(bad.code, ExitCode::kGateFailed);
   EXPECT_NE(bad.text.find("regression"), std::string::npos) << bad.text;
   EXPECT_EQ(compare_logs({dir_ / "missing.jsonl"}, dir_ / "b.json").code, ExitCode::kBadInput);
+  // A directory opens but is not a log: an error naming it, not an empty comparison.
+  std::filesystem::create_directories(dir_ / "run");
+  const CommandResult directory = compare_logs({dir_ / "run"}, dir_ / "b.json");
+  EXPECT_EQ(directory.code, ExitCode::kBadInput) << directory.text;
+  EXPECT_NE(directory.text.find("Is a directory"), std::string::npos) << directory.text;
+  EXPECT_NE(directory.text.find((dir_ / "run").string()), std::string::npos) << directory.text;
 
   auto other = read_log_records(write_log("other.jsonl", 2.5));
   ASSERT_EQ(record_baseline(*other, true, dir_ / "c.json", "demo2", "cfg").code, ExitCode::kOk);
