@@ -134,15 +134,6 @@ void build_done(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   bag.read(Key::kSteps, r.steps);
 }
 
-// Event names are a few letters: comparing inline beats a call to memcmp per candidate.
-bool is_event(std::string_view name, std::string_view text) {
-  if (name.size() != text.size()) return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    if (name[i] != text[i]) return false;
-  }
-  return true;
-}
-
 using Builder = void (*)(FieldBag&, const RecordOrigin&, std::vector<Record>&);
 
 struct EventBuilder {
@@ -169,7 +160,7 @@ ContractResult build_contract_record(FieldBag& bag, const RecordOrigin& base,
     return ContractResult::kBad;
   }
   for (const EventBuilder& builder : kBuilders) {
-    if (is_event(builder.name, ev.s)) {
+    if (same_short_text(builder.name, ev.s)) {
       builder.build(bag, base, out);
       if (bag.error().empty()) return ContractResult::kRecord;
       out.pop_back();

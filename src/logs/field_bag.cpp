@@ -136,12 +136,7 @@ std::optional<Key> find_key(std::string_view name) {
   static const KeyTable table;
   std::uint8_t k = table.slot[hash_name(name, table.seed)];
   if (k == kEmpty) return std::nullopt;
-  std::string_view candidate = kKeyNames[k];
-  if (candidate.size() != name.size()) return std::nullopt;
-  // Keys are short: an inline loop beats a call to memcmp here.
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    if (candidate[i] != name[i]) return std::nullopt;
-  }
+  if (!same_short_text(kKeyNames[k], name)) return std::nullopt;
   return static_cast<Key>(k);
 }
 
@@ -149,13 +144,7 @@ std::string_view key_name(Key key) { return kKeyNames[static_cast<std::size_t>(k
 
 std::optional<Key> KeyGuess::find(std::size_t previous, std::string_view name) {
   Key guess = next_[previous];
-  std::string_view expected = kKeyNames[static_cast<std::size_t>(guess)];
-  if (expected.size() == name.size()) {
-    // Keys are short: an inline loop beats a call to memcmp here.
-    std::size_t i = 0;
-    while (i < name.size() && expected[i] == name[i]) ++i;
-    if (i == name.size()) return guess;
-  }
+  if (same_short_text(kKeyNames[static_cast<std::size_t>(guess)], name)) return guess;
   std::optional<Key> key = find_key(name);
   if (key) next_[previous] = *key;
   return key;

@@ -563,15 +563,6 @@ FlatJson read_general(std::string_view line, const char* limit, FieldBag& bag, K
 const Literal kEventOpeningLiteral = make_literal(kEventOpening);
 const Literal kSpacedEventOpeningLiteral = make_literal(kSpacedEventOpening);
 
-// Event names are short: an inline loop beats a call to memcmp.
-bool same_text(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 std::size_t shape_slot(std::string_view event) {
   return (event.size() * 31 + static_cast<unsigned char>(event.back())) % 16;
 }
@@ -638,7 +629,7 @@ FlatJson FlatJsonReader::read(std::string_view line, std::size_t readable, Field
     std::string_view event;
     if ((p = read_string(p, end, limit, event)) != nullptr && !event.empty()) {
       shape = &shapes_->slots[shape_slot(event)];
-      known_event = shape->opening == opening && same_text(shape->event, event);
+      known_event = shape->opening == opening && same_short_text(shape->event, event);
       if (known_event) {
         Slot& slot = bag.set(Key::kEv);
         slot.kind = Slot::Kind::kString;

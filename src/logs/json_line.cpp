@@ -196,7 +196,6 @@ JsonLineReader::~JsonLineReader() = default;
 JsonLineReader::JsonLineReader(JsonLineReader&&) noexcept = default;
 JsonLineReader& JsonLineReader::operator=(JsonLineReader&&) noexcept = default;
 
-std::size_t JsonLineReader::padding() { return simdjson::SIMDJSON_PADDING; }
 
 bool JsonLineReader::read(std::string_view line, std::size_t readable, FieldBag& bag,
                           std::string& error) {

@@ -30,9 +30,6 @@ class JsonLineReader {
   /// False with `error` set when the line is not one well-formed JSON object.
   bool read(std::string_view line, std::size_t readable, FieldBag& bag, std::string& error);
 
-  /// Bytes of readable slack the parser needs past a line to avoid a copy.
-  static std::size_t padding();
-
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
