@@ -64,7 +64,7 @@ const DpRun& dp_run(int steps) {
   for (int r = 0; r < 4; ++r) {
     run.texts.push_back(rank_text(r, steps));
     const logs::LoadedLogs loaded = logs::load_text(run.texts.back(), fmt::format("rank{}", r));
-    run.evidence.add_rank_log(loaded.ranks.front(), gates::RankExit{true, 0, {}, false, {}});
+    run.evidence.add_rank_log(loaded.ranks.front(), gates::RankEnding{true, 0, {}, false, {}});
   }
   run.reference = baseline::summarize_records(run.evidence.all_records(), "ref", {});
   return run;

@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include "baseline/baseline_commands.h"
-#include "cli/run_context.h"
+#include "cli/run_options.h"
+#include "gates/gate_plan.h"
 #include "gates/run_directory.h"
 
 namespace bigmac::cli {
 namespace fs = std::filesystem;
+using attempt::reports_root;
 namespace {
 
 struct BaselineRequest {
@@ -36,7 +38,7 @@ int fail(const Errors& errors) {
 
 /// Promotes the first gate of a run to a stored baseline.
 int record(const BaselineRequest& request) {
-  auto context = RunContext::create(request.options);
+  auto context = make_run_context(request.options);
   if (!context) return fail(context.error());
   const fs::path run_dir =
       request.run_dir.empty() ? reports_root() / "latest" : fs::path(request.run_dir);
@@ -49,7 +51,7 @@ int record(const BaselineRequest& request) {
                   fmt::format("refusing to record a baseline: gate {} is {} in {}, not passed",
                               first.id, gates::status_name(first.status), run_dir.string())});
   }
-  const fs::path attempt = run_dir / fmt::format("01-{}.{}", first.id, first.attempts);
+  const fs::path attempt = run_dir / gates::attempt_folder(0, first.id, first.attempts);
   std::vector<logs::Record> records;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(attempt, ec)) {
@@ -63,7 +65,10 @@ int record(const BaselineRequest& request) {
   const fs::path out = request.out.empty() ? context->stored_baseline : fs::path(request.out);
   fs::create_directories(out.parent_path().empty() ? fs::path(".") : out.parent_path(), ec);
   // The same digest a run records for its own baseline: what the first gate read.
-  auto plan = context->plan(context->catalog.specs.front(), run_dir);
+  auto reference = context->load_reference(run_dir, first.id);
+  if (!reference) return fail({reference.error()});
+  auto plan = gates::plan_gate(context->catalog.specs.front(), context->config,
+                               *reference ? (*reference)->samples_per_step() : std::nullopt);
   return print(baseline::record_baseline(records, true, out, context->baseline_name,
                                          plan ? plan->inputs_digest : context->config_digest));
 }
@@ -72,12 +77,14 @@ int compare(const BaselineRequest& request) {
   std::vector<fs::path> logs(request.logs.begin(), request.logs.end());
   baseline::ComparisonPolicy policy;
   if (!request.gate.empty()) {
-    auto context = RunContext::create(request.options);
+    auto context = make_run_context(request.options);
     if (!context) return fail(context.error());
     const gates::GateSpec* spec = context->catalog.find(request.gate);
     if (!spec) {
+      const auto ids = context->catalog.ids();
       return fail({make_error(ErrorKind::kUsage, "unknown gate " + request.gate,
-                              "one of single, dp, pp2, shapes, target or 1-5")});
+                              fmt::format("one of {} or 1-{}", fmt::join(ids, ", "),
+                                          ids.size()))});
     }
     policy = gates::comparison_policy(*spec);
   }

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <memory>
 
-#include "diagnose/diagnose_command.h"
+#include "diagnose/log_diagnosis.h"
 
 namespace bigmac::cli {
 

@@ -1,22 +1,21 @@
 #include "cli/run_command.h"
 
+#include <fmt/format.h>
+
 #include <ctime>
 #include <iostream>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
-#include <fmt/format.h>
-
-#include "cli/gate_execution.h"
+#include "attempt/attempt_plan.h"
+#include "attempt/gate_attempt.h"
 #include "cli/interrupt_flag.h"
-#include "cli/run_context.h"
-#include "cli/trainer_command.h"
+#include "cli/run_options.h"
 #include "core/atomic_file.h"
 #include "diagnose/catalog.h"
+#include "gates/run_directory.h"
 #include "gates/run_status.h"
 #include "launch/clock.h"
-#include "launch/launch_planner.h"
 #include "report/line_printer.h"
 #include "report/progress.h"
 #include "report/report_files.h"
@@ -24,6 +23,7 @@
 
 namespace bigmac::cli {
 namespace fs = std::filesystem;
+using attempt::reports_root;
 namespace {
 
 enum class RunMode { kAll, kOne, kResume };
@@ -54,56 +54,134 @@ fs::path choose_run_dir(const RunRequest& request, RunMode mode) {
   return dir;
 }
 
-/// The -c/--set/--baseline a run was started with, kept in its directory so that `resume` and
-/// `run GATE` without them continue with the same configuration.
+/// The -c/--set/--baseline a run was started with and where it was started, kept in its
+/// directory so that `resume` and `run GATE` without them continue with the same
+/// configuration, from any working directory.
 constexpr const char* kInvocationFile = "invocation.json";
 
-RunCommandOptions with_recorded_invocation(RunCommandOptions options, const fs::path& run_path) {
-  if (!options.common.config_file.empty() || !options.common.sets.empty()) return options;
-  auto text = read_file(run_path / kInvocationFile);
-  if (!text) return options;
+struct Invocation {
+  RunCommandOptions options;
+  fs::path cwd;  ///< where the run started; relative paths in its configuration mean it
+};
+
+/// The options to run with: the request's own when it names a configuration, else those the
+/// run recorded. A recorded invocation that cannot be read is an error naming it, never a
+/// silent fall-back to the built-in configuration.
+Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const fs::path& run_path) {
+  Invocation out{options, fs::current_path()};
+  if (!options.common.config_file.empty() || !options.common.sets.empty()) return out;
+  std::error_code ec;
+  const fs::path file = run_path / kInvocationFile;
+  if (!fs::exists(file, ec)) return out;
+  auto text = read_file(file);
+  if (!text) return tl::unexpected(text.error());
   const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return options;
-  options.common.config_file = j.value("config", std::string());
-  options.common.sets = j.value("set", std::vector<std::string>());
-  if (options.baseline.empty()) options.baseline = j.value("baseline", std::string());
-  return options;
+  auto damaged = [&](const std::string& why) {
+    Error e = make_error(ErrorKind::kInput, "damaged run invocation: " + why,
+                         "give the configuration again with -c/--set, or start a new run");
+    e.file = file.string();
+    return tl::unexpected(e);
+  };
+  if (j.is_discarded() || !j.is_object()) return damaged("not a JSON object");
+  try {
+    out.options.common.config_file = j.value("config", std::string());
+    out.options.common.sets = j.value("set", std::vector<std::string>());
+    if (options.baseline.empty() && !options.no_baseline) {
+      out.options.baseline = j.value("baseline", std::string());
+      out.options.no_baseline = j.value("no_baseline", false);
+    }
+    if (options.stages.empty()) out.options.stages = j.value("stages", std::string());
+    if (j.contains("cwd")) out.cwd = j.at("cwd").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    return damaged(e.what());
+  }
+  return out;
+}
+
+/// Resolves a gate named by id or number to its id; nullopt (with the message printed) when
+/// the catalog has no such gate. Empty stays empty (= from the first / to the last).
+std::optional<std::string> resolve_gate(const gates::GateCatalog& catalog, const std::string& name,
+                                        const char* option) {
+  if (name.empty()) return std::string();
+  if (const gates::GateSpec* spec = catalog.find(name)) return spec->id;
+  const auto ids = catalog.ids();
+  print_errors(std::cerr,
+               {make_error(ErrorKind::kUsage, fmt::format("{}: unknown gate '{}'", option, name),
+                           fmt::format("one of {} or 1-{}", fmt::join(ids, ", "), ids.size()))});
+  return std::nullopt;
 }
 
 int run(const RunRequest& request, RunMode mode) {
-  const fs::path run_path = choose_run_dir(request, mode);
-  const RunCommandOptions options = mode == RunMode::kAll
-                                        ? request.options
-                                        : with_recorded_invocation(request.options, run_path);
-  auto context = RunContext::create(options);
+  const fs::path run_path = fs::absolute(choose_run_dir(request, mode));
+  auto invocation = mode == RunMode::kAll
+                        ? Expected<Invocation>(Invocation{request.options, fs::current_path()})
+                        : with_recorded_invocation(request.options, run_path);
+  if (!invocation) return fail({invocation.error()});
+  std::error_code ec;
+  if (invocation->cwd != fs::current_path(ec)) {
+    // The configuration and the trainer command name files relative to where the run started.
+    fs::current_path(invocation->cwd, ec);
+    if (ec) {
+      return fail({make_error(ErrorKind::kInput,
+                              fmt::format("the run started in {}, which cannot be entered: {}",
+                                          invocation->cwd.string(), ec.message()),
+                              "give the configuration again with -c from here")});
+    }
+    std::cerr << "bigmac-bringup: continuing in " << invocation->cwd.string()
+              << ", where the run started\n";
+  }
+  const RunCommandOptions& options = invocation->options;
+  auto context = make_run_context(options);
   if (!context) return fail(context.error());
   if (mode == RunMode::kResume && !fs::exists(run_path / "state.json")) {
-    return fail({make_error(ErrorKind::kInput,
-                            fmt::format("no run to resume in {} (no state.json)",
-                                        run_path.string()),
-                            "start one with run-all")});
+    return fail({make_error(
+        ErrorKind::kInput, fmt::format("no run to resume in {} (no state.json)", run_path.string()),
+        "start one with run-all")});
   }
+  // Every named gate is checked before the run directory is created or touched.
+  const auto gate = resolve_gate(context->catalog, request.gate, "run");
+  const auto from = resolve_gate(context->catalog, request.options.from, "--from");
+  const auto until = resolve_gate(context->catalog, request.options.until, "--until");
+  if (!gate || !from || !until) return to_int(ExitCode::kBadInput);
+  if (!from->empty() && !until->empty() &&
+      context->catalog.find(*from)->order > context->catalog.find(*until)->order) {
+    return fail({make_error(ErrorKind::kUsage,
+                            fmt::format("--from {} comes after --until {}", *from, *until),
+                            "give --from a gate at or before --until")});
+  }
+  auto inputs = context->inputs(run_path);
+  if (!inputs) return fail(inputs.error());
+
   auto dir = gates::RunDirectory::open(run_path);
   if (!dir) return fail({dir.error()});
   auto stored = dir->load();
   if (!stored) return fail({stored.error()});
   gates::RunState state = stored->value_or(
       gates::RunState::fresh(run_path.filename().string(), context->catalog.ids()));
-  (void)gates::point_latest(run_path.parent_path(), run_path);
-  const nlohmann::json invocation = {{"config", options.common.config_file},
-                                     {"set", options.common.sets},
-                                     {"baseline", options.baseline}};
-  (void)write_file_atomically(run_path / kInvocationFile, invocation.dump(2) + "\n");
+  if (auto latest = gates::point_latest(run_path.parent_path(), run_path); !latest) {
+    std::cerr << "bigmac-bringup: warning: " << latest.error().format() << "\n";
+  }
+  const nlohmann::json recorded = {
+      {"config", options.common.config_file.empty()
+                     ? std::string()
+                     : fs::absolute(options.common.config_file).string()},
+      {"set", options.common.sets},
+      {"baseline",
+       options.baseline.empty() ? std::string() : fs::absolute(options.baseline).string()},
+      {"no_baseline", options.no_baseline},
+      {"stages", options.stages.empty() ? std::string() : fs::absolute(options.stages).string()},
+      {"cwd", fs::current_path().string()}};
+  if (auto w = write_file_atomically(run_path / kInvocationFile, recorded.dump(2) + "\n"); !w) {
+    return fail({w.error()});
+  }
 
-  auto inputs = context->inputs(run_path);
-  if (!inputs) return fail(inputs.error());
   gates::Observation start;
   if (mode == RunMode::kResume) {
     start = gates::Resume{*inputs};
   } else if (mode == RunMode::kOne) {
-    start = gates::Begin{request.gate, request.gate, *inputs};
+    start = gates::Begin{*gate, *gate, *inputs};
   } else {
-    start = gates::Begin{request.options.from, request.options.until, *inputs};
+    start = gates::Begin{*from, *until, *inputs};
   }
 
   auto catalog = diagnose::builtin_catalog();
@@ -118,15 +196,16 @@ int run(const RunRequest& request, RunMode mode) {
   progress.message(fmt::format("run directory: {}", run_path.string()));
   progress.run_started(state.run_id, state.gates.size());
   const std::atomic<bool>& cancel = install_interrupt_flag();
-  ProcessGateExecutor executor(*context, *dir, *diagnoser, cancel, progress);
+  attempt::AttemptExecutor executor(*context, run_path,
+                                    attempt::host_services(cancel, progress, *diagnoser));
   gates::RunOutput output{[&](const gates::RunState& s) { return dir->save(s); },
                           [&](const std::string& line) { progress.message(line); }};
-  gates::RunResult result = gates::run_gates(std::move(state), start, executor, output);
+  gates::RunLoopResult result = gates::run_gates(std::move(state), start, executor, output);
 
   // Reports are written whatever the outcome, so CI always has its JUnit file.
   const fs::path reference = context->stored_baseline;
   const fs::path baseline_file =
-      fs::exists(reference) ? reference : run_path / "baseline.json";
+      !reference.empty() && fs::exists(reference) ? reference : run_path / "baseline.json";
   if (auto written = report::generate_reports(run_path, baseline_file); !written) {
     progress.message("could not write the reports: " + written.error().format());
   }
@@ -135,12 +214,16 @@ int run(const RunRequest& request, RunMode mode) {
   } else {
     progress.message(gates::format_action(result.last));
   }
+  // A refusal (an earlier gate not passed) is the answer to the request: say it last.
+  if (const auto* refused = std::get_if<gates::Refuse>(&result.last)) {
+    print_errors(std::cerr, {make_error(ErrorKind::kUsage, refused->message)});
+  }
   return to_int(result.code);
 }
 
 int render(const RunRequest& request, const std::string& format, const std::string& out) {
-  const fs::path dir = !request.run_dir.empty() ? fs::path(request.run_dir)
-                                                : reports_root() / "latest";
+  const fs::path dir =
+      !request.run_dir.empty() ? fs::path(request.run_dir) : reports_root() / "latest";
   auto parsed = report::parse_report_format(format);
   if (!parsed) return fail({parsed.error()});
   auto input = report::load_report_input(dir, request.options.baseline.empty()
@@ -159,8 +242,7 @@ int render(const RunRequest& request, const std::string& format, const std::stri
 }
 
 int status(const RunRequest& request) {
-  fs::path dir = !request.run_dir.empty() ? fs::path(request.run_dir)
-                                          : reports_root() / "latest";
+  fs::path dir = !request.run_dir.empty() ? fs::path(request.run_dir) : reports_root() / "latest";
   gates::StatusOutput out = gates::status_command(dir.string(), request.json);
   std::cout << out.text;
   if (!out.text.empty() && out.text.back() != '\n') std::cout << '\n';
@@ -168,33 +250,21 @@ int status(const RunRequest& request) {
 }
 
 int plan(const RunRequest& request) {
-  auto context = RunContext::create(request.options);
+  auto context = make_run_context(request.options);
   if (!context) return fail(context.error());
   const fs::path run_path = reports_root() / "<run-id>";
   Errors errors;
-  std::size_t index = 0;
   for (const gates::GateSpec& spec : context->catalog.specs) {
-    ++index;
-    auto gate_plan = context->plan(spec, run_path);
-    if (!gate_plan) {
-      errors.push_back(gate_plan.error());
+    auto reference = context->load_reference(run_path, spec.id);
+    if (!reference) return fail({reference.error()});
+    // The same planning code as a run; devices are not probed for a printout.
+    auto planned =
+        attempt::plan_attempt(*context, spec, *reference ? &**reference : nullptr, run_path, 1, {});
+    if (!planned) {
+      errors.push_back(planned.error());
       continue;
     }
-    std::cout << fmt::format("== gate {}/{} {}: {}\n", index, context->catalog.specs.size(),
-                             spec.id, spec.title)
-              << gates::format_plan(*gate_plan);
-    const fs::path attempt = run_path / fmt::format("{:02}-{}.1", index, spec.id);
-    const auto placeholders =
-        gate_placeholders(gate_plan->config, spec.id, attempt / "gate.toml", run_path);
-    launch::PlanInputs inputs;
-    inputs.trainer_argv = trainer_argv(gate_plan->config, context->trainer_binary, placeholders);
-    inputs.log_dir = attempt;
-    auto launch_plan = launch::plan_launch(gate_plan->config, inputs);
-    if (!launch_plan) {
-      errors.push_back(launch_plan.error());
-      continue;
-    }
-    std::cout << launch::render_text(*launch_plan) << "\n";
+    std::cout << attempt::format_attempt_plan(*planned);
   }
   if (!errors.empty()) return fail(errors);
   return 0;
@@ -205,8 +275,11 @@ void add_run_options(CLI::App& cmd, RunRequest& request) {
   cmd.add_option("--run-dir", request.options.run_dir,
                  "run directory (default: a new reports/<run-id>)");
   cmd.add_option("--baseline", request.options.baseline,
-                 "stored baseline (default: baselines/<config name>-<devices>.json; without one "
-                 "the first gate records it for this run)");
+                 "stored baseline to compare with; it must exist (default: "
+                 "baselines/<config name>-<devices>.json when it exists, else the first gate "
+                 "records this run's own)");
+  cmd.add_flag("--no-baseline", request.options.no_baseline,
+               "ignore any stored baseline: the first gate records this run's own");
   cmd.add_option("--stages", request.options.stages, "gate definitions (default: ./stages)");
   cmd.add_flag("--ci", request.options.ci, "plain output for CI logs");
 }

@@ -23,11 +23,9 @@ TextScan Diagnoser::start_scan() const { return TextScan(*matcher_); }
 
 std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
   TextScan scan(*matcher_);
-  for (const LogRecords& log : input.logs) {
-    scan.begin_file(log.file);
-    for (const logs::Record& record : log.records) {
-      if (const auto* line = std::get_if<logs::TextLine>(&record)) scan.add_line(*line);
-    }
+  for (const logs::RankLog& log : input.logs) {
+    scan.begin_file(log.label());
+    for (const logs::TextLine& line : log.context.lines()) scan.add_line(line);
   }
   return finish(scan, input);
 }

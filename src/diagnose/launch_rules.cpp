@@ -43,7 +43,7 @@ void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
   if (in.launch == nullptr) return;
   const LaunchFacts& facts = *in.launch;
   if (facts.port_holder) {
-    const PortHolder& h = *facts.port_holder;
+    const HeldPort& h = *facts.port_holder;
     out.push_back(
         {"port_held_by_process",
          {{"port", std::to_string(h.port)}, {"pid", std::to_string(h.pid)}, {"command", h.command}},

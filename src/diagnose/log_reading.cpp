@@ -88,40 +88,61 @@ int rank_from_file_name(const fs::path& file) {
 
 namespace {
 
-// Hands text lines to the scan and keeps only typed records.
-void drain(std::vector<logs::Record>& fresh, std::vector<logs::Record>& kept, TextScan& scan) {
-  for (logs::Record& r : fresh) {
-    if (const auto* line = std::get_if<logs::TextLine>(&r)) {
-      scan.add_line(*line);
-    } else {
-      kept.push_back(std::move(r));
+// Hands each record to its rank's log (in order of first appearance); text lines go to the
+// scan instead when there is one.
+class RankSorter {
+ public:
+  RankSorter(std::string file, TextScan* scan) : file_(std::move(file)), scan_(scan) {}
+
+  void take(std::vector<logs::Record>& fresh) {
+    for (logs::Record& r : fresh) {
+      if (const auto* line = std::get_if<logs::TextLine>(&r); line != nullptr && scan_ != nullptr) {
+        scan_->add_line(*line);
+        continue;
+      }
+      log_of(logs::origin_of(r).rank).add(std::move(r));
     }
+    fresh.clear();
   }
-  fresh.clear();
-}
+
+  std::vector<logs::RankLog> result() && { return std::move(logs_); }
+
+ private:
+  logs::RankLog& log_of(int rank) {
+    for (logs::RankLog& log : logs_) {
+      if (log.rank == rank) return log;
+    }
+    logs::RankLog& log = logs_.emplace_back();
+    log.rank = rank;
+    log.sources.push_back(file_);
+    return log;
+  }
+
+  std::string file_;
+  TextScan* scan_;
+  std::vector<logs::RankLog> logs_;
+};
 
 }  // namespace
 
-Expected<LogRecords> read_log_records(const fs::path& file, TextScan* scan) {
+Expected<std::vector<logs::RankLog>> read_log_records(const fs::path& file, TextScan* scan) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return tl::unexpected(input_error(file, "cannot open for reading"));
-  LogRecords out;
-  out.file = file.string();
   logs::LogStream stream(logs::LogFormat::kAuto, rank_from_file_name(file));
-  if (scan != nullptr) scan->begin_file(out.file);
+  if (scan != nullptr) scan->begin_file(file.string());
+  RankSorter sorter(file.string(), scan);
   std::vector<logs::Record> fresh;
-  std::vector<logs::Record>& sink = scan != nullptr ? fresh : out.records;
   std::array<char, 1 << 16> buffer{};
   while (in) {
     in.read(buffer.data(), buffer.size());
     const auto got = in.gcount();
-    if (got > 0) stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)), sink);
-    if (scan != nullptr) drain(fresh, out.records, *scan);
+    if (got > 0) stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)), fresh);
+    sorter.take(fresh);
   }
   if (in.bad()) return tl::unexpected(input_error(file, "read error"));
-  stream.finish(sink);
-  if (scan != nullptr) drain(fresh, out.records, *scan);
-  return out;
+  stream.finish(fresh);
+  sorter.take(fresh);
+  return std::move(sorter).result();
 }
 
 }  // namespace bigmac::diagnose

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "diagnose/metric_rules.h"
+#include "logs/rank_log.h"
 
 namespace bigmac::diagnose {
 
@@ -21,9 +22,11 @@ int rank_from_file_name(const std::filesystem::path& file);
 
 class TextScan;
 
-/// Reads one file through logs::LogStream (launcher prefixes give the rank). With `scan`, text
-/// lines go to the scan as they are read and are not kept, so memory stays bounded by the
-/// typed records however long the log is.
-Expected<LogRecords> read_log_records(const std::filesystem::path& file, TextScan* scan = nullptr);
+/// Reads one file through logs::LogStream (launcher prefixes give the rank) into one RankLog
+/// per rank it holds, each labelled with the file. With `scan`, text lines go to the scan as
+/// they are read and are not kept, so memory stays bounded by the typed records however long
+/// the log is; without it they are kept in each rank's bounded context window.
+Expected<std::vector<logs::RankLog>> read_log_records(const std::filesystem::path& file,
+                                                      TextScan* scan = nullptr);
 
 }  // namespace bigmac::diagnose

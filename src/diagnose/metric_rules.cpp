@@ -33,7 +33,7 @@ bool close_to(double a, double b, double rtol, double atol) {
 
 // Steps of each rank that logs them, in log order.
 std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(
-    std::span<const LogRecords> logs) {
+    std::span<const logs::RankLog> logs) {
   std::map<int, std::vector<Sourced<logs::StepRecord>>> out;
   for (const auto& s : all_of<logs::StepRecord>(logs)) out[s.record->at.rank].push_back(s);
   return out;
@@ -232,9 +232,12 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   const Sourced<logs::StepRecord>* diverged = nullptr;
   for (const auto& s : *steps) {
     const auto step = s.record->global_step;
-    if (step < 0 || static_cast<std::size_t>(step) >= base.loss.size() || !s.record->loss) continue;
+    if (step < 0 || static_cast<std::size_t>(step) >= base.loss.size() || !s.record->loss ||
+        !base.loss[static_cast<std::size_t>(step)]) {
+      continue;
+    }
     if (!std::isfinite(*s.record->loss)) break;  // loss_non_finite speaks for it
-    if (!close_to(*s.record->loss, base.loss[static_cast<std::size_t>(step)], in.limits.loss_rtol,
+    if (!close_to(*s.record->loss, *base.loss[static_cast<std::size_t>(step)], in.limits.loss_rtol,
                   in.limits.loss_atol)) {
       diverged = &s;
       break;
@@ -242,7 +245,7 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   }
   if (diverged == nullptr) return;
   const logs::StepRecord& r = *diverged->record;
-  const std::string baseline_loss = number(base.loss[static_cast<std::size_t>(r.global_step)]);
+  const std::string baseline_loss = number(*base.loss[static_cast<std::size_t>(r.global_step)]);
   if (r.global_step == 0) {
     out.push_back({"loss_wrong_from_first_step",
                    {{"loss", number(*r.loss)}, {"baseline_loss", baseline_loss}},
@@ -254,8 +257,11 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   const Sourced<logs::StepRecord>* lr_differs = nullptr;
   for (const auto& s : *steps) {
     const auto step = s.record->global_step;
-    if (!s.record->lr || step < 0 || static_cast<std::size_t>(step) >= base.lr.size()) continue;
-    if (!close_to(*s.record->lr, base.lr[static_cast<std::size_t>(step)], in.limits.lr_rtol, 0)) {
+    if (!s.record->lr || step < 0 || static_cast<std::size_t>(step) >= base.lr.size() ||
+        !base.lr[static_cast<std::size_t>(step)]) {
+      continue;
+    }
+    if (!close_to(*s.record->lr, *base.lr[static_cast<std::size_t>(step)], in.limits.lr_rtol, 0)) {
       lr_differs = &s;
       break;
     }
@@ -267,7 +273,7 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
     world = std::max(world, run.record->world_size);
   if (lr_differs != nullptr) {
     const auto step = static_cast<std::size_t>(lr_differs->record->global_step);
-    const double base_lr = base.lr[step];
+    const double base_lr = *base.lr[step];
     const double ratio = base_lr != 0 ? *lr_differs->record->lr / base_lr : 0;
     const auto matches = [&](double n) { return n > 1 && std::fabs(ratio - n) <= 0.01 * n; };
     if (matches(static_cast<double>(dp)) || matches(static_cast<double>(world)) ||

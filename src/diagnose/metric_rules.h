@@ -10,20 +10,16 @@
 
 #include "diagnose/catalog.h"
 #include "diagnose/diagnosis.h"
+#include "logs/rank_log.h"
 #include "logs/record.h"
 
 namespace bigmac::diagnose {
 
-/// The records of one log file (one rank's stream, or a merged file).
-struct LogRecords {
-  std::string file;
-  std::vector<logs::Record> records;
-};
-
-/// What the baseline (gate `single`) recorded, as plain values: index = global_step.
-/// Empty vectors and zero counts mean "not known"; rules that need them do not run.
+/// What the baseline (gate `single`) recorded, as plain values: index = global_step. A step
+/// the baseline has no value for is absent (never 0), and rules skip it; zero counts mean
+/// "not known" and rules that need them do not run.
 struct BaselineValues {
-  std::vector<double> loss, grad_norm, lr;
+  std::vector<std::optional<double>> loss, grad_norm, lr;
   std::int64_t samples_per_step = 0;
   std::int64_t param_count = 0;
 };
@@ -42,7 +38,7 @@ struct EnvMismatch {
 };
 
 /// A process holding the rendezvous port.
-struct PortHolder {
+struct HeldPort {
   int port = 0;
   std::int64_t pid = 0;
   std::string command;
@@ -62,7 +58,7 @@ struct LaunchFacts {
   int processes_started = 0;
   std::vector<EnvMismatch> env_mismatches;
   std::vector<StalledRank> stalled;
-  std::optional<PortHolder> port_holder;
+  std::optional<HeldPort> port_holder;
   std::vector<ExitedRank> exited;  ///< every rank that ended, in any order
 };
 
@@ -78,7 +74,7 @@ struct MetricLimits {
 
 /// Everything the metric rules look at.
 struct MetricInput {
-  std::span<const LogRecords> logs;
+  std::span<const logs::RankLog> logs;  ///< evidence names each by its label()
   const BaselineValues* baseline = nullptr;
   const LaunchFacts* launch = nullptr;
   MetricLimits limits;

@@ -33,12 +33,10 @@ struct Sourced {
 };
 
 template <class R>
-std::vector<Sourced<R>> all_of(std::span<const LogRecords> logs) {
+std::vector<Sourced<R>> all_of(std::span<const logs::RankLog> logs) {
   std::vector<Sourced<R>> out;
-  for (const LogRecords& log : logs) {
-    for (const logs::Record& r : log.records) {
-      if (const R* typed = std::get_if<R>(&r)) out.push_back({typed, &log.file});
-    }
+  for (const logs::RankLog& log : logs) {
+    for (const R& r : log.all<R>()) out.push_back({&r, &log.label()});
   }
   return out;
 }

@@ -24,13 +24,13 @@ baseline::Tolerance tolerance_from(const CheckParams& p, const std::string& pref
 }
 
 // The step record of the observed run at `step`, for evidence lines.
-Evidence step_evidence(const CheckContext& ctx, std::int64_t step, std::string text) {
+CheckEvidence step_evidence(const CheckContext& ctx, std::int64_t step, std::string text) {
   if (const RankEvidence* owner = ctx.evidence.step_owner()) {
     for (const logs::StepRecord& s : owner->steps) {
       if (s.global_step == step) return evidence_of(s, std::move(text));
     }
   }
-  return Evidence{-1, 0, std::move(text)};
+  return CheckEvidence{-1, 0, std::move(text)};
 }
 
 CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric metric,
@@ -108,7 +108,7 @@ CheckResult check_lr_vs_baseline(const CheckContext& ctx) {
 CheckResult check_param_count(const CheckContext& ctx) {
   const char* name = "param_count";
   std::optional<std::int64_t> total;
-  std::vector<Evidence> evidence;
+  std::vector<CheckEvidence> evidence;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::ModelRecord& m : r.models) {
       if (total && *total != m.param_count) {
@@ -143,7 +143,7 @@ CheckResult check_param_count(const CheckContext& ctx) {
         tied_names.push_back(fmt::format("{} (stage {})", t, stage));
     }
     if (sum - tied != *total) {
-      std::vector<Evidence> ev{evidence.front()};
+      std::vector<CheckEvidence> ev{evidence.front()};
       std::size_t i = 0;
       for (const auto& [stage, l] : stages) ev.push_back(evidence_of(*l, parts[i++]));
       return fail(name,

@@ -23,11 +23,11 @@ std::vector<std::string> CheckParams::strings(const std::string& key,
   return out;
 }
 
-CheckResult pass(std::string name, std::string message, std::vector<Evidence> evidence) {
+CheckResult pass(std::string name, std::string message, std::vector<CheckEvidence> evidence) {
   return CheckResult{std::move(name), true, std::move(message), std::move(evidence), {}};
 }
 
-CheckResult fail(std::string name, std::string message, std::vector<Evidence> evidence) {
+CheckResult fail(std::string name, std::string message, std::vector<CheckEvidence> evidence) {
   return CheckResult{std::move(name), false, std::move(message), std::move(evidence), {}};
 }
 

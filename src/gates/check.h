@@ -12,7 +12,7 @@
 namespace bigmac::gates {
 
 /// One line of evidence behind a check result: which rank, which log line, what it said.
-struct Evidence {
+struct CheckEvidence {
   int rank = -1;
   std::int64_t line = 0;
   std::string text;
@@ -24,7 +24,7 @@ struct CheckResult {
   std::string name;
   bool passed = false;
   std::string message;
-  std::vector<Evidence> evidence;
+  std::vector<CheckEvidence> evidence;
   std::string route_back;
 };
 
@@ -51,13 +51,13 @@ struct CheckContext {
 };
 
 /// Result builders used by every check.
-CheckResult pass(std::string name, std::string message, std::vector<Evidence> evidence = {});
-CheckResult fail(std::string name, std::string message, std::vector<Evidence> evidence = {});
+CheckResult pass(std::string name, std::string message, std::vector<CheckEvidence> evidence = {});
+CheckResult fail(std::string name, std::string message, std::vector<CheckEvidence> evidence = {});
 
-/// Evidence from any record's origin.
+/// CheckEvidence from any record's origin.
 template <class R>
-Evidence evidence_of(const R& record, std::string text) {
-  return Evidence{record.at.rank, record.at.line, std::move(text)};
+CheckEvidence evidence_of(const R& record, std::string text) {
+  return CheckEvidence{record.at.rank, record.at.line, std::move(text)};
 }
 
 }  // namespace bigmac::gates

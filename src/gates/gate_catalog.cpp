@@ -75,11 +75,11 @@ std::string trainer_identity(const std::filesystem::path& binary) {
 }
 
 GateInputs gate_inputs(const GatePlan& plan, const std::filesystem::path& trainer_binary,
-                       const std::filesystem::path& baseline_file) {
+                       const std::string& baseline_digest) {
   GateInputs in;
   in.config = plan.inputs;
   in.trainer = trainer_binary.empty() ? std::string() : trainer_identity(trainer_binary);
-  in.baseline = baseline_file.empty() ? std::string() : baseline::file_digest(baseline_file);
+  in.baseline = baseline_digest;
   return in;
 }
 

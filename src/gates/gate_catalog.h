@@ -35,8 +35,9 @@ baseline::ComparisonPolicy comparison_policy(const GateSpec& spec);
 /// rebuild changes it.
 std::string trainer_identity(const std::filesystem::path& binary);
 
-/// What a gate run from `plan` depends on, for invalidation.
+/// What a gate run from `plan` depends on, for invalidation. `baseline_digest` is the digest
+/// of the baseline file it compares with (empty: none).
 GateInputs gate_inputs(const GatePlan& plan, const std::filesystem::path& trainer_binary,
-                       const std::filesystem::path& baseline_file);
+                       const std::string& baseline_digest);
 
 }  // namespace bigmac::gates

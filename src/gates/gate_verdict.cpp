@@ -53,7 +53,7 @@ std::string format_verdict(const GateVerdict& v) {
     out += fmt::format("  {} {:<24} {}\n", r.passed ? "ok  " : "FAIL", r.name, r.message);
     if (r.passed) continue;
     std::size_t shown = 0;
-    for (const Evidence& e : r.evidence) {
+    for (const CheckEvidence& e : r.evidence) {
       if (++shown > 6) break;
       out += e.rank >= 0 ? fmt::format("         rank {} line {}: {}\n", e.rank, e.line, e.text)
                          : fmt::format("         {}\n", e.text);
@@ -68,7 +68,7 @@ nlohmann::json to_json(const GateVerdict& v) {
   nlohmann::json results = nlohmann::json::array();
   for (const CheckResult& r : v.results) {
     nlohmann::json evidence = nlohmann::json::array();
-    for (const Evidence& e : r.evidence)
+    for (const CheckEvidence& e : r.evidence)
       evidence.push_back({{"rank", e.rank}, {"line", e.line}, {"text", e.text}});
     results.push_back({{"name", r.name},
                        {"passed", r.passed},
@@ -98,7 +98,7 @@ GateVerdict verdict_from_json(const nlohmann::json& j) {
     r.route_back = c.value("route_back", "");
     for (const auto& e : c.value("evidence", nlohmann::json::array())) {
       r.evidence.push_back(
-          Evidence{e.value("rank", -1), e.value("line", std::int64_t{0}), e.value("text", "")});
+          CheckEvidence{e.value("rank", -1), e.value("line", std::int64_t{0}), e.value("text", "")});
     }
     v.results.push_back(std::move(r));
   }

@@ -15,7 +15,7 @@ int stage_of(const RankEvidence& r) { return r.layouts.empty() ? 0 : r.layouts.f
 CheckResult check_exit_status(const CheckContext& ctx) {
   const char* name = "exit_status";
   if (ctx.evidence.ranks.empty()) return fail(name, "no rank processes: nothing to check");
-  std::vector<Evidence> bad;
+  std::vector<CheckEvidence> bad;
   std::int64_t clean = 0;
   std::int64_t stopped = 0;
   for (const RankEvidence& r : ctx.evidence.ranks) {
@@ -27,14 +27,15 @@ CheckResult check_exit_status(const CheckContext& ctx) {
       ++stopped;
       continue;
     }
-    bad.push_back(Evidence{r.rank, 0, fmt::format("rank {}: {}", r.rank, r.exit.describe())});
+    bad.push_back(CheckEvidence{r.rank, 0, fmt::format("rank {}: {}", r.rank, r.exit.describe())});
     // The last output lines usually hold the reason (a traceback's final line).
-    const std::size_t from = r.text.size() > 3 ? r.text.size() - 3 : 0;
-    for (std::size_t i = from; i < r.text.size(); ++i)
-      bad.push_back(evidence_of(r.text[i], r.text[i].text));
+    const std::vector<logs::TextLine> text = r.context.lines();
+    const std::size_t from = text.size() > 3 ? text.size() - 3 : 0;
+    for (std::size_t i = from; i < text.size(); ++i)
+      bad.push_back(evidence_of(text[i], text[i].text));
   }
   if (static_cast<int>(ctx.evidence.ranks.size()) != ctx.plan.nproc) {
-    bad.insert(bad.begin(), Evidence{-1, 0,
+    bad.insert(bad.begin(), CheckEvidence{-1, 0,
                                      fmt::format("{} rank logs for {} planned processes",
                                                  ctx.evidence.ranks.size(), ctx.plan.nproc)});
   }
@@ -57,7 +58,7 @@ CheckResult check_process_group_formed(const CheckContext& ctx) {
   const char* name = "process_group_formed";
   if (ctx.evidence.ranks.empty()) return fail(name, "no rank logs: nothing to check");
   std::vector<int> missing;
-  std::vector<Evidence> evidence;
+  std::vector<CheckEvidence> evidence;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     if (r.pg_ready.empty()) {
       missing.push_back(r.rank);
@@ -86,7 +87,7 @@ CheckResult check_process_group_formed(const CheckContext& ctx) {
 CheckResult check_single_checkpoint_writer(const CheckContext& ctx) {
   const char* name = "single_checkpoint_writer";
   std::vector<int> writers;
-  std::vector<Evidence> evidence;
+  std::vector<CheckEvidence> evidence;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     if (r.checkpoints.empty()) continue;
     writers.push_back(r.rank);
@@ -113,7 +114,7 @@ CheckResult check_no_idle_stage(const CheckContext& ctx) {
       return fail(
           name,
           fmt::format("rank {} (stage {}) stalled: {}", r.rank, stage_of(r), r.exit.describe()),
-          {Evidence{r.rank, 0, r.exit.describe()}});
+          {CheckEvidence{r.rank, 0, r.exit.describe()}});
     }
     std::vector<std::pair<double, std::int64_t>> times;  // (time, line)
     for (const auto& h : r.heartbeats) times.emplace_back(h.at.t, h.at.line);
@@ -136,8 +137,8 @@ CheckResult check_no_idle_stage(const CheckContext& ctx) {
         return fail(name,
                     fmt::format("rank {} (stage {}) idle {:.1f} s (limit {:g} s)", r.rank,
                                 stage_of(r), gap, limit),
-                    {Evidence{r.rank, times[i - 1].second, "last work before the gap"},
-                     Evidence{r.rank, times[i].second, "first work after the gap"}});
+                    {CheckEvidence{r.rank, times[i - 1].second, "last work before the gap"},
+                     CheckEvidence{r.rank, times[i].second, "first work after the gap"}});
       }
     }
   }

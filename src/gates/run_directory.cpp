@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "core/atomic_file.h"
 
@@ -52,6 +55,26 @@ Expected<RunDirectory> RunDirectory::open(const std::filesystem::path& dir) {
   return RunDirectory(dir, fd);
 }
 
+std::optional<long> lock_holder(const std::filesystem::path& dir) {
+  struct stat st {};
+  if (::stat((dir / ".lock").c_str(), &st) != 0) return std::nullopt;
+  // /proc/locks: "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234567 0 EOF" (device in hex).
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream in(line);
+    std::string id, type, mode, access, device;
+    long pid = 0;
+    if (!(in >> id >> type >> mode >> access >> pid >> device)) continue;
+    if (type != "FLOCK") continue;
+    const std::size_t colon = device.rfind(':');
+    if (colon == std::string::npos) continue;
+    if (std::strtoull(device.c_str() + colon + 1, nullptr, 10) != st.st_ino) continue;
+    return pid;
+  }
+  return std::nullopt;
+}
+
 RunDirectory::RunDirectory(RunDirectory&& other) noexcept
     : dir_(std::move(other.dir_)), fd_(std::exchange(other.fd_, -1)) {}
 
@@ -70,7 +93,11 @@ RunDirectory::~RunDirectory() {
 
 std::filesystem::path RunDirectory::attempt_dir(std::size_t gate_index, const std::string& gate,
                                                 int attempt) const {
-  return dir_ / fmt::format("{:02}-{}.{}", gate_index + 1, gate, attempt);
+  return dir_ / attempt_folder(gate_index, gate, attempt);
+}
+
+std::string attempt_folder(std::size_t gate_index, const std::string& gate, int attempt) {
+  return fmt::format("{:02}-{}.{}", gate_index + 1, gate, attempt);
 }
 
 Expected<void> RunDirectory::save(const RunState& state) const {

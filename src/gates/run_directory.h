@@ -41,6 +41,14 @@ class RunDirectory {
   int fd_ = -1;
 };
 
+/// The folder name of one gate attempt: "02-dp.1" for attempt 1 of the gate at index 1.
+std::string attempt_folder(std::size_t gate_index, const std::string& gate, int attempt);
+
+/// The pid of the process that holds the run directory's lock now (0 when it is held but the
+/// pid is unknown), or nullopt when no process holds it. Read from /proc/locks, so that asking
+/// never competes with a run for the lock.
+std::optional<long> lock_holder(const std::filesystem::path& dir);
+
 /// Reads a run's state without taking the lock (for `status`, which must work during a run).
 Expected<RunState> read_run_state(const std::filesystem::path& dir);
 

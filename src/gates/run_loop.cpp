@@ -24,8 +24,8 @@ Observation observe(const std::string& gate, GateOutcome outcome) {
 
 }  // namespace
 
-RunResult run_gates(RunState state, const Observation& start, GateExecutor& executor,
-                    const RunOutput& output) {
+RunLoopResult run_gates(RunState state, const Observation& start, GateExecutor& executor,
+                        const RunOutput& output) {
   Observation next = start;
   for (;;) {
     Decision d = decide(state, next);
@@ -35,15 +35,15 @@ RunResult run_gates(RunState state, const Observation& start, GateExecutor& exec
     if (auto saved = output.persist(state); !saved) {
       output.print("cannot save the run state: " + saved.error().format());
       StopWithError stop{state.current, saved.error().format()};
-      return RunResult{std::move(state), std::move(stop), ExitCode::kInfrastructure};
+      return RunLoopResult{std::move(state), std::move(stop), ExitCode::kInfrastructure};
     }
     const auto* launch = std::get_if<LaunchGate>(&d.action);
     if (!launch) {
       if (std::holds_alternative<Continue>(d.action)) {
-        return RunResult{std::move(state), d.action, ExitCode::kOk};
+        return RunLoopResult{std::move(state), d.action, ExitCode::kOk};
       }
       const ExitCode code = exit_code_of(d.action);
-      return RunResult{std::move(state), std::move(d.action), code};
+      return RunLoopResult{std::move(state), std::move(d.action), code};
     }
     const GateRecord* g = state.find(launch->gate);
     GateOutcome outcome = executor.execute(launch->gate, g ? g->attempts : 1);

@@ -38,14 +38,14 @@ struct RunOutput {
   std::function<void(const std::string&)> print;           ///< one line or block, no newline needed
 };
 
-struct RunResult {
+struct RunLoopResult {
   RunState state;
   Action last;  ///< the terminal action
   ExitCode code = ExitCode::kOk;
 };
 
 /// The small loop of STYLE rule 5: observe -> decide -> persist -> act, until a terminal action.
-RunResult run_gates(RunState state, const Observation& start, GateExecutor& executor,
-                    const RunOutput& output);
+RunLoopResult run_gates(RunState state, const Observation& start, GateExecutor& executor,
+                        const RunOutput& output);
 
 }  // namespace bigmac::gates

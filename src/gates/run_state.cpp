@@ -7,12 +7,9 @@
 namespace bigmac::gates {
 namespace {
 
-constexpr GateStatus kStatuses[] = {GateStatus::kPending, GateStatus::kRunning,
-                                    GateStatus::kPassed,  GateStatus::kFailed,
-                                    GateStatus::kSkipped, GateStatus::kInvalidated};
-constexpr RunPhase kPhases[] = {RunPhase::kReady,       RunPhase::kRunning,
-                                RunPhase::kPassed,      RunPhase::kFailed,
-                                RunPhase::kInterrupted, RunPhase::kInfrastructure};
+constexpr GateStatus kStatuses[] = {
+    GateStatus::kPending, GateStatus::kRunning,     GateStatus::kPassed,      GateStatus::kFailed,
+    GateStatus::kSkipped, GateStatus::kInvalidated, GateStatus::kInterrupted, GateStatus::kAborted};
 
 Error state_error(const std::string& path, std::string key, std::string message) {
   Error e = make_error(ErrorKind::kInput, std::move(message),
@@ -38,6 +35,10 @@ std::string_view status_name(GateStatus status) {
       return "skipped";
     case GateStatus::kInvalidated:
       return "invalidated";
+    case GateStatus::kInterrupted:
+      return "interrupted";
+    case GateStatus::kAborted:
+      return "aborted";
   }
   return "?";
 }
@@ -109,6 +110,25 @@ const GateRecord* RunState::find(std::string_view id) const {
   return const_cast<RunState*>(this)->find(id);
 }
 
+RunPhase RunState::phase() const {
+  auto any = [&](GateStatus status, bool selected_only) {
+    for (std::size_t i = 0; i < gates.size(); ++i) {
+      if (selected_only && (i < first || i > last)) continue;
+      if (gates[i].status == status) return true;
+    }
+    return false;
+  };
+  if (any(GateStatus::kRunning, false)) return RunPhase::kRunning;
+  if (any(GateStatus::kInterrupted, true)) return RunPhase::kInterrupted;
+  if (any(GateStatus::kAborted, true)) return RunPhase::kInfrastructure;
+  if (any(GateStatus::kFailed, true)) return RunPhase::kFailed;
+  bool all_passed = !gates.empty();
+  for (std::size_t i = first; i <= last && i < gates.size(); ++i) {
+    all_passed &= gates[i].status == GateStatus::kPassed;
+  }
+  return all_passed ? RunPhase::kPassed : RunPhase::kReady;
+}
+
 std::ptrdiff_t RunState::index_of(std::string_view id) const {
   for (std::size_t i = 0; i < gates.size(); ++i) {
     if (gates[i].id == id) return static_cast<std::ptrdiff_t>(i);
@@ -132,7 +152,7 @@ nlohmann::json to_json(const RunState& s) {
   }
   return {{"format", "bigmac-run-state/1"},
           {"run_id", s.run_id},
-          {"phase", phase_name(s.phase)},
+          {"phase", phase_name(s.phase())},  // for readers; derived again when loaded
           {"first", s.gates.empty() ? "" : s.gates[std::min(s.first, s.gates.size() - 1)].id},
           {"last", s.gates.empty() ? "" : s.gates[std::min(s.last, s.gates.size() - 1)].id},
           {"current", s.current},
@@ -148,12 +168,6 @@ Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::strin
   RunState s;
   try {
     s.run_id = j.value("run_id", "");
-    const std::string phase = j.value("phase", "");
-    auto p = std::find_if(std::begin(kPhases), std::end(kPhases),
-                          [&](RunPhase x) { return phase_name(x) == phase; });
-    if (p == std::end(kPhases))
-      return tl::unexpected(state_error(path, "phase", "unknown phase '" + phase + "'"));
-    s.phase = *p;
     s.current = j.value("current", "");
     s.message = j.value("message", "");
     s.history = j.value("history", std::vector<std::string>{});

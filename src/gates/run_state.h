@@ -13,15 +13,17 @@ namespace bigmac::gates {
 
 /// Where one gate stands in a run.
 enum class GateStatus {
-  kPending,  ///< not run yet (or interrupted: see GateRecord::note)
+  kPending,  ///< not run yet
   kRunning,  ///< launched; still running, or the orchestrator died while it ran
   kPassed,
   kFailed,
   kSkipped,      ///< outside --from/--until
   kInvalidated,  ///< passed once, but what it depends on changed; runs again
+  kInterrupted,  ///< Ctrl-C / SIGTERM stopped its ranks; resume runs it again
+  kAborted,      ///< could not be launched (infrastructure); resume runs it again
 };
 
-/// Where the run as a whole stands.
+/// Where the run as a whole stands: derived from its gates (RunState::phase), never stored.
 enum class RunPhase {
   kReady,  ///< created, nothing launched
   kRunning,
@@ -56,11 +58,10 @@ struct GateRecord {
   GateInputs inputs;         ///< what its last attempt ran with
 };
 
-/// A run: every gate of the engine in order, the selected range and the run's phase. Persisted
-/// as reports/<run-id>/state.json after every transition.
+/// A run: every gate of the engine in order and the selected range. Persisted as
+/// reports/<run-id>/state.json after every transition.
 struct RunState {
   std::string run_id;
-  RunPhase phase = RunPhase::kReady;
   std::vector<GateRecord> gates;
   std::size_t first = 0;  ///< selected range, inclusive indices into `gates`
   std::size_t last = 0;
@@ -73,6 +74,11 @@ struct RunState {
   GateRecord* find(std::string_view id);
   const GateRecord* find(std::string_view id) const;
   std::ptrdiff_t index_of(std::string_view id) const;  ///< -1 when unknown
+
+  /// The run's phase from its gates: running while a gate runs; else, within the selection,
+  /// interrupted, infrastructure (a gate could not run) or failed when a gate is so; passed
+  /// when every selected gate passed; ready otherwise.
+  RunPhase phase() const;
 };
 
 nlohmann::json to_json(const RunState& state);

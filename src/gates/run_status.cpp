@@ -6,9 +6,20 @@
 
 namespace bigmac::gates {
 
-std::string format_status(const RunState& s, const std::string& run_dir) {
-  std::string out = fmt::format("run {}: {}", s.run_id, phase_name(s.phase));
-  if (!s.message.empty()) out += " — " + s.message;
+std::string format_status(const RunState& s, const std::string& run_dir,
+                          std::optional<long> holder) {
+  const RunPhase phase = s.phase();
+  const bool orphaned = phase == RunPhase::kRunning && !holder;
+  std::string out =
+      fmt::format("run {}: {}", s.run_id, orphaned ? "stopped mid-gate" : phase_name(phase));
+  if (orphaned) {
+    out += " — no bigmac-bringup holds this run: the orchestrator was killed while " +
+           (s.current.empty() ? std::string("a gate ran") : "gate " + s.current + " ran");
+  } else if (phase == RunPhase::kRunning) {
+    out += fmt::format(" — bigmac-bringup (pid {}) is running it", *holder);
+  } else if (!s.message.empty()) {
+    out += " — " + s.message;
+  }
   out += "\n";
   for (std::size_t i = 0; i < s.gates.size(); ++i) {
     const GateRecord& g = s.gates[i];
@@ -23,9 +34,23 @@ std::string format_status(const RunState& s, const std::string& run_dir) {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
   }
-  switch (s.phase) {
+  // The first selected gate that has not passed: where resume continues.
+  std::string next_gate;
+  for (std::size_t i = s.first; i <= s.last && i < s.gates.size(); ++i) {
+    if (s.gates[i].status != GateStatus::kPassed) {
+      next_gate = s.gates[i].id;
+      break;
+    }
+  }
+  switch (phase) {
     case RunPhase::kReady:
+      out += fmt::format("next: bigmac-bringup resume {}  (runs the selected gates from {})\n",
+                         run_dir, next_gate.empty() ? "the first" : next_gate);
+      break;
     case RunPhase::kRunning:
+      if (orphaned) {
+        out += fmt::format("next: bigmac-bringup resume {}  (reruns {})\n", run_dir, s.current);
+      }
       break;
     case RunPhase::kPassed:
       out += "next: nothing to do; every selected gate passed\n";
@@ -74,8 +99,14 @@ std::string format_action(const Action& action) {
 StatusOutput status_command(const std::string& run_dir, bool json) {
   auto state = read_run_state(run_dir);
   if (!state) return StatusOutput{exit_code_for(state.error().kind), state.error().format() + "\n"};
-  if (json) return StatusOutput{ExitCode::kOk, status_json(*state).dump(2) + "\n"};
-  return StatusOutput{ExitCode::kOk, format_status(*state, run_dir)};
+  const std::optional<long> holder = lock_holder(run_dir);
+  if (json) {
+    nlohmann::json j = status_json(*state);
+    j["held_by_pid"] = holder ? nlohmann::json(*holder) : nlohmann::json(nullptr);
+    if (state->phase() == RunPhase::kRunning && !holder) j["phase"] = "stopped-mid-gate";
+    return StatusOutput{ExitCode::kOk, j.dump(2) + "\n"};
+  }
+  return StatusOutput{ExitCode::kOk, format_status(*state, run_dir, holder)};
 }
 
 }  // namespace bigmac::gates

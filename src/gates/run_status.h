@@ -1,6 +1,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/exit_code.h"
@@ -10,8 +11,11 @@
 namespace bigmac::gates {
 
 /// `status [RUN_DIR]`: one line per gate with its status, attempts and note, then what to do
-/// next (resume where it stopped, or the route back after a failure).
-std::string format_status(const RunState& state, const std::string& run_dir);
+/// next (resume where it stopped, or the route back after a failure). `holder` is the pid of
+/// the orchestrator that holds the run now (lock_holder), nullopt when none does: a gate left
+/// `running` without one was stopped by a killed orchestrator.
+std::string format_status(const RunState& state, const std::string& run_dir,
+                          std::optional<long> holder = std::nullopt);
 
 /// `status --json`: the run state without the per-gate inputs.
 nlohmann::json status_json(const RunState& state);

@@ -25,6 +25,8 @@ bool needs_run(const GateRecord& g) {
     case GateStatus::kFailed:
     case GateStatus::kSkipped:
     case GateStatus::kInvalidated:
+    case GateStatus::kInterrupted:
+    case GateStatus::kAborted:
       return true;
   }
   return true;
@@ -60,11 +62,9 @@ Decision advance(RunState s, std::vector<std::string> log) {
     move(s, log, g, GateStatus::kRunning,
          g.attempts > 0 ? fmt::format("attempt {}", g.attempts + 1) : "");
     ++g.attempts;
-    s.phase = RunPhase::kRunning;
     s.current = g.id;
     return Decision{std::move(s), LaunchGate{g.id}, std::move(log)};
   }
-  s.phase = RunPhase::kPassed;
   const std::size_t count = s.gates.empty() ? 0 : s.last - s.first + 1;
   s.message = fmt::format("{} gate{} passed", count, count == 1 ? "" : "s");
   std::string summary = s.message;
@@ -164,7 +164,6 @@ Decision decide(const RunState& state, const Observation& observation) {
           g->failed_check = o.failed_check;
           g->route_back = o.route_back;
           move(s, log, *g, GateStatus::kFailed, o.failed_check);
-          s.phase = RunPhase::kFailed;
           s.message = o.summary;
           return Decision{std::move(s),
                           StopWithFailure{o.gate, o.failed_check, o.route_back, o.summary},
@@ -173,9 +172,8 @@ Decision decide(const RunState& state, const Observation& observation) {
           GateRecord* g = s.find(o.gate);
           if (g && g->status == GateStatus::kRunning) {
             g->note = "could not run: " + o.message;
-            move(s, log, *g, GateStatus::kPending, "could not run");
+            move(s, log, *g, GateStatus::kAborted, "could not run");
           }
-          s.phase = RunPhase::kInfrastructure;
           s.message = o.message;
           return Decision{std::move(s), StopWithError{o.gate, o.message}, std::move(log)};
         } else if constexpr (std::is_same_v<T, Interrupted>) {
@@ -184,9 +182,8 @@ Decision decide(const RunState& state, const Observation& observation) {
             if (g.status != GateStatus::kRunning) continue;
             gate = g.id;
             g.note = "interrupted";
-            move(s, log, g, GateStatus::kPending, "interrupted");
+            move(s, log, g, GateStatus::kInterrupted, "");
           }
-          s.phase = RunPhase::kInterrupted;
           s.message = gate.empty() ? "interrupted" : "interrupted during gate " + gate;
           return Decision{std::move(s), StopInterrupted{gate}, std::move(log)};
         } else {
@@ -203,17 +200,22 @@ Decision decide(const RunState& state, const Observation& observation) {
       observation);
 }
 
-ExitCode exit_code_of(const Action& action) {
-  return std::visit(
-      [](const auto& a) {
-        using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, StopWithFailure>) return ExitCode::kGateFailed;
-        if constexpr (std::is_same_v<T, StopInterrupted>) return ExitCode::kInterrupted;
-        if constexpr (std::is_same_v<T, StopWithError>) return ExitCode::kInfrastructure;
-        if constexpr (std::is_same_v<T, Refuse>) return ExitCode::kBadInput;
-        return ExitCode::kOk;
-      },
-      action);
-}
+namespace {
+
+// One overload per action and no catch-all: an action added to the variant without an exit
+// code does not compile.
+struct ExitCodeOf {
+  ExitCode operator()(const LaunchGate&) const { return ExitCode::kOk; }
+  ExitCode operator()(const StopWithFailure&) const { return ExitCode::kGateFailed; }
+  ExitCode operator()(const StopInterrupted&) const { return ExitCode::kInterrupted; }
+  ExitCode operator()(const StopWithError&) const { return ExitCode::kInfrastructure; }
+  ExitCode operator()(const Refuse&) const { return ExitCode::kBadInput; }
+  ExitCode operator()(const Finish&) const { return ExitCode::kOk; }
+  ExitCode operator()(const Continue&) const { return ExitCode::kOk; }
+};
+
+}  // namespace
+
+ExitCode exit_code_of(const Action& action) { return std::visit(ExitCodeOf{}, action); }
 
 }  // namespace bigmac::gates

@@ -206,7 +206,7 @@ CheckResult check_fields_present(const CheckContext& ctx) {
   const auto events = ctx.params.strings("required_events", {"run", "batch", "model", "done"});
   const auto fields =
       ctx.params.strings("required_step_fields", {"loss", "grad_norm", "lr", "samples_per_step"});
-  std::vector<Evidence> missing;
+  std::vector<CheckEvidence> missing;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const std::string& ev : events) {
       const bool have =
@@ -221,12 +221,12 @@ CheckResult check_fields_present(const CheckContext& ctx) {
       // loss itself is judged by finite_loss.
       const bool cut_short = r.exit.stopped_at_non_finite && (ev == "done" || ev == "digest");
       if (!have && !cut_short)
-        missing.push_back(Evidence{r.rank, 0, fmt::format("rank {}: no `{}` event", r.rank, ev)});
+        missing.push_back(CheckEvidence{r.rank, 0, fmt::format("rank {}: no `{}` event", r.rank, ev)});
     }
   }
   const RankEvidence* owner = ctx.evidence.step_owner();
   if (!owner) {
-    missing.push_back(Evidence{-1, 0, "no rank logged a `step` event"});
+    missing.push_back(CheckEvidence{-1, 0, "no rank logged a `step` event"});
   } else {
     for (const logs::StepRecord& s : owner->steps) {
       for (const std::string& f : fields) {

@@ -218,10 +218,15 @@ RunResult Execution::run() {
     }
     live.pid = *pid;
   }
-  if (!options_.process_record.empty() && runner_.process_group() != 0) {
-    // Best effort: failing to write the record must not stop a launch that already started.
-    (void)write_process_record(options_.process_record,
-                               ProcessRecord{runner_.process_group(), runner_.pids()});
+  if (!launch_error && !options_.process_record.empty() && runner_.process_group() != 0) {
+    // Without the record a killed run's leftovers cannot be found by the next preflight, so
+    // a record that cannot be written stops the launch (infrastructure) before it runs on.
+    if (auto w = write_process_record(options_.process_record,
+                                      ProcessRecord{runner_.process_group(), runner_.pids()});
+        !w) {
+      launch_error = w.error();
+      launch_error->kind = ErrorKind::kInfrastructure;
+    }
   }
   if (launch_error) {
     for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
@@ -301,8 +306,8 @@ RunResult Execution::finish(RunStatus status) {
 
 }  // namespace
 
-Observation observation_of(const logs::Record& record, int rank, Clock::time_point time) {
-  Observation o;
+ProgressEvent observation_of(const logs::Record& record, int rank, Clock::time_point time) {
+  ProgressEvent o;
   o.rank = rank;
   o.time = time;
   if (std::holds_alternative<logs::PgReadyRecord>(record)) {

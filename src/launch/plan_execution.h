@@ -53,6 +53,6 @@ RunResult execute_plan(const LaunchPlan& plan, proc::ProcessRunner& runner, cons
                        const RunOptions& options, const RecordSink& on_record = {});
 
 /// The watchdog's view of a record of `rank` seen at `time`.
-Observation observation_of(const logs::Record& record, int rank, Clock::time_point time);
+ProgressEvent observation_of(const logs::Record& record, int rank, Clock::time_point time);
 
 }  // namespace bigmac::launch

@@ -25,7 +25,7 @@ Watchdog::Watchdog(const std::vector<int>& ranks, WatchdogLimits limits, Clock::
   for (int rank : ranks) ranks_[rank].last_progress = start;
 }
 
-void Watchdog::observe(const Observation& o) {
+void Watchdog::observe(const ProgressEvent& o) {
   auto it = ranks_.find(o.rank);
   if (it == ranks_.end()) return;
   RankState& state = it->second;

@@ -14,7 +14,7 @@ namespace bigmac::launch {
 enum class ProgressKind { kOutput, kPgReady, kStep, kHeartbeat, kLayout };
 
 /// One piece of evidence that a rank is alive, as the log parser saw it.
-struct Observation {
+struct ProgressEvent {
   int rank = 0;
   Clock::time_point time;
   ProgressKind kind = ProgressKind::kOutput;
@@ -75,7 +75,7 @@ class Watchdog {
   Watchdog(const std::vector<int>& ranks, WatchdogLimits limits, Clock::time_point start);
 
   /// Records progress. Observations of ranks not in the plan are ignored.
-  void observe(const Observation& observation);
+  void observe(const ProgressEvent& observation);
   /// An exited rank can no longer stall.
   void rank_exited(int rank);
 

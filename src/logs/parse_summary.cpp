@@ -47,19 +47,19 @@ RankSummary summarize_rank(const RankLog& log) {
     s.last_step = log.steps.back().global_step;
   }
   s.step_fields = step_fields(log.steps);
-  count(s.events, "run", log.run ? 1 : 0);
-  count(s.events, "pg_ready", log.pg_ready ? 1 : 0);
-  count(s.events, "batch", log.batch ? 1 : 0);
-  count(s.events, "model", log.model ? 1 : 0);
-  count(s.events, "layout", log.layout ? 1 : 0);
+  count(s.events, "run", log.runs.size());
+  count(s.events, "pg_ready", log.pg_ready.size());
+  count(s.events, "batch", log.batches.size());
+  count(s.events, "model", log.models.size());
+  count(s.events, "layout", log.layouts.size());
   count(s.events, "step", log.steps.size());
   count(s.events, "heartbeat", log.heartbeats.size());
   count(s.events, "mb", log.micro_batches.size());
   count(s.events, "shape", log.shapes.size());
   count(s.events, "loss", log.losses.size());
   count(s.events, "ckpt", log.checkpoints.size());
-  count(s.events, "digest", log.digest ? 1 : 0);
-  count(s.events, "done", log.done ? 1 : 0);
+  count(s.events, "digest", log.digests.size());
+  count(s.events, "done", log.dones.size());
   s.context_lines = log.context.seen();
   s.unparseable = log.unparseable;
   return s;

@@ -14,19 +14,19 @@ namespace {
 
 struct Adder {
   RankLog& log;
-  void operator()(RunRecord&& r) { log.run = std::move(r); }
-  void operator()(PgReadyRecord&& r) { log.pg_ready = std::move(r); }
-  void operator()(BatchRecord&& r) { log.batch = std::move(r); }
-  void operator()(ModelRecord&& r) { log.model = std::move(r); }
-  void operator()(LayoutRecord&& r) { log.layout = std::move(r); }
+  void operator()(RunRecord&& r) { log.runs.push_back(std::move(r)); }
+  void operator()(PgReadyRecord&& r) { log.pg_ready.push_back(std::move(r)); }
+  void operator()(BatchRecord&& r) { log.batches.push_back(std::move(r)); }
+  void operator()(ModelRecord&& r) { log.models.push_back(std::move(r)); }
+  void operator()(LayoutRecord&& r) { log.layouts.push_back(std::move(r)); }
   void operator()(StepRecord&& r) { log.steps.push_back(std::move(r)); }
   void operator()(HeartbeatRecord&& r) { log.heartbeats.push_back(r); }
   void operator()(MicroBatchRecord&& r) { log.micro_batches.push_back(r); }
   void operator()(ShapeRecord&& r) { log.shapes.push_back(std::move(r)); }
   void operator()(LossRecord&& r) { log.losses.push_back(r); }
   void operator()(CheckpointRecord&& r) { log.checkpoints.push_back(std::move(r)); }
-  void operator()(DigestRecord&& r) { log.digest = std::move(r); }
-  void operator()(DoneRecord&& r) { log.done = r; }
+  void operator()(DigestRecord&& r) { log.digests.push_back(std::move(r)); }
+  void operator()(DoneRecord&& r) { log.dones.push_back(r); }
   void operator()(TextLine&& r) { log.context.add(std::move(r)); }
 };
 
@@ -93,6 +93,41 @@ class Merger {
 void RankLog::add(Record record) {
   if (!std::holds_alternative<TextLine>(record)) ++records;
   std::visit(Adder{*this}, std::move(record));
+}
+
+const std::string& RankLog::label() const {
+  static const std::string kNone;
+  return sources.empty() ? kNone : sources.front();
+}
+
+std::vector<Record> RankLog::typed_records() const {
+  std::vector<Record> out;
+  out.reserve(static_cast<std::size_t>(records));
+  auto append = [&](const auto& v) { out.insert(out.end(), v.begin(), v.end()); };
+  append(runs);
+  append(pg_ready);
+  append(batches);
+  append(models);
+  append(layouts);
+  append(steps);
+  append(heartbeats);
+  append(micro_batches);
+  append(shapes);
+  append(losses);
+  append(checkpoints);
+  append(digests);
+  append(dones);
+  return out;
+}
+
+RankLog rank_log_of(std::string source, const std::vector<Record>& records) {
+  RankLog log;
+  log.sources.push_back(std::move(source));
+  for (const Record& record : records) {
+    if (log.rank < 0) log.rank = origin_of(record).rank;
+    log.add(record);
+  }
+  return log;
 }
 
 const RankLog* LoadedLogs::find(int rank) const {

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -11,30 +12,92 @@
 
 namespace bigmac::logs {
 
-/// Everything one rank logged, by record type, in line order. One-off events keep the latest
-/// (a restarted rank logs `run` again; the last one describes what ran).
+/// Everything one rank logged, by record type, in line order: the one per-rank holder from
+/// parsing (live or from files) through gate checks and diagnosis to reports. One-off events
+/// keep every occurrence (a duplicate `run` or `done` is evidence); the accessors give the
+/// latest, since a restarted rank logs `run` again and the last one describes what ran.
+/// Non-record lines are kept in a bounded ContextWindow.
 struct RankLog {
   int rank = -1;                     ///< -1: a file whose lines name no rank
   std::vector<std::string> sources;  ///< files that held this rank's lines
-  std::optional<RunRecord> run;
-  std::optional<PgReadyRecord> pg_ready;
-  std::optional<BatchRecord> batch;
-  std::optional<ModelRecord> model;
-  std::optional<LayoutRecord> layout;
+  std::vector<RunRecord> runs;
+  std::vector<PgReadyRecord> pg_ready;
+  std::vector<BatchRecord> batches;
+  std::vector<ModelRecord> models;
+  std::vector<LayoutRecord> layouts;
   std::vector<StepRecord> steps;
   std::vector<HeartbeatRecord> heartbeats;
   std::vector<MicroBatchRecord> micro_batches;
   std::vector<ShapeRecord> shapes;
   std::vector<LossRecord> losses;
   std::vector<CheckpointRecord> checkpoints;
-  std::optional<DigestRecord> digest;
-  std::optional<DoneRecord> done;
+  std::vector<DigestRecord> digests;
+  std::vector<DoneRecord> dones;
   ContextWindow context;
   std::int64_t records = 0;      ///< typed records added
   std::int64_t unparseable = 0;  ///< record-looking lines of this rank that could not be read
 
   void add(Record record);
+
+  const RunRecord* run() const { return latest(runs); }
+  const BatchRecord* batch() const { return latest(batches); }
+  const ModelRecord* model() const { return latest(models); }
+  const LayoutRecord* layout() const { return latest(layouts); }
+  const DigestRecord* digest() const { return latest(digests); }
+  const DoneRecord* done() const { return latest(dones); }
+
+  /// Every record of type R this rank logged, in line order.
+  template <class R>
+  const std::vector<R>& all() const;
+
+  /// The name evidence cites for this rank's lines: its first source, or "" when none.
+  const std::string& label() const;
+
+  /// The typed records again as one list, for summaries that take records (baselines).
+  std::vector<Record> typed_records() const;
+
+ private:
+  template <class R>
+  static const R* latest(const std::vector<R>& v) {
+    return v.empty() ? nullptr : &v.back();
+  }
 };
+
+template <class R>
+const std::vector<R>& RankLog::all() const {
+  if constexpr (std::is_same_v<R, RunRecord>)
+    return runs;
+  else if constexpr (std::is_same_v<R, PgReadyRecord>)
+    return pg_ready;
+  else if constexpr (std::is_same_v<R, BatchRecord>)
+    return batches;
+  else if constexpr (std::is_same_v<R, ModelRecord>)
+    return models;
+  else if constexpr (std::is_same_v<R, LayoutRecord>)
+    return layouts;
+  else if constexpr (std::is_same_v<R, StepRecord>)
+    return steps;
+  else if constexpr (std::is_same_v<R, HeartbeatRecord>)
+    return heartbeats;
+  else if constexpr (std::is_same_v<R, MicroBatchRecord>)
+    return micro_batches;
+  else if constexpr (std::is_same_v<R, ShapeRecord>)
+    return shapes;
+  else if constexpr (std::is_same_v<R, LossRecord>)
+    return losses;
+  else if constexpr (std::is_same_v<R, CheckpointRecord>)
+    return checkpoints;
+  else if constexpr (std::is_same_v<R, DigestRecord>)
+    return digests;
+  else {
+    static_assert(std::is_same_v<R, DoneRecord>, "RankLog::all<R>: R is not a typed record");
+    return dones;
+  }
+}
+
+/// One rank's log from records already read, all named `source`: the rank is the first
+/// record's (-1 when none names one). For tests and callers that hold records in memory.
+RankLog rank_log_of(std::string source, const std::vector<Record>& records);
 
 /// One file as read.
 struct LogFile {

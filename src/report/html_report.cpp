@@ -178,8 +178,8 @@ std::string render_html(const ReportInput& input) {
       "<title>bigmac-bringup {}</title>\n<style>{}</style></head>\n<body>\n"
       "<h1>bigmac-bringup run <code>{}</code>: <span class=\"{}\">{}</span></h1>\n",
       escape_xml(s.run_id), kStyle, escape_xml(s.run_id),
-      s.phase == gates::RunPhase::kPassed ? "passed" : "failed",
-      escape_xml(gates::phase_name(s.phase)));
+      s.phase() == gates::RunPhase::kPassed ? "passed" : "failed",
+      escape_xml(gates::phase_name(s.phase())));
   if (!s.message.empty()) out += "<p>" + escape_xml(s.message) + "</p>\n";
   if (reference) {
     out += fmt::format("<p>Baseline <code>{}</code>, {} steps.</p>\n", escape_xml(reference->name),

@@ -45,6 +45,7 @@ std::vector<Case> cases_of(const GateReport& gate) {
   if (!gate.verdict) {
     Case c{"gate", Case::Kind::kSkipped, {}, {}, {}};
     if (status == GateStatus::kFailed || status == GateStatus::kRunning ||
+        status == GateStatus::kInterrupted || status == GateStatus::kAborted ||
         (status == GateStatus::kPending && gate.record.attempts > 0)) {
       c.kind = Case::Kind::kError;
       c.type = "no_verdict";

@@ -23,6 +23,10 @@ std::string_view status_mark(gates::GateStatus status) {
       return "⏭️";
     case gates::GateStatus::kInvalidated:
       return "🔁";
+    case gates::GateStatus::kInterrupted:
+      return "⏹️";
+    case gates::GateStatus::kAborted:
+      return "⚠️";
   }
   return "?";
 }
@@ -53,11 +57,11 @@ std::string headline(const ReportInput& input) {
                          gate.index + 1, gate.record.id);
     }
   }
-  if (s.phase == gates::RunPhase::kPassed) {
+  if (s.phase() == gates::RunPhase::kPassed) {
     return fmt::format("## ✅ bigmac-bringup `{}`: all {} selected gates passed", s.run_id,
                        input.count(gates::GateStatus::kPassed));
   }
-  return fmt::format("## ⚠️ bigmac-bringup `{}`: {}", s.run_id, gates::phase_name(s.phase));
+  return fmt::format("## ⚠️ bigmac-bringup `{}`: {}", s.run_id, gates::phase_name(s.phase()));
 }
 
 std::string failure_section(const GateReport& gate) {

@@ -8,6 +8,7 @@
 #include "core/atomic_file.h"
 #include "gates/run_directory.h"
 #include "logs/rank_log.h"
+#include "report/attempt_records.h"
 
 namespace bigmac::report {
 namespace {
@@ -51,36 +52,35 @@ std::vector<std::string> rank_logs(const fs::path& dir) {
   return paths;
 }
 
-void widen(double t, double& first, double& last) {
-  if (t <= 0) return;
-  if (first == 0 || t < first) first = t;
-  if (t > last) last = t;
-}
-
-void read_logs(const fs::path& dir, GateReport& gate) {
-  const auto paths = rank_logs(dir);
-  if (paths.empty()) {
-    gate.notes.push_back("no rank logs (rank<N>.log) in " + gate.attempt_dir);
-    return;
+/// What the reports show of an attempt's logs: records.json, written when the attempt ended.
+/// An attempt that never ended (the orchestrator was killed mid-gate) has none; its rank logs
+/// are then the only account of what ran, and are read here once.
+void read_records(const fs::path& dir, GateReport& gate) {
+  std::error_code ec;
+  AttemptRecords records;
+  if (fs::exists(dir / kAttemptRecordsName, ec)) {
+    auto json = read_json(dir / kAttemptRecordsName, gate.notes);
+    if (!json) return;
+    records = attempt_records_from_json(*json);
+  } else {
+    const auto paths = rank_logs(dir);
+    if (paths.empty()) {
+      gate.notes.push_back("no rank logs (rank<N>.log) in " + gate.attempt_dir);
+      return;
+    }
+    auto loaded = logs::load_logs(paths);
+    if (!loaded) {
+      gate.notes.push_back("rank logs unreadable: " + loaded.error().message);
+      return;
+    }
+    records = attempt_records_of(loaded->ranks);
+    records.ranks_logged = static_cast<int>(paths.size());
   }
-  auto loaded = logs::load_logs(paths);
-  if (!loaded) {
-    gate.notes.push_back("rank logs unreadable: " + loaded.error().message);
-    return;
-  }
-  gate.ranks_logged = static_cast<int>(paths.size());
-  for (const logs::RankLog& rank : loaded->ranks) {
-    if (gate.steps.empty() && !rank.steps.empty()) gate.steps = rank.steps;
-    gate.micro_batches.insert(gate.micro_batches.end(), rank.micro_batches.begin(),
-                              rank.micro_batches.end());
-    if (rank.run) widen(rank.run->at.t, gate.first_t, gate.last_t);
-    for (const auto& s : rank.steps) widen(s.at.t, gate.first_t, gate.last_t);
-    for (const auto& h : rank.heartbeats) widen(h.at.t, gate.first_t, gate.last_t);
-    for (const auto& m : rank.micro_batches) widen(m.end, gate.first_t, gate.last_t);
-    if (rank.done) widen(rank.done->at.t, gate.first_t, gate.last_t);
-  }
-  std::stable_sort(gate.micro_batches.begin(), gate.micro_batches.end(),
-                   [](const auto& a, const auto& b) { return a.start < b.start; });
+  gate.ranks_logged = records.ranks_logged;
+  gate.first_t = records.first_t;
+  gate.last_t = records.last_t;
+  gate.steps = std::move(records.steps);
+  gate.micro_batches = std::move(records.micro_batches);
 }
 
 GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, std::size_t index) {
@@ -88,7 +88,7 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
   gate.record = record;
   gate.index = index;
   if (record.attempts <= 0) return gate;
-  gate.attempt_dir = fmt::format("{:02}-{}.{}", index + 1, record.id, record.attempts);
+  gate.attempt_dir = gates::attempt_folder(index, record.id, record.attempts);
   const fs::path dir = run_dir / gate.attempt_dir;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -113,7 +113,7 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
     gate.notes.push_back("attempt " + gate.attempt_dir + " did not finish (" +
                          std::string(gates::status_name(record.status)) + "); no verdict");
   }
-  read_logs(dir, gate);
+  read_records(dir, gate);
   return gate;
 }
 

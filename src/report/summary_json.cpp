@@ -77,8 +77,8 @@ nlohmann::json summary_json(const ReportInput& input) {
   }
   return {{"format", "bigmac-report-summary/1"},
           {"run_id", input.state.run_id},
-          {"phase", gates::phase_name(input.state.phase)},
-          {"passed", input.state.phase == gates::RunPhase::kPassed},
+          {"phase", gates::phase_name(input.state.phase())},
+          {"passed", input.state.phase() == gates::RunPhase::kPassed},
           {"message", input.state.message},
           {"counts",
            {{"total", input.gates.size()},

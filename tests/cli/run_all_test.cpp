@@ -67,8 +67,7 @@ class RunAll : public ::testing::Test {
   virtual std::string config() const { return kDemo; }
 
   std::vector<std::string> run_args(const std::string& command = "run-all") const {
-    return {command, "-c", config(), "--run-dir", (root_ / "run").string(), "--baseline",
-            (root_ / "stored-baseline.json").string()};
+    return {command, "-c", config(), "--run-dir", (root_ / "run").string(), "--no-baseline"};
   }
 
   nlohmann::json state() const {
@@ -136,7 +135,7 @@ class RunAll : public ::testing::Test {
 
 TEST_F(RunAll, SingleAndDataParallelPassAndRecordABaseline) {
   ProgramResult r = bringup({"run-all", "-c", kDemo, "--run-dir", (root_ / "run").string(),
-                             "--baseline", (root_ / "stored-baseline.json").string(), "--until",
+                             "--no-baseline", "--until",
                              "dp"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(gate_status("single"), "passed");
@@ -163,8 +162,7 @@ TEST_F(RunAll, ResumeAfterAFailedGateRerunsWhatTheChangedConfigInvalidated) {
   EXPECT_EQ(gate_status("dp"), "failed");
 
   // The fault is fixed: every gate that read it is stale, so single reruns too.
-  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--baseline",
-                                   (root_ / "stored-baseline.json").string()});
+  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--no-baseline"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_THAT(resumed.out, HasSubstr("invalidated"));
   EXPECT_THAT(resumed.out, HasSubstr("faults.lr_scale_by_world"));
@@ -204,8 +202,7 @@ TEST_F(RunAll, SigkillMidGateLosesNothingAndResumeReruns) {
   EXPECT_EQ(gate_status("single"), "passed");
   EXPECT_EQ(gate_status("dp"), "running");
 
-  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--baseline",
-                                   (root_ / "stored-baseline.json").string()});
+  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--no-baseline"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_EQ(gate_status("dp"), "passed");
   EXPECT_EQ(gate_status("target"), "passed");
@@ -295,8 +292,7 @@ TEST_F(PythonTrainer, UnderTorchrunPassesAllFiveGates) {
 TEST_F(PythonTrainer, MegatronLinesAloneCannotPassTheFirstGateAndSayWhatIsMissing) {
   ProgramResult r = bringup({"run-all", "-c",
                              std::string(BIGMAC_SOURCE_DIR) + "/configs/megatron-style.toml",
-                             "--run-dir", (root_ / "run").string(), "--baseline",
-                             (root_ / "stored-baseline.json").string()});
+                             "--run-dir", (root_ / "run").string(), "--no-baseline"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_field("single", "failed_check"), "fields_present");
   EXPECT_THAT(r.out, HasSubstr("no `model` event"));

@@ -59,8 +59,21 @@ logs::MicroBatchRecord mb(int rank, int stage, int index, char phase, double end
   return m;
 }
 
-std::vector<Diagnosis> run(std::vector<LogRecords> logs, const BaselineValues* baseline = nullptr,
+/// The records of one test log file.
+struct LogRecords {
+  std::string file;
+  std::vector<logs::Record> records;
+};
+
+std::vector<logs::RankLog> rank_logs(const std::vector<LogRecords>& files) {
+  std::vector<logs::RankLog> out;
+  for (const LogRecords& f : files) out.push_back(logs::rank_log_of(f.file, f.records));
+  return out;
+}
+
+std::vector<Diagnosis> run(std::vector<LogRecords> files, const BaselineValues* baseline = nullptr,
                            const LaunchFacts* launch = nullptr) {
+  const std::vector<logs::RankLog> logs = rank_logs(files);
   MetricInput input;
   input.logs = logs;
   input.baseline = baseline;
@@ -162,7 +175,7 @@ TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {
 BaselineValues baseline_losses() {
   BaselineValues b;
   b.loss = {4.0, 3.8, 3.6, 3.4, 3.2, 3.0};
-  b.lr = std::vector<double>(6, 1e-3);
+  b.lr = std::vector<std::optional<double>>(6, 1e-3);
   return b;
 }
 
@@ -276,7 +289,7 @@ TEST(MetricRules, LauncherFactsWorldSizeEnvStallAndPort) {
   facts.processes_started = 2;
   facts.env_mismatches.push_back({"MASTER_PORT", {{0, "29500"}, {1, "29501"}}});
   facts.stalled.push_back({1, "init_process_group", 120});
-  facts.port_holder = PortHolder{29500, 4321, "python3 train.py"};
+  facts.port_holder = HeldPort{29500, 4321, "python3 train.py"};
   auto all = run({}, nullptr, &facts);
   const Diagnosis* world = find(all, "world_size_exceeds_processes");
   ASSERT_NE(world, nullptr);
@@ -327,7 +340,8 @@ TEST(MetricRules, ProcessGroupNeverFormed) {
 TEST(MetricRules, RuleLeftOutOfTheCatalogDoesNotRun) {
   Catalog trimmed = catalog();
   std::erase_if(trimmed.rules, [](const RuleText& r) { return r.text.id == "loss_non_finite"; });
-  std::vector<LogRecords> logs = {{"r.log", {step(0, 0, std::numeric_limits<double>::infinity())}}};
+  const std::vector<logs::RankLog> logs =
+      rank_logs({{"r.log", {step(0, 0, std::numeric_limits<double>::infinity())}}});
   MetricInput input;
   input.logs = logs;
   EXPECT_TRUE(apply_metric_rules(trimmed, input).empty());

@@ -27,11 +27,11 @@ std::vector<Diagnosis> diagnose_fixture(const std::string& relative) {
   auto files =
       collect_log_files({std::string(BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures/") + relative});
   EXPECT_TRUE(files) << files.error().format();
-  std::vector<LogRecords> logs;
+  std::vector<logs::RankLog> logs;
   for (const auto& f : *files) {
-    auto records = read_log_records(f);
-    EXPECT_TRUE(records);
-    logs.push_back(std::move(*records));
+    auto ranks = read_log_records(f);
+    EXPECT_TRUE(ranks);
+    if (ranks) std::move(ranks->begin(), ranks->end(), std::back_inserter(logs));
   }
   MetricInput input;
   input.logs = logs;

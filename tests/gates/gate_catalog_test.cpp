@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "baseline/baseline.h"
 #include "core/atomic_file.h"
 
 namespace bigmac::gates {
@@ -54,9 +55,10 @@ TEST(GateCatalog, TrainerIdentityAndInputs) {
   EXPECT_NE(trainer_identity("/nonexistent/bigmac-train").find("(missing)"), std::string::npos);
   GatePlan plan;
   plan.inputs = {{"train.seed", "1"}};
-  const GateInputs in = gate_inputs(plan, file, file);
+  const GateInputs in = gate_inputs(plan, file, baseline::file_digest(file));
   EXPECT_EQ(in.config, plan.inputs);
   EXPECT_EQ(in.baseline.size(), 16u);
+  EXPECT_EQ(in.baseline, baseline::file_digest(file));
   std::filesystem::remove(file);
 }
 

@@ -22,8 +22,8 @@ TEST(ExitStatus, AllCleanPassesAnyOtherFails) {
   EXPECT_FALSE(run_check(check_exit_status, GateEvidence{}, p).passed);
 
   GateEvidence crashed = dp_evidence();
-  crashed.ranks[2].exit = RankExit{true, 1, {}, false, {}, false};
-  crashed.ranks[2].text.push_back(logs::TextLine{at(2, 40), "RuntimeError: injected crash", false});
+  crashed.ranks[2].exit = RankEnding{true, 1, {}, false, {}, false};
+  crashed.ranks[2].context.add(logs::TextLine{at(2, 40), "RuntimeError: injected crash", false});
   const CheckResult r = run_check(check_exit_status, crashed, p);
   EXPECT_FALSE(r.passed);
   EXPECT_NE(r.message.find("1 of 4 ranks did not exit cleanly; first: rank 2: exit 1"),
@@ -33,12 +33,12 @@ TEST(ExitStatus, AllCleanPassesAnyOtherFails) {
   EXPECT_EQ(r.evidence[1].text, "RuntimeError: injected crash");
 
   GateEvidence killed = dp_evidence();
-  killed.ranks[0].exit = RankExit{true, {}, "SIGKILL", false, {}, false};
+  killed.ranks[0].exit = RankEnding{true, {}, "SIGKILL", false, {}, false};
   EXPECT_NE(run_check(check_exit_status, killed, p).message.find("killed by SIGKILL"),
             std::string::npos);
 
   GateEvidence unknown = dp_evidence();
-  unknown.ranks[1].exit = RankExit{};
+  unknown.ranks[1].exit = RankEnding{};
   EXPECT_FALSE(run_check(check_exit_status, unknown, p).passed);
 
   GateEvidence missing = dp_evidence(3);  // a rank never produced a log
@@ -49,7 +49,7 @@ TEST(ExitStatus, RanksStoppedAtANonFiniteLossAreLeftToFiniteLoss) {
   const GatePlan p = plan("dp");
   GateEvidence stopped = dp_evidence();
   for (RankEvidence& r : stopped.ranks) {
-    r.exit = RankExit{true, {}, "SIGTERM", false, "stopped by the orchestrator", true};
+    r.exit = RankEnding{true, {}, "SIGTERM", false, "stopped by the orchestrator", true};
   }
   const CheckResult r = run_check(check_exit_status, stopped, p);
   EXPECT_TRUE(r.passed) << r.message;
@@ -58,7 +58,7 @@ TEST(ExitStatus, RanksStoppedAtANonFiniteLossAreLeftToFiniteLoss) {
       << r.message;
 
   // A rank that crashed by itself still fails, even when others were stopped.
-  stopped.ranks[1].exit = RankExit{true, 3, {}, false, {}, false};
+  stopped.ranks[1].exit = RankEnding{true, 3, {}, false, {}, false};
   EXPECT_FALSE(run_check(check_exit_status, stopped, p).passed);
 }
 

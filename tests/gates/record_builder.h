@@ -14,7 +14,7 @@
 
 namespace bigmac::gates::testing {
 
-inline RankExit clean_exit() { return RankExit{true, 0, {}, false, {}, false}; }
+inline RankEnding clean_exit() { return RankEnding{true, 0, {}, false, {}, false}; }
 
 inline logs::RecordOrigin at(int rank, std::int64_t line, double t = 0) {
   return logs::RecordOrigin{rank, line, t};

@@ -23,7 +23,6 @@ class RunDirectoryTest : public ::testing::Test {
 
 RunState sample() {
   RunState s = RunState::fresh("20261129-120000", {"single", "dp", "pp2"});
-  s.phase = RunPhase::kFailed;
   s.gates[0].status = GateStatus::kPassed;
   s.gates[0].attempts = 1;
   s.gates[0].inputs = GateInputs{{{"train.seed", "1234"}}, "bin 1 2", "abc"};
@@ -96,14 +95,26 @@ TEST_F(RunDirectoryTest, StatusCommandAndActionLines) {
   EXPECT_EQ(format_action(Finish{"5 gates passed"}), "5 gates passed");
 }
 
+TEST_F(RunDirectoryTest, ThePhaseIsDerivedFromTheGatesNotTrustedFromTheFile) {
+  std::filesystem::create_directories(root_ / "stale");
+  ASSERT_TRUE(write_file_atomically(
+      root_ / "stale/state.json",
+      "{\"format\":\"bigmac-run-state/1\",\"phase\":\"passed\",\"first\":\"single\","
+      "\"last\":\"dp\",\"gates\":[{\"id\":\"single\",\"status\":\"passed\"},"
+      "{\"id\":\"dp\",\"status\":\"failed\"}]}"));
+  auto s = read_run_state(root_ / "stale");
+  ASSERT_TRUE(s) << s.error().format();
+  EXPECT_EQ(s->phase(), RunPhase::kFailed);
+}
+
 TEST_F(RunDirectoryTest, DamagedStateIsAnInputError) {
   std::filesystem::create_directories(root_ / "bad");
-  ASSERT_TRUE(
-      write_file_atomically(root_ / "bad/state.json",
-                            "{\"format\":\"bigmac-run-state/1\",\"phase\":\"odd\",\"gates\":[]}"));
+  ASSERT_TRUE(write_file_atomically(
+      root_ / "bad/state.json",
+      "{\"format\":\"bigmac-run-state/1\",\"gates\":[{\"id\":\"dp\",\"status\":\"odd\"}]}"));
   auto s = read_run_state(root_ / "bad");
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.error().key, "phase");
+  EXPECT_EQ(s.error().key, "gates.dp.status");
   ASSERT_TRUE(write_file_atomically(root_ / "bad/state.json", "not json"));
   EXPECT_FALSE(read_run_state(root_ / "bad"));
   EXPECT_FALSE(read_run_state(root_ / "missing"));

@@ -89,14 +89,14 @@ class RunLoop : public ::testing::Test {
 
 TEST_F(RunLoop, RunAllPassesEveryGateInOrderAndSavesEachTransition) {
   FakeExecutor exec(root_);
-  const RunResult r = run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_);
+  const RunLoopResult r = run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kOk);
   EXPECT_EQ(exec.ran,
             (std::vector<std::string>{"single#1", "dp#1", "pp2#1", "shapes#1", "target#1"}));
   // Saved as running before each launch: a SIGKILL mid-gate leaves a resumable record.
   EXPECT_EQ(exec.saved_status_during_run, std::vector<std::string>(5, "running"));
   EXPECT_EQ(saves_, 6);
-  EXPECT_EQ(stored().phase, RunPhase::kPassed);
+  EXPECT_EQ(stored().phase(), RunPhase::kPassed);
   EXPECT_NE(printed_.find("single: pending -> running"), std::string::npos) << printed_;
   EXPECT_NE(printed_.find("gate single: PASSED"), std::string::npos) << printed_;
 }
@@ -104,7 +104,7 @@ TEST_F(RunLoop, RunAllPassesEveryGateInOrderAndSavesEachTransition) {
 TEST_F(RunLoop, StopsAtTheFirstFailureAndResumeContinuesThere) {
   FakeExecutor exec;
   exec.script["pp2"].push_back(fail_outcome("pp2", "layer_coverage", "pp2"));
-  const RunResult r = run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_);
+  const RunLoopResult r = run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kGateFailed);
   EXPECT_EQ(exec.ran, (std::vector<std::string>{"single#1", "dp#1", "pp2#1"}));
   EXPECT_EQ(std::get<StopWithFailure>(r.last).check, "layer_coverage");
@@ -112,7 +112,7 @@ TEST_F(RunLoop, StopsAtTheFirstFailureAndResumeContinuesThere) {
   EXPECT_NE(printed_.find("FAIL layer_coverage"), std::string::npos) << printed_;
 
   exec.ran.clear();
-  const RunResult resumed = run_gates(stored(), Resume{}, exec, output_);
+  const RunLoopResult resumed = run_gates(stored(), Resume{}, exec, output_);
   EXPECT_EQ(resumed.code, ExitCode::kOk);
   EXPECT_EQ(exec.ran, (std::vector<std::string>{"pp2#2", "shapes#1", "target#1"}));
 }
@@ -122,10 +122,10 @@ TEST_F(RunLoop, InterruptedThenResumed) {
   GateOutcome stop;
   stop.kind = GateOutcome::Kind::kInterrupted;
   exec.script["dp"].push_back(stop);
-  const RunResult r = run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_);
+  const RunLoopResult r = run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kInterrupted);
-  EXPECT_EQ(stored().phase, RunPhase::kInterrupted);
-  EXPECT_EQ(stored().find("dp")->status, GateStatus::kPending);
+  EXPECT_EQ(stored().phase(), RunPhase::kInterrupted);
+  EXPECT_EQ(stored().find("dp")->status, GateStatus::kInterrupted);
   exec.ran.clear();
   EXPECT_EQ(run_gates(stored(), Resume{}, exec, output_).code, ExitCode::kOk);
   EXPECT_EQ(exec.ran.front(), "dp#2");
@@ -159,7 +159,7 @@ TEST_F(RunLoop, ConfigChangeInvalidatesAndReruns) {
   std::map<std::string, GateInputs> now;
   for (const std::string& g : kGates) now[g] = g == "single" ? old_inputs : new_inputs;
   printed_.clear();
-  const RunResult r = run_gates(stored(), Resume{now}, exec, output_);
+  const RunLoopResult r = run_gates(stored(), Resume{now}, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kOk);
   EXPECT_EQ(exec.ran, (std::vector<std::string>{"dp#2", "pp2#2", "shapes#2", "target#2"}));
   EXPECT_NE(printed_.find("dp: passed -> invalidated (train.seed changed 1234 -> 7)"),

@@ -16,9 +16,9 @@ class WatchdogTest : public ::testing::Test {
  protected:
   WatchdogTest() { limits_ = {seconds(30), seconds(10), true}; }
 
-  Observation at(int rank, ProgressKind kind, std::optional<std::int64_t> step = {},
+  ProgressEvent at(int rank, ProgressKind kind, std::optional<std::int64_t> step = {},
                  std::optional<double> loss = {}) {
-    Observation o;
+    ProgressEvent o;
     o.rank = rank;
     o.time = clock_.now();
     o.kind = kind;
@@ -68,7 +68,7 @@ TEST_F(WatchdogTest, AfterRendezvousTheStallTimeoutApplies) {
 
 TEST_F(WatchdogTest, LongestSilenceIsListedFirstAndStageIsNamed) {
   Watchdog dog({0, 1}, limits_, clock_.now());
-  Observation layout = at(1, ProgressKind::kLayout);
+  ProgressEvent layout = at(1, ProgressKind::kLayout);
   layout.stage = 1;
   dog.observe(layout);
   dog.observe(at(0, ProgressKind::kStep, 0, 2.0));

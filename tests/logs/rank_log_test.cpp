@@ -63,10 +63,10 @@ TEST_F(LogFiles, MergesFilesByRank) {
   ASSERT_NE(r1, nullptr);
   EXPECT_EQ(r0->steps.size(), 2u);
   EXPECT_EQ(r0->context.seen(), 1);
-  ASSERT_TRUE(r1->run.has_value());
-  EXPECT_EQ(r1->run->at.rank, 1);
+  ASSERT_NE(r1->run(), nullptr);
+  EXPECT_EQ(r1->run()->at.rank, 1);
   EXPECT_EQ(r1->heartbeats.size(), 1u);
-  EXPECT_TRUE(r1->done.has_value());
+  EXPECT_NE(r1->done(), nullptr);
   EXPECT_EQ(r1->unparseable, 1);
   EXPECT_EQ(r1->sources, (std::vector<std::string>{b, c}));
   EXPECT_EQ(logs->ranks.back().rank, -1);  // `hello` from a file without a rank in its name

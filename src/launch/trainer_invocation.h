@@ -7,7 +7,7 @@
 
 #include "config/config.h"
 
-namespace bigmac::cli {
+namespace bigmac::launch {
 
 /// The values an external trainer's argv template and environment receive for one gate:
 /// `{gate}`, `{gate_config}`, `{pp}`, `{tp}`, `{dp}`, `{micro_batch_size}`, `{grad_accum}`,
@@ -21,9 +21,8 @@ std::map<std::string, std::string> gate_placeholders(const config::Config& gate_
 
 /// The same values as BIGMAC_* variables (`BIGMAC_GATE`, `BIGMAC_GATE_CONFIG`, `BIGMAC_PP`, ...),
 /// plus every schema key as BIGMAC_<TABLE>_<KEY>, so a trainer can read either.
-std::map<std::string, std::string> gate_environment(const config::Config& gate_config,
-                                                    const std::map<std::string, std::string>&
-                                                        placeholders);
+std::map<std::string, std::string> gate_environment(
+    const config::Config& gate_config, const std::map<std::string, std::string>& placeholders);
 
 /// The trainer argv of one gate: bigmac-train with its gate file and `{log_file}`, or the
 /// user's template with the gate placeholders substituted.
@@ -31,4 +30,4 @@ std::vector<std::string> trainer_argv(const config::Config& gate_config,
                                       const std::filesystem::path& trainer_binary,
                                       const std::map<std::string, std::string>& placeholders);
 
-}  // namespace bigmac::cli
+}  // namespace bigmac::launch

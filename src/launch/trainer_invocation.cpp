@@ -1,14 +1,14 @@
-#include "cli/trainer_command.h"
+#include "launch/trainer_invocation.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 
-#include <fmt/format.h>
-
 #include "config/schema.h"
 #include "launch/launch_planner.h"
 
-namespace bigmac::cli {
+namespace bigmac::launch {
 
 std::map<std::string, std::string> gate_placeholders(const config::Config& c,
                                                      const std::string& gate,
@@ -66,9 +66,9 @@ std::vector<std::string> trainer_argv(const config::Config& c,
   }
   std::vector<std::string> argv;
   for (const std::string& arg : c.trainer.command) {
-    argv.push_back(launch::substitute(arg, placeholders));
+    argv.push_back(substitute(arg, placeholders));
   }
   return argv;
 }
 
-}  // namespace bigmac::cli
+}  // namespace bigmac::launch

@@ -1,4 +1,4 @@
-#include "diagnose/diagnose_command.h"
+#include "diagnose/log_diagnosis.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -132,7 +132,7 @@ TEST(DiagnoseCommand, StreamingScanGivesTheSameDiagnosesAsKeptRecords) {
 
   auto kept = read_log_records(file);
   ASSERT_TRUE(kept);
-  std::vector<LogRecords> all = {*kept};
+  const std::vector<logs::RankLog>& all = *kept;
   MetricInput whole;
   whole.logs = all;
   const auto batch = diagnoser->diagnose(whole);
@@ -140,9 +140,8 @@ TEST(DiagnoseCommand, StreamingScanGivesTheSameDiagnosesAsKeptRecords) {
   TextScan scan = diagnoser->start_scan();
   auto typed = read_log_records(file, &scan);
   ASSERT_TRUE(typed);
-  for (const logs::Record& r : typed->records)
-    EXPECT_FALSE(std::holds_alternative<logs::TextLine>(r));
-  std::vector<LogRecords> only_typed = {*typed};
+  for (const logs::RankLog& r : *typed) EXPECT_EQ(r.context.seen(), 0);
+  const std::vector<logs::RankLog>& only_typed = *typed;
   MetricInput streamed;
   streamed.logs = only_typed;
   const auto online = diagnoser->finish(scan, streamed);

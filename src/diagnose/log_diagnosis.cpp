@@ -1,4 +1,4 @@
-#include "diagnose/diagnose_command.h"
+#include "diagnose/log_diagnosis.h"
 
 #include <cstdlib>
 
@@ -45,11 +45,11 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
     return fail(err, e);
   }
   TextScan scan = diagnoser->start_scan();
-  std::vector<LogRecords> logs;
+  std::vector<logs::RankLog> logs;
   for (const auto& file : *files) {
-    auto records = read_log_records(file, &scan);
-    if (!records) return fail(err, records.error());
-    logs.push_back(std::move(*records));
+    auto ranks = read_log_records(file, &scan);
+    if (!ranks) return fail(err, ranks.error());
+    std::move(ranks->begin(), ranks->end(), std::back_inserter(logs));
   }
   MetricInput input;
   input.logs = logs;

@@ -1,0 +1,38 @@
+#include "attempt/attempt_files.h"
+
+#include "core/atomic_file.h"
+#include "report/attempt_records.h"
+#include "report/attempt_result.h"
+
+namespace bigmac::attempt {
+
+Expected<void> persist_launch_result(const AttemptPlan& plan, const AttemptWatch& watch) {
+  return write_file_atomically(
+      plan.dir / "result.json",
+      report::to_json(report::attempt_result_of(watch.result, watch.started_at)).dump(2) + "\n");
+}
+
+Expected<void> persist_attempt(const AttemptPlan& plan, const AttemptWatch& watch,
+                               const gates::GateEvidence& evidence,
+                               const gates::GateVerdict& verdict,
+                               const std::vector<diagnose::Diagnosis>& diagnoses) {
+  if (auto w = persist_launch_result(plan, watch); !w) return w;
+  const std::vector<logs::RankLog> ranks(evidence.ranks.begin(), evidence.ranks.end());
+  if (auto w =
+          write_file_atomically(plan.dir / report::kAttemptRecordsName,
+                                report::to_json(report::attempt_records_of(ranks)).dump() + "\n");
+      !w) {
+    return w;
+  }
+  if (!verdict.passed) {
+    if (auto w = write_file_atomically(plan.dir / "diagnosis.json",
+                                       diagnose::to_json(diagnoses).dump(2));
+        !w) {
+      return w;
+    }
+  }
+  // The verdict last: its presence says the attempt's files are complete.
+  return write_file_atomically(plan.dir / "verdict.json", gates::to_json(verdict).dump(2));
+}
+
+}  // namespace bigmac::attempt

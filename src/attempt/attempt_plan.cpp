@@ -1,0 +1,72 @@
+#include "attempt/attempt_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "config/config_writer.h"
+#include "core/atomic_file.h"
+#include "gates/run_directory.h"
+#include "launch/launch_planner.h"
+#include "launch/trainer_invocation.h"
+
+namespace bigmac::attempt {
+namespace fs = std::filesystem;
+
+Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateSpec& spec,
+                                   const Reference* reference, const fs::path& run_dir, int attempt,
+                                   const std::vector<std::string>& visible_devices) {
+  const auto& specs = context.catalog.specs;
+  const auto at = std::find_if(specs.begin(), specs.end(),
+                               [&](const gates::GateSpec& s) { return s.id == spec.id; });
+  AttemptPlan plan;
+  plan.spec = &spec;
+  plan.index = static_cast<std::size_t>(at - specs.begin());
+  plan.total = specs.size();
+  plan.attempt = attempt;
+  plan.dir = run_dir / gates::attempt_folder(plan.index, spec.id, attempt);
+
+  auto gate = gates::plan_gate(spec, context.config,
+                               reference ? reference->samples_per_step() : std::nullopt);
+  if (!gate) return tl::unexpected(gate.error());
+  plan.gate = std::move(*gate);
+
+  const config::Config& cfg = plan.gate.config;
+  const bool yaml = cfg.trainer.kind == "command" && cfg.trainer.gate_config_format == "yaml";
+  plan.gate_file = plan.dir / (yaml ? "gate.yaml" : "gate.toml");
+  const std::string header = fmt::format(
+      "bigmac-bringup gate {} ({}), attempt {}\nthe effective configuration of this gate's ranks",
+      spec.id, spec.title, attempt);
+  plan.gate_file_text = yaml ? config::to_yaml(cfg, header) : config::to_toml(cfg, header);
+
+  const auto placeholders = launch::gate_placeholders(cfg, spec.id, plan.gate_file, run_dir);
+  launch::PlanInputs inputs;
+  inputs.trainer_argv = launch::trainer_argv(cfg, context.trainer_binary, placeholders);
+  inputs.log_dir = plan.dir;
+  inputs.extra_env = launch::gate_environment(cfg, placeholders);
+  if (cfg.launch.devices != "cpu") inputs.visible_devices = visible_devices;
+  auto launch_plan = launch::plan_launch(cfg, inputs);
+  if (!launch_plan) return tl::unexpected(launch_plan.error());
+  plan.launch = std::move(*launch_plan);
+  return plan;
+}
+
+Expected<void> write_attempt_plan(const AttemptPlan& plan) {
+  std::error_code ec;
+  fs::create_directories(plan.dir, ec);
+  if (ec) {
+    return tl::unexpected(
+        make_error(ErrorKind::kInfrastructure,
+                   fmt::format("cannot create {}: {}", plan.dir.string(), ec.message())));
+  }
+  if (auto w = write_file_atomically(plan.gate_file, plan.gate_file_text); !w) return w;
+  return launch::write_plan(plan.launch, plan.dir / launch::kLaunchPlanName);
+}
+
+std::string format_attempt_plan(const AttemptPlan& plan) {
+  return fmt::format("== gate {}/{} {}: {}\n", plan.index + 1, plan.total, plan.spec->id,
+                     plan.spec->title) +
+         gates::format_plan(plan.gate) + launch::render_text(plan.launch) + "\n";
+}
+
+}  // namespace bigmac::attempt

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "attempt/run_context.h"
+#include "core/error.h"
+#include "gates/gate_plan.h"
+#include "gates/gate_spec.h"
+#include "launch/launch_plan.h"
+
+namespace bigmac::attempt {
+
+/// Phase 1 of a gate attempt (shared/DESIGN.md §3): one gate made concrete, down to every
+/// rank's argv and environment. `plan` prints it; `run` writes and launches it.
+struct AttemptPlan {
+  const gates::GateSpec* spec = nullptr;
+  std::size_t index = 0;  ///< the gate's position in the catalog (0-based)
+  std::size_t total = 0;  ///< gates in the catalog
+  int attempt = 1;
+  std::filesystem::path dir;        ///< the attempt folder (`02-dp.1`)
+  gates::GatePlan gate;             ///< the gate's effective configuration
+  std::filesystem::path gate_file;  ///< gate.toml, or gate.yaml for a trainer that reads YAML
+  std::string gate_file_text;       ///< what gate_file holds
+  launch::LaunchPlan launch;        ///< every rank's process, argv and environment
+};
+
+/// Plans attempt `attempt` of `spec` in `run_dir` against `reference` (nullptr: none yet, the
+/// single-process samples/step is then the reference). `visible_devices` are the CUDA devices
+/// the ranks may use (ignored on CPU). Errors are bad input: a value that cannot be conserved,
+/// a launch that cannot be planned.
+Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateSpec& spec,
+                                   const Reference* reference, const std::filesystem::path& run_dir,
+                                   int attempt, const std::vector<std::string>& visible_devices);
+
+/// Writes what the ranks are started from into the attempt folder: the gate file and
+/// launch-plan.json. The error names the file that could not be written.
+Expected<void> write_attempt_plan(const AttemptPlan& plan);
+
+/// `plan`'s text for one gate: the batch arithmetic and layout, then every rank's launch.
+std::string format_attempt_plan(const AttemptPlan& plan);
+
+}  // namespace bigmac::attempt

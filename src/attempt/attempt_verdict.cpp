@@ -1,0 +1,72 @@
+#include "attempt/attempt_verdict.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace bigmac::attempt {
+
+gates::GateVerdict evaluate(const AttemptPlan& plan, const gates::GateEvidence& evidence,
+                            const Reference* reference) {
+  return gates::evaluate_gate(*plan.spec, plan.gate, evidence,
+                              reference ? &reference->baseline : nullptr);
+}
+
+diagnose::BaselineValues baseline_values(const baseline::Baseline& b) {
+  diagnose::BaselineValues v;
+  for (const baseline::BaselineStep& step : b.steps) {
+    if (step.global_step < 0) continue;
+    const auto at = static_cast<std::size_t>(step.global_step);
+    if (at >= v.loss.size()) {
+      v.loss.resize(at + 1);
+      v.grad_norm.resize(at + 1);
+      v.lr.resize(at + 1);
+    }
+    v.loss[at] = step.loss;
+    v.grad_norm[at] = step.grad_norm;
+    v.lr[at] = step.lr;
+    if (step.samples_per_step && v.samples_per_step == 0)
+      v.samples_per_step = *step.samples_per_step;
+  }
+  v.param_count = b.structure.param_count.value_or(0);
+  return v;
+}
+
+diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan,
+                                   const launch::RunResult& result) {
+  diagnose::LaunchFacts facts;
+  facts.planned_world_size = plan.world_size;
+  facts.processes_started = static_cast<int>(plan.processes.size());
+  for (const launch::Stall& stall : result.stalls) {
+    std::string where = stall.before_rendezvous ? "before rendezvous (init_process_group)"
+                        : stall.last_step       ? fmt::format("after step {}", *stall.last_step)
+                                                : "after rendezvous";
+    facts.stalled.push_back(
+        {stall.rank, where, std::chrono::duration<double>(stall.silent_for).count()});
+  }
+  for (const launch::RankOutcome& r : result.ranks) {
+    if (!r.exit || r.stopped_by_us) continue;
+    facts.exited.push_back({r.rank, r.exit->exit_code, r.exit->signal,
+                            r.duration ? std::chrono::duration<double>(*r.duration).count() : 0});
+  }
+  return facts;
+}
+
+std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
+                                                  const AttemptWatch& watch,
+                                                  const gates::GateEvidence& evidence,
+                                                  const Reference* reference,
+                                                  const diagnose::Diagnoser& diagnoser) {
+  const diagnose::BaselineValues values =
+      reference ? baseline_values(reference->baseline) : diagnose::BaselineValues{};
+  const diagnose::LaunchFacts facts = launch_facts(plan.launch, watch.result);
+  const std::vector<logs::RankLog> logs(evidence.ranks.begin(), evidence.ranks.end());
+  diagnose::MetricInput input;
+  input.logs = logs;
+  input.baseline = reference ? &values : nullptr;
+  input.launch = &facts;
+  input.limits.idle_limit_s = plan.gate.config.launch.stall_timeout_s;
+  return diagnoser.diagnose(input);
+}
+
+}  // namespace bigmac::attempt

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <vector>
+
+#include "attempt/attempt_plan.h"
+#include "attempt/attempt_watch.h"
+#include "attempt/run_context.h"
+#include "diagnose/diagnoser.h"
+#include "diagnose/diagnosis.h"
+#include "gates/gate_evidence.h"
+#include "gates/gate_verdict.h"
+
+namespace bigmac::attempt {
+
+/// Phase evaluate: the gate's checks over what its ranks logged and how they ended.
+gates::GateVerdict evaluate(const AttemptPlan& plan, const gates::GateEvidence& evidence,
+                            const Reference* reference);
+
+/// Phase verdict, for a failed gate: every diagnosis that explains it, best first, from the
+/// ranks' records, the reference and what the launcher saw.
+std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
+                                                  const AttemptWatch& watch,
+                                                  const gates::GateEvidence& evidence,
+                                                  const Reference* reference,
+                                                  const diagnose::Diagnoser& diagnoser);
+
+/// The reference's per-step values for the metric rules; a step without a value is absent.
+diagnose::BaselineValues baseline_values(const baseline::Baseline& b);
+
+/// What the launcher knows and the logs cannot say: planned and started processes, stalls,
+/// exits the orchestrator did not cause.
+diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan, const launch::RunResult& result);
+
+}  // namespace bigmac::attempt

@@ -1,0 +1,96 @@
+#include "attempt/attempt_watch.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "launch/plan_execution.h"
+#include "launch/process_record.h"
+#include "proc/signal_name.h"
+#include "report/step_comparison.h"
+
+namespace bigmac::attempt {
+
+logs::RankLog AttemptWatch::rank_log(int rank) const {
+  const auto file = from_file.find(rank);
+  const auto streams = from_streams.find(rank);
+  logs::RankLog out;
+  if (file != from_file.end()) {
+    out = file->second;
+    // The streams still carry what the trainer did not write to its file: tracebacks,
+    // launcher and library lines.
+    if (streams != from_streams.end()) {
+      for (const logs::TextLine& line : streams->second.context.lines()) out.context.add(line);
+    }
+  } else if (streams != from_streams.end()) {
+    out = streams->second;
+  }
+  out.rank = rank;
+  out.sources = {fmt::format("rank{}.log", rank)};
+  return out;
+}
+
+AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* reference,
+                              const std::filesystem::path& run_dir, AttemptServices& services) {
+  AttemptWatch watch;
+  watch.started_at = services.wall_time();
+  const config::Config& cfg = plan.gate.config;
+  std::set<int> ranks_seen;
+  const std::unique_ptr<proc::ProcessRunner> runner = services.make_runner();
+  launch::RunOptions options = launch::run_options_for(cfg.launch);
+  options.cancel = services.cancel;
+  options.process_record = run_dir / launch::kProcessRecordName;
+  watch.result = launch::execute_plan(
+      plan.launch, *runner, *services.clock, options,
+      [&](const logs::Record& record, launch::RecordSource source) {
+        const int rank = std::max(0, logs::origin_of(record).rank);
+        auto& by_rank =
+            source == launch::RecordSource::kLogFile ? watch.from_file : watch.from_streams;
+        by_rank[rank].add(record);
+        if (ranks_seen.insert(rank).second) {
+          services.progress->ranks_up(static_cast<int>(ranks_seen.size()));
+        }
+        if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
+          services.progress->step(
+              step->global_step, step->loss,
+              report::baseline_loss_at(reference ? &reference->baseline : nullptr,
+                                       step->global_step));
+        }
+      });
+  return watch;
+}
+
+gates::RankEnding rank_exit(const launch::RankOutcome& outcome, const launch::RunResult& result) {
+  gates::RankEnding exit;
+  exit.known = outcome.exit.has_value();
+  if (outcome.exit) {
+    if (outcome.exit->signal != 0) {
+      exit.signal = proc::signal_name(outcome.exit->signal);
+    } else {
+      exit.exit_code = outcome.exit->exit_code;
+    }
+  }
+  for (const launch::Stall& stall : result.stalls) {
+    if (stall.rank == outcome.rank) {
+      exit.stalled = true;
+      exit.detail = stall.describe();
+    }
+  }
+  if (outcome.stopped_by_us && result.status == launch::RunStatus::kNonFinite) {
+    exit.stopped_at_non_finite = true;
+    exit.detail = "stopped by the orchestrator: " + result.non_finite->describe();
+  } else if (exit.detail.empty() && outcome.stopped_by_us) {
+    exit.detail = "stopped by the orchestrator after another rank failed";
+  }
+  return exit;
+}
+
+gates::GateEvidence gather_evidence(const AttemptWatch& watch) {
+  gates::GateEvidence evidence;
+  for (const launch::RankOutcome& outcome : watch.result.ranks) {
+    evidence.add_rank_log(watch.rank_log(outcome.rank), rank_exit(outcome, watch.result));
+  }
+  return evidence;
+}
+
+}  // namespace bigmac::attempt

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <map>
+
+#include "attempt/attempt_plan.h"
+#include "attempt/attempt_services.h"
+#include "attempt/run_context.h"
+#include "gates/gate_evidence.h"
+#include "launch/run_result.h"
+#include "logs/rank_log.h"
+
+namespace bigmac::attempt {
+
+/// What the ranks of one attempt did, as watched (phases launch + watch): how the launch ended
+/// and every rank's records, parsed once, live.
+struct AttemptWatch {
+  launch::RunResult result;
+  double started_at = 0;  ///< Unix seconds
+  /// By rank: what the trainer wrote to its own log file, and what its stdout/stderr carried.
+  /// A trainer may write its events to both; the log file wins when it has any line.
+  std::map<int, logs::RankLog> from_file;
+  std::map<int, logs::RankLog> from_streams;
+
+  /// One rank's records: its log file's when it wrote one (plus the context lines of its
+  /// streams), else its streams'.
+  logs::RankLog rank_log(int rank) const;
+};
+
+/// Starts the plan's ranks on a fresh runner and watches them to the end (watchdog, Ctrl-C),
+/// reporting ranks coming up and the loss owner's steps (against `reference`) to progress.
+AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* reference,
+                              const std::filesystem::path& run_dir, AttemptServices& services);
+
+/// How each rank ended, as the gate checks read it, from the launch result.
+gates::RankEnding rank_exit(const launch::RankOutcome& outcome, const launch::RunResult& result);
+
+/// The gate's evidence: every launched rank's records and exit, in rank order.
+gates::GateEvidence gather_evidence(const AttemptWatch& watch);
+
+}  // namespace bigmac::attempt

@@ -1,0 +1,121 @@
+#include "attempt/gate_attempt.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "attempt/attempt_files.h"
+#include "attempt/attempt_plan.h"
+#include "attempt/attempt_verdict.h"
+#include "attempt/attempt_watch.h"
+#include "baseline/baseline.h"
+#include "launch/preflight.h"
+
+namespace bigmac::attempt {
+namespace fs = std::filesystem;
+namespace {
+
+gates::GateOutcome aborted(std::string message) {
+  gates::GateOutcome outcome;
+  outcome.kind = gates::GateOutcome::Kind::kAborted;
+  outcome.message = std::move(message);
+  return outcome;
+}
+
+gates::GateOutcome interrupted() {
+  gates::GateOutcome outcome;
+  outcome.kind = gates::GateOutcome::Kind::kInterrupted;
+  return outcome;
+}
+
+/// Records this run's reference from its first passing gate. A summary that must not become
+/// a baseline is said and the run goes on (the later gates then say what they miss); a file
+/// that cannot be written is infrastructure.
+Expected<std::string> record_run_baseline(const RunContext& context, const fs::path& run_dir,
+                                          const AttemptPlan& plan,
+                                          const gates::GateEvidence& evidence) {
+  const baseline::Baseline b = baseline::summarize_records(
+      evidence.all_records(), context.baseline_name, plan.gate.inputs_digest);
+  if (auto ok = baseline::check_recordable(b); !ok) {
+    return "refusing to record: " + ok.error().format();
+  }
+  const fs::path out = run_dir / "baseline.json";
+  if (auto saved = baseline::save_baseline(out, b); !saved) return tl::unexpected(saved.error());
+  return fmt::format("recorded baseline '{}' ({} steps) to {}", context.baseline_name,
+                     b.steps.size(), out.string());
+}
+
+}  // namespace
+
+gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_dir,
+                               const std::string& gate, int attempt, AttemptServices& services) {
+  const gates::GateSpec* spec = context.catalog.find(gate);
+  if (!spec) return aborted("unknown gate " + gate);
+  // The reference is read once for the whole attempt: planning, progress, checks and
+  // diagnosis all see the same numbers.
+  auto loaded = context.load_reference(run_dir, spec->id);
+  if (!loaded) return aborted(loaded.error().format());
+  const Reference* reference = *loaded ? &**loaded : nullptr;
+
+  const std::vector<std::string> devices = context.config.launch.devices != "cpu"
+                                               ? services.probe_devices().cuda_devices
+                                               : std::vector<std::string>{};
+  auto plan = plan_attempt(context, *spec, reference, run_dir, attempt, devices);
+  if (!plan) return aborted(plan.error().format());
+  if (auto written = write_attempt_plan(*plan); !written) {
+    return aborted(written.error().format());
+  }
+
+  launch::PreflightOptions preflight_options;
+  preflight_options.run_dir = run_dir;
+  const launch::PreflightReport preflight = launch::run_preflight(plan->launch, preflight_options);
+  if (!preflight.ok()) return aborted(preflight.render());
+
+  report::Progress& progress = *services.progress;
+  const gates::GatePlan& gp = plan->gate;
+  progress.message(fmt::format("gate {}/{} {}: {} ({} rank{}, {} samples/step{})", plan->index + 1,
+                               plan->total, gate, spec->title, gp.nproc, gp.nproc == 1 ? "" : "s",
+                               gp.samples_per_step, gp.rescaled.empty() ? "" : "; " + gp.rescaled));
+  progress.gate_started(
+      {plan->index + 1, plan->total, gate, attempt, gp.nproc, gp.config.train.max_steps});
+
+  const AttemptWatch watch = launch_and_watch(*plan, reference, run_dir, services);
+  if (watch.result.status == launch::RunStatus::kInterrupted ||
+      watch.result.status == launch::RunStatus::kLaunchFailed) {
+    if (auto w = persist_launch_result(*plan, watch); !w) return aborted(w.error().format());
+    if (watch.result.status == launch::RunStatus::kInterrupted) return interrupted();
+    return aborted(watch.result.launch_error ? watch.result.launch_error->format()
+                                             : watch.result.summary());
+  }
+
+  const gates::GateEvidence evidence = gather_evidence(watch);
+  gates::GateVerdict verdict = evaluate(*plan, evidence, reference);
+  std::vector<diagnose::Diagnosis> diagnoses;
+  if (verdict.passed && plan->index == 0 && !reference) {
+    auto recorded = record_run_baseline(context, run_dir, *plan, evidence);
+    if (!recorded) return aborted(recorded.error().format());
+    progress.message(*recorded);
+  }
+  if (!verdict.passed) {
+    diagnoses = diagnose_failure(*plan, watch, evidence, reference, *services.diagnoser);
+    std::ostringstream text;
+    text << watch.result.summary() << "\n";
+    diagnose::print_diagnoses(text, diagnoses);
+    progress.message(text.str());
+  }
+  if (auto w = persist_attempt(*plan, watch, evidence, verdict, diagnoses); !w) {
+    return aborted(w.error().format());
+  }
+  progress.gate_finished(gate,
+                         verdict.passed ? gates::GateStatus::kPassed : gates::GateStatus::kFailed,
+                         verdict.summary());
+
+  gates::GateOutcome outcome;
+  outcome.verdict = std::move(verdict);
+  // A baseline recorded just now is what later gates compare with, not this gate's input.
+  outcome.inputs =
+      gates::gate_inputs(gp, context.trainer_binary, reference ? reference->digest : std::string());
+  return outcome;
+}
+
+}  // namespace bigmac::attempt

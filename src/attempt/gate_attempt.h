@@ -1,0 +1,37 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "attempt/attempt_services.h"
+#include "attempt/run_context.h"
+#include "gates/run_loop.h"
+
+namespace bigmac::attempt {
+
+/// One gate attempt, top to bottom (shared/DESIGN.md §3): plan → preflight → launch and
+/// watch → evaluate → verdict → persist. Each phase is a function of its own in this folder;
+/// this one calls them in order and turns their results into the run loop's outcome:
+/// a verdict, an interruption, or an abort (infrastructure: could not launch or write).
+/// The first gate of a run without a stored baseline records `<run_dir>/baseline.json`.
+gates::GateOutcome run_attempt(const RunContext& context, const std::filesystem::path& run_dir,
+                               const std::string& gate, int attempt, AttemptServices& services);
+
+/// The run loop's executor over run_attempt.
+class AttemptExecutor final : public gates::GateExecutor {
+ public:
+  AttemptExecutor(const RunContext& context, std::filesystem::path run_dir,
+                  AttemptServices services)
+      : context_(context), run_dir_(std::move(run_dir)), services_(std::move(services)) {}
+
+  gates::GateOutcome execute(const std::string& gate, int attempt) override {
+    return run_attempt(context_, run_dir_, gate, attempt, services_);
+  }
+
+ private:
+  const RunContext& context_;
+  std::filesystem::path run_dir_;
+  AttemptServices services_;
+};
+
+}  // namespace bigmac::attempt
