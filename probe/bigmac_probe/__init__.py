@@ -36,12 +36,6 @@ def install(settings, environ=None):
         probe.guard("install", hooks)
 
     PostImportHook("torch", on_torch).install()
-    previous_hook = sys.excepthook
-
-    def excepthook(kind, value, trace):
-        probe.crashed = True
-        previous_hook(kind, value, trace)
-    sys.excepthook = excepthook
     atexit.register(lambda: probe.guard("done", probe.on_exit))
     os.register_at_fork(after_in_child=probe.failsafe.stand_down)
     _installed = (probe, patches)

@@ -32,14 +32,18 @@ class Probe:
         self.log = EventLog(settings.log_template, clock)
         self.failsafe = Failsafe(self._report_failure, settings.fault)
         self.perf = perf
-        self.steps = StepTracker(perf())
-        self.torch = None  # the torch module, once imported
+        self.steps = None  # StepTracker, once torch is imported
+        self.torch = None
         self.seed = None
-        self.crashed = False  # an exception reached sys.excepthook: no `done`
         self.current_scaler = None  # the GradScaler whose step() is running
         self.in_batch_p2p = False  # inside batch_isend_irecv: its ops are logged once, there
         self.model_written = False
         self.batch_written = False
+
+    def attach(self, torch):
+        """torch has been imported: the hooks are going in."""
+        self.torch = torch
+        self.steps = StepTracker(torch, self.perf())
 
     def guard(self, where, callback, *args):
         return self.failsafe.call(where, callback, *args)
@@ -207,15 +211,13 @@ class Probe:
         self.model_written = True
 
     def _step_fields(self, token):
-        losses, preclip = self.steps.take(self.torch)
+        losses, count, total, preclip = self.steps.take()
         fields = {"global_step": self.steps.global_step}
-        if losses:
-            fields["loss"] = math.fsum(losses) if len(losses) > 1 else losses[0]
-            fields["loss_count"] = len(losses)
-            if 1 < len(losses) <= StepTracker.LOSS_LIST_LIMIT:
-                fields["losses"] = losses
-        else:
-            fields["loss_count"] = 0
+        if count:
+            fields["loss"] = total
+        fields["loss_count"] = count
+        if 1 < len(losses) <= StepTracker.LOSS_LIST_LIMIT:
+            fields["losses"] = losses
         lrs = token["lrs"]
         if lrs:
             fields["lr"] = lrs[0]
@@ -257,6 +259,9 @@ class Probe:
         self.seed = int(seed)
 
     def on_exit(self):
-        if self.log.is_open and not self.crashed:
+        # The interpreter sets sys.last_value for an exception nobody caught (whatever
+        # sys.excepthook is); SystemExit is not one.
+        crashed = getattr(sys, "last_value", None) is not None
+        if self.log.is_open and not crashed:
             self.log.write("done", {"steps": self.steps.global_step})
         self.log.close()

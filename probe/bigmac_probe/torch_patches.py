@@ -194,7 +194,7 @@ def instrument_distributed(probe, patches, torch):
 
 def instrument_torch(probe, patches, torch):
     """Every hook, in one go (the caller undoes `patches` if this raises)."""
-    probe.torch = torch
+    probe.attach(torch)
     import torch.nn.utils.clip_grad as clip_grad  # noqa: PLC0415 - torch is imported by now
 
     _replace_everywhere(patches, (torch.autograd,), "backward", lambda f: wrap_backward(probe, f))

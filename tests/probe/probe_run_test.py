@@ -11,7 +11,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
@@ -56,18 +55,8 @@ def ddp_prints(text):
             for m in pattern.findall(text)}
 
 
-class ProbeCase(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="bigmac-probe-run-")
-        self.tmp = Path(self._tmp.name)
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def dir(self, name):
-        d = self.tmp / name
-        d.mkdir()
-        return d
+class ProbeCase(ex.TrainerCase):
+    """A temporary folder per case (self.tmp, self.dir(name)), as the example tests have."""
 
     def torchrun(self, name, program, args, env, expect_rc=0):
         d = self.dir(name)
@@ -109,8 +98,9 @@ class DataParallel(ProbeCase):
                 self.assertEqual((s["lr"], s["grad_norm_preclip"], s["loss_count"]),
                                  (want["lr"], want["preclip"], 2))
                 self.close(s["loss"], want["loss"])
-                self.close(s["grad_norm"], want["clipped"])
-                self.close(s["grad_norm_sq"], want["clipped"] ** 2)
+                # Per-tensor norms in float32 on PyTorch 1.13 (docs/probe.md).
+                self.close(s["grad_norm"], want["clipped"], rel=1e-6)
+                self.close(s["grad_norm_sq"], want["clipped"] ** 2, rel=2e-6)
             self.assertEqual([h["global_step"] for h in of(evs, "heartbeat")], list(range(6)))
             self.assertEqual(evs[-1]["ev"], "done")
             self.assertEqual(evs[-1]["steps"], 6)
@@ -150,9 +140,9 @@ class Pipeline(ProbeCase):
         for step in range(4):
             s0, s1 = of(logs[0], "step")[step], of(logs[1], "step")[step]
             (_, sq0, norm, _), (_, sq1, _, loss) = lines[0][step], lines[1][step]
-            self.close(s0["grad_norm_sq"], float(sq0))
-            self.close(s1["grad_norm_sq"], float(sq1))
-            self.close(math.sqrt(s0["grad_norm_sq"] + s1["grad_norm_sq"]), float(norm))
+            self.close(s0["grad_norm_sq"], float(sq0), rel=2e-6)
+            self.close(s1["grad_norm_sq"], float(sq1), rel=2e-6)
+            self.close(math.sqrt(s0["grad_norm_sq"] + s1["grad_norm_sq"]), float(norm), rel=1e-6)
             self.assertEqual((s0["loss_count"], "loss" in s0), (0, False), "stage 0 computes no loss")
             self.assertEqual(s1["loss_count"], 3)
             self.close(s1["loss"], float(loss))

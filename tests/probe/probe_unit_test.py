@@ -30,6 +30,7 @@ from bigmac_probe.failsafe import Failsafe  # noqa: E402
 from bigmac_probe.import_hook import PostImportHook  # noqa: E402
 from bigmac_probe.patch_set import PatchSet  # noqa: E402
 from bigmac_probe.probe import Probe  # noqa: E402
+from bigmac_probe.step_tracker import StepTracker  # noqa: E402
 from bigmac_probe.probe_settings import HOOK_NAMES, ProbeSettings, SettingsError, read_settings  # noqa: E402
 from bigmac_probe.tensor_stats import grad_sum_of_squares  # noqa: E402
 from bigmac_probe.torch_patches import instrument_scaler_class, instrument_torch  # noqa: E402
@@ -127,11 +128,23 @@ class FailsafeBehaviour(unittest.TestCase):
 class GradNorm(unittest.TestCase):
     def test_half_precision_gradients_neither_overflow_nor_round_away(self):
         params = [torch.nn.Parameter(torch.zeros(100000, dtype=dtype)) for dtype in
-                  (torch.float16, torch.bfloat16, torch.float32)]
+                  (torch.float16, torch.bfloat16)]
         for p in params:
             p.grad = torch.full_like(p, 300.0)  # 300**2 is past float16's largest value
         params.append(torch.nn.Parameter(torch.zeros(3)))  # no gradient: not counted
-        self.assertEqual(grad_sum_of_squares(torch, params), (3 * 100000 * 300.0 ** 2, 3))
+        self.assertEqual(grad_sum_of_squares(torch, params), (2 * 100000 * 300.0 ** 2, 2))
+
+    def test_float32_gradients_as_precise_as_clip_grad_norm(self):
+        torch.manual_seed(0)
+        params = [torch.nn.Parameter(torch.zeros(n)) for n in (7, 1000, 50000)]
+        for p in params:
+            p.grad = torch.randn_like(p)
+        exact = sum(float(p.grad.double().pow(2).sum()) for p in params)
+        sq, count = grad_sum_of_squares(torch, params)
+        self.assertEqual(count, 3)
+        self.assertLess(abs(sq - exact), 1e-6 * exact)
+        clip = float(torch.nn.utils.clip_grad_norm_(params, 1e9))
+        self.assertLess(abs(math.sqrt(sq) - clip), 1e-6 * clip)
 
 
 class ImportHook(unittest.TestCase):
@@ -214,8 +227,9 @@ class Instrumented(unittest.TestCase):
             self.assertEqual((e["global_step"], e["loss_count"], e["losses"], e["lr"]), (step, 3, losses, lr))
             self.assertAlmostEqual(e["loss"], loss, delta=1e-15)
             self.assertEqual(e["grad_norm_preclip"], pre)
-            self.assertAlmostEqual(e["grad_norm"], post, delta=1e-12 * post)
-            self.assertAlmostEqual(e["grad_norm_sq"], post * post, delta=1e-12 * post * post)
+            # Per-tensor norms in float32 on PyTorch 1.13 (docs/probe.md): clip_grad_norm_'s precision.
+            self.assertAlmostEqual(e["grad_norm"], post, delta=1e-6 * post)
+            self.assertAlmostEqual(e["grad_norm_sq"], post * post, delta=2e-6 * post * post)
         self.assertEqual(len(of(evs, "step")), 4)
         self.assertLess(of(evs, "step")[1]["grad_norm"], of(evs, "step")[1]["grad_norm_preclip"], "clipped")
         self.assertEqual([e["global_step"] for e in of(evs, "heartbeat")], [0, 1, 2, 3])
@@ -267,7 +281,7 @@ class Instrumented(unittest.TestCase):
         self.assertEqual([v[3] for v in seen], [False, True, False], "the skipped step left the weights")
         self.assertNotIn("grad_norm", steps[1])
         for s, v in ((steps[0], seen[0]), (steps[2], seen[2])):
-            self.assertAlmostEqual(s["grad_norm"], v[2], delta=1e-12 * v[2])
+            self.assertAlmostEqual(s["grad_norm"], v[2], delta=1e-6 * v[2])
         self.assertEqual(scaler.get_scale(), 3e38 * 2.0 ** -120)
 
     def test_disabled_real_grad_scaler_passes_through(self):
@@ -297,6 +311,21 @@ class Instrumented(unittest.TestCase):
             opt2.step()
         self.assertEqual([s["global_step"] for s in of(self.events(), "step")], [0, 1])
         self.assertEqual(of(self.events(), "model")[0]["param_count"], sum(p.numel() for p in model.parameters()))
+
+    def test_losses_past_the_keep_limit_are_summed_on_the_device(self):
+        w = torch.nn.Parameter(torch.tensor(0.5))
+        opt = torch.optim.SGD([w], lr=0.0)
+        values = []
+        for i in range(2 * StepTracker.KEEP_LIMIT + 5):
+            loss = w * (i % 7)
+            loss.backward()
+            values.append(loss.item())
+        self.assertLessEqual(len(self.probe.steps._losses), StepTracker.KEEP_LIMIT)
+        opt.step()
+        (step,) = of(self.events(), "step")
+        self.assertEqual(step["loss_count"], len(values))
+        self.assertAlmostEqual(step["loss"], math.fsum(values), delta=1e-12 * math.fsum(values))
+        self.assertNotIn("losses", step)
 
     def test_program_exceptions_pass_through_unchanged(self):
         model = self.model()
