@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 import unittest
 from pathlib import Path
@@ -32,6 +33,17 @@ def env_with(pythonpath=(PROBE_DIR,), **variables):
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
     env.update({k: str(v) for k, v in variables.items()})
     return env
+
+
+def parser_summaries(paths):
+    """`bigmac-bringup parse --json` of the files: the orchestrator's own reading of them."""
+    binary = Path(os.environ.get("BIGMAC_BIN_DIR", REPO / "build" / "bin")) / "bigmac-bringup"
+    if not binary.exists():
+        raise AssertionError(f"{binary}: build it first (ctest sets BIGMAC_BIN_DIR)")
+    done = subprocess.run([str(binary), "parse", "--json", *map(str, paths)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"parse exited {done.returncode}: {done.stderr}")
+    return json.loads(done.stdout)["files"]
 
 
 def events(path):
@@ -146,6 +158,9 @@ class Pipeline(ProbeCase):
             self.assertEqual((s0["loss_count"], "loss" in s0), (0, False), "stage 0 computes no loss")
             self.assertEqual(s1["loss_count"], 3)
             self.close(s1["loss"], float(loss))
+        for r, summary in enumerate(parser_summaries([d / "p0.jsonl", d / "p1.jsonl"])):
+            self.assertEqual((summary["records"], summary["unparseable"], summary["unknown_events"]),
+                             (len(logs[r]), 0, 0), summary)
 
     def test_a_probe_failure_in_a_transfer_changes_nothing(self):
         plain = self.torchrun("plain", PIPELINE, self.ARGS, env_with(pythonpath=()))

@@ -24,6 +24,7 @@ import torch.distributed as dist
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "probe"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bigmac_probe.event_log import EventLog, expand_path  # noqa: E402
 from bigmac_probe.failsafe import Failsafe  # noqa: E402
@@ -34,6 +35,7 @@ from bigmac_probe.step_tracker import StepTracker  # noqa: E402
 from bigmac_probe.probe_settings import HOOK_NAMES, ProbeSettings, SettingsError, read_settings  # noqa: E402
 from bigmac_probe.tensor_stats import grad_sum_of_squares  # noqa: E402
 from bigmac_probe.torch_patches import instrument_scaler_class, instrument_torch  # noqa: E402
+from probe_run_test import parser_summaries  # noqa: E402
 
 
 def of(events, name):
@@ -326,6 +328,32 @@ class Instrumented(unittest.TestCase):
         self.assertEqual(step["loss_count"], len(values))
         self.assertAlmostEqual(step["loss"], math.fsum(values), delta=1e-12 * math.fsum(values))
         self.assertNotIn("losses", step)
+
+    def test_the_orchestrators_parser_reads_every_line_the_probe_writes(self):
+        """Through the real `bigmac-bringup parse`: skipped and non-finite steps, probe_error."""
+        instrument_scaler_class(self.probe, self.patches, FakeScaler)
+        w = torch.nn.Parameter(torch.tensor([0.5, 2.0]))
+        opt = torch.optim.SGD([w], lr=0.1)
+        scaler = FakeScaler(1e38, backoff_factor=1e-30)
+        for factor in (100.0, 1.0, math.nan):  # a skipped step, a normal one, a NaN loss
+            scaler.scale((w * factor).sum()).backward()
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad()
+        (w * math.inf).sum().backward()  # no scaler: a step with a non-finite gradient norm
+        opt.step()
+        torch.save({}, str(self.tmp / "c.pt"))
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.probe.failsafe.trip("save", RuntimeError("a probe failure, for its line"))
+        path = self.tmp / "rank0.jsonl"
+        steps = of(self.events(), "step")
+        self.assertEqual([s.get("skipped", False) for s in steps], [True, False, True, False])
+        self.assertTrue(math.isnan(steps[2]["loss"]))
+        self.assertEqual((steps[3]["loss"], steps[3]["grad_norm"]), (math.inf, math.inf))
+        (summary,) = parser_summaries([path])
+        lines = len(path.read_text().splitlines())
+        self.assertEqual((summary["unparseable"], summary["unknown_events"], summary["records"]),
+                         (0, 1, lines - 1), summary)
 
     def test_program_exceptions_pass_through_unchanged(self):
         model = self.model()
