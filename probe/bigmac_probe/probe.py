@@ -16,6 +16,7 @@ from .failsafe import Failsafe
 from .step_tracker import StepTracker
 from .tensor_stats import (dtype_name, first_tensor, grad_sum_of_squares, has_trainable_param,
                            learning_rates, optimizer_params, param_summary)
+from .torch_patches import MARK
 
 
 def _env_int(environ, name, default):
@@ -38,7 +39,6 @@ class Probe:
         self.current_scaler = None  # the GradScaler whose step() is running
         self.in_batch_p2p = False  # inside batch_isend_irecv: its ops are logged once, there
         self.model_written = False
-        self.batch_written = False
 
     def attach(self, torch):
         """torch has been imported: the hooks are going in."""
@@ -117,7 +117,6 @@ class Probe:
         self._write("batch", {"input_shape": list(tensor.shape), "input_dtype": dtype_name(tensor.dtype),
                               "input_device": str(tensor.device), "module": type(module).__name__,
                               "global_step": self.steps.global_step})
-        self.batch_written = True
         return True
 
     def on_backward(self, tensors, args, kwargs):
@@ -180,7 +179,7 @@ class Probe:
             self.steps.in_step = False
 
     def begin_scaler_step(self, scaler, optimizer):
-        if not getattr(type(optimizer).step, "_bigmac_probe", False):
+        if not getattr(type(optimizer).step, MARK, False):
             return None  # an optimizer the probe cannot see stepping: skips cannot be told
         if not self.steps.is_primary(optimizer):
             return None
