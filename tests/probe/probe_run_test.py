@@ -46,11 +46,7 @@ def parser_summaries(paths):
     return json.loads(done.stdout)["files"]
 
 
-def events(path):
-    return [json.loads(line) for line in Path(path).read_text().splitlines()]
-
-
-of = ex.of
+events, of = ex.events, ex.of
 
 
 def rank_output(out_dir, rank, stream="stdout"):
