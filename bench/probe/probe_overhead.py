@@ -9,6 +9,9 @@
    alternate between torch with the probe's hooks and torch without them, `--blocks` times
    each. A block's cost is the process CPU time it took (waiting on a loaded machine is not
    counted); each side's median block is printed, and the median of the per-pair ratios.
+   Then the probe's own work at a step (gradient norm, learning rates, the `step` and
+   `heartbeat` lines), timed alone on the trainer's optimizer: the part of the difference that
+   is the probe's and not the machine's noise.
 2. Whole process. The trainer as a program, without and with the probe (probe/ on PYTHONPATH,
    BIGMAC_PROBE_LOG set), in turn, `--rounds` times: a short and a long run per side, whose
    CPU difference over the step difference is the side's CPU per step (start-up cancels out),
@@ -141,12 +144,26 @@ def trainer_in_process(blocks, block_steps):
         probed = sum(1 for line in Path(f"{tmp}/probe0.jsonl").read_text().splitlines() if '"ev":"step"' in line)
         if probed != (blocks + 1) * block_steps:
             sys.exit(f"the probe logged {probed} steps: not a like-for-like comparison")
+        # The probe's own work at a step, timed alone on the trainer's optimizer and gradients:
+        # the gradient norm, the learning rates, the `step` and `heartbeat` lines.
+        alone = Probe(ProbeSettings(log_template=f"{tmp}/alone{{rank}}.jsonl"), environ={})
+        alone.attach(torch)
+        hooks = []
+        for _ in range(5):
+            start = time.process_time()
+            for _ in range(200):
+                alone.end_step(alone.begin_step(trainer.optimizer))
+            hooks.append((time.process_time() - start) / 200 * 1e6)
+        alone.log.close()
     a = statistics.median(p[0] for p in pairs)
     b = statistics.median(p[1] for p in pairs)
     ratios = [y / x for x, y in pairs]
     print(f"examples/torch_trainer in process (demo model, 1 thread), {blocks} blocks of {block_steps} steps "
           f"each side: CPU per step without {a:.2f} ms, with {b:.2f} ms (+{(b - a) * 1000:.0f} us); median ratio "
           f"{statistics.median(ratios):.4f} (pairs {min(ratios):.4f}-{max(ratios):.4f})")
+    print(f"the probe's own work at one step of it, timed alone (begin_step + end_step, 5 x 200): "
+          f"median {statistics.median(hooks):.0f} us CPU = {statistics.median(hooks) / 1000 / a * 100:.2f}% "
+          f"of a step")
 
 
 def micro(total_steps):
