@@ -91,7 +91,7 @@ class Probe:
 
         backend = arg(0, "backend", None)
         self.ensure_run(rank=arg(4, "rank", -1), world_size=arg(3, "world_size", -1),
-                        backend=str(backend) if backend is not None else None)
+                        backend=str(backend) if backend is not None else "default")
         return self.perf()
 
     def end_init(self, started):
