@@ -76,19 +76,21 @@ def stop_group(proc):
     raise AssertionError(f"process group {proc.pid} survived SIGKILL")
 
 
-def start(argv, out_dir):
+def start(argv, out_dir, env=None):
+    """Starts argv in its own session, stdout and stderr into out_dir; env: child_env()."""
     out = open(out_dir / "stdout.txt", "wb")
     err = open(out_dir / "stderr.txt", "wb")
     proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                            env=child_env(), cwd=REPO, start_new_session=True)
+                            env=child_env() if env is None else env, cwd=REPO,
+                            start_new_session=True)
     out.close()
     err.close()
     return proc
 
 
-def run(argv, out_dir):
+def run(argv, out_dir, env=None):
     """Runs argv to completion; returns (exit status, stdout, stderr)."""
-    proc = start(argv, out_dir)
+    proc = start(argv, out_dir, env)
     try:
         rc = proc.wait(timeout=DEADLINE_S)
     except subprocess.TimeoutExpired:

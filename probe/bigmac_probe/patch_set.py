@@ -1,0 +1,23 @@
+"""Attribute replacements that can be undone in reverse order (a failed install leaves torch as
+it found it; tests restore torch after each case)."""
+
+
+class PatchSet:
+    def __init__(self):
+        self._undo = []
+
+    def replace(self, owner, name, value):
+        """Sets owner.name = value. A class attribute it inherited is deleted again on restore
+        rather than copied down."""
+        own = owner.__dict__ if isinstance(owner, type) else vars(owner)
+        had_own = name in own
+        self._undo.append((owner, name, had_own, own.get(name)))
+        setattr(owner, name, value)
+
+    def restore(self):
+        while self._undo:
+            owner, name, had_own, original = self._undo.pop()
+            if had_own:
+                setattr(owner, name, original)
+            else:
+                delattr(owner, name)

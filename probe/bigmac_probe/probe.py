@@ -1,0 +1,266 @@
+"""The probe: turns what the hooks saw into bigmac-log v1 events (docs/probe.md, "Events").
+
+Every `on_*`/`begin_*`/`end_*` method runs inside Failsafe.call: an exception here switches
+the probe off and never reaches the program. The log is opened, and `run` written, at the
+first sign of a training program (a process group, a training forward, a backward, a step, a
+transfer, a save); a Python process that does none of these (torchrun's own agent, a tool)
+leaves no file."""
+import math
+import os
+import sys
+import time
+
+from . import __version__
+from .event_log import EventLog
+from .failsafe import Failsafe
+from .step_tracker import StepTracker
+from .tensor_stats import (dtype_name, first_tensor, grad_sum_of_squares, has_trainable_param,
+                           learning_rates, optimizer_params, param_summary)
+from .torch_patches import MARK
+
+
+def _env_int(environ, name, default):
+    try:
+        return int(environ.get(name, ""))
+    except ValueError:
+        return default
+
+
+class Probe:
+    def __init__(self, settings, environ=None, clock=time.time, perf=time.perf_counter):
+        self.settings = settings
+        self.environ = os.environ if environ is None else environ
+        self.log = EventLog(settings.log_template, clock)
+        self.failsafe = Failsafe(self._report_failure, settings.fault)
+        self.perf = perf
+        self.steps = None  # StepTracker, once torch is imported
+        self.torch = None
+        self.seed = None
+        self.current_scaler = None  # the GradScaler whose step() is running
+        self.in_batch_p2p = False  # inside batch_isend_irecv: its ops are logged once, there
+        self.model_written = False
+
+    def attach(self, torch):
+        """torch has been imported: the hooks are going in."""
+        self.torch = torch
+        self.steps = StepTracker(torch, self.perf())
+
+    def guard(self, where, callback, *args):
+        return self.failsafe.call(where, callback, *args)
+
+    # ---- writing -----------------------------------------------------------------------
+    def _write(self, ev, fields):
+        self.ensure_run()
+        self.log.write(ev, fields)
+
+    def ensure_run(self, rank=None, world_size=None, backend=None):
+        """Opens this rank's log and writes `run`, once. Explicit init_process_group arguments
+        win over torchrun's environment (mp.spawn passes rank= and world_size=)."""
+        if self.log.is_open:
+            return
+        if rank is None or rank < 0:
+            rank = _env_int(self.environ, "RANK", 0)
+        local_rank = _env_int(self.environ, "LOCAL_RANK", 0)
+        if world_size is None or world_size <= 0:
+            world_size = _env_int(self.environ, "WORLD_SIZE", 1)
+        self.log.open(rank, local_rank)
+        fields = {"world_size": world_size, "local_rank": local_rank,
+                  "backend": backend if backend is not None else "none",
+                  "torch_version": getattr(self.torch, "__version__", ""), "pid": os.getpid(),
+                  "tool_version": __version__, "source": "probe", "argv": sys.argv[:32]}
+        if self.seed is not None:
+            fields["seed"] = self.seed
+        self.log.write("run", fields)
+
+    def _report_failure(self, where, exc, trace):
+        path = f" (traceback in {self.log.path})" if self.log.is_open else ""
+        sys.stderr.write(f"bigmac-probe: switched off after an internal error in {where}: "
+                         f"{type(exc).__name__}: {exc}; the program runs on unchanged{path}\n")
+        sys.stderr.flush()
+        if self.log.is_open:
+            try:
+                self.log.write("probe_error", {"where": where, "error": f"{type(exc).__name__}: {exc}",
+                                               "traceback": trace[-4000:]})
+            except OSError:
+                pass
+
+    # ---- process group -----------------------------------------------------------------
+    def begin_init(self, args, kwargs):
+        def arg(index, name, default):
+            return kwargs[name] if name in kwargs else (args[index] if len(args) > index else default)
+
+        backend = arg(0, "backend", None)
+        self.ensure_run(rank=arg(4, "rank", -1), world_size=arg(3, "world_size", -1),
+                        backend=str(backend) if backend is not None else "default")
+        return self.perf()
+
+    def end_init(self, started):
+        dist = self.torch.distributed
+        self._write("pg_ready", {"init_ms": (self.perf() - started) * 1000.0,
+                                 "world_size": dist.get_world_size(),
+                                 "backend": str(dist.get_backend())})
+
+    # ---- forward, backward, clipping, scaling -------------------------------------------
+    def on_forward(self, module, args, kwargs):
+        """True once the model's first training forward is logged: a call with grad enabled,
+        of a module holding a trainable parameter, with a tensor among its arguments."""
+        torch = self.torch
+        if not torch.is_grad_enabled() or not has_trainable_param(module):
+            return False
+        tensor = first_tensor(torch, args)
+        if tensor is None:
+            tensor = first_tensor(torch, kwargs)
+        if tensor is None:
+            return False
+        if self.steps.global_step == 0:
+            self.steps.last_end = self.perf()  # step 0's time starts at its first forward
+        self._write("batch", {"input_shape": list(tensor.shape), "input_dtype": dtype_name(tensor.dtype),
+                              "input_device": str(tensor.device), "module": type(module).__name__,
+                              "global_step": self.steps.global_step})
+        return True
+
+    def on_backward(self, tensors, args, kwargs):
+        """A loss is a one-element tensor backward() ran on without an explicit gradient (a
+        pipeline stage's out.backward(grad) is not one)."""
+        grads = args[0] if args else kwargs.get("grad_tensors")
+        torch = self.torch
+        if isinstance(tensors, torch.Tensor):
+            tensors, grads = [tensors], [grads]
+        elif grads is None or isinstance(grads, torch.Tensor):
+            grads = [grads] * len(tensors)
+        self.ensure_run()
+        for tensor, grad in zip(tensors, grads):
+            if grad is None and isinstance(tensor, torch.Tensor) and tensor.numel() == 1:
+                self.steps.note_loss(tensor)
+
+    def on_clip(self, total_norm):
+        self.steps.note_clip(total_norm)
+
+    def on_scale(self, outputs, result):
+        torch = self.torch
+        if isinstance(outputs, torch.Tensor):
+            pairs = [(result, outputs)]
+        elif isinstance(outputs, (list, tuple)) and isinstance(result, (list, tuple)):
+            pairs = zip(result, outputs)
+        else:
+            return
+        for scaled, original in pairs:
+            if (isinstance(scaled, torch.Tensor) and isinstance(original, torch.Tensor)
+                    and scaled is not original and original.numel() == 1):
+                self.steps.note_scaled(scaled, original)
+
+    # ---- optimizer steps ---------------------------------------------------------------
+    def begin_step(self, optimizer):
+        """Before the primary optimizer's step(): the values it is about to apply. A token for
+        end_step, or None when this step() is not one the probe counts."""
+        if self.steps.in_step or not self.steps.is_primary(optimizer):
+            return None
+        self.steps.in_step = True
+        params = optimizer_params(optimizer)
+        self._write_model(params)
+        sq, grads = grad_sum_of_squares(self.torch, params)
+        token = {"lrs": learning_rates(optimizer), "sq": sq, "grads": grads}
+        scaler = self.current_scaler
+        if scaler is not None and hasattr(scaler, "get_scale"):
+            token["loss_scale"] = float(scaler.get_scale())
+        return token
+
+    def end_step(self, token):
+        self.steps.in_step = False
+        fields = self._step_fields(token)
+        fields["grad_norm"] = math.sqrt(token["sq"])
+        fields["grad_norm_sq"] = token["sq"]
+        fields["grad_count"] = token["grads"]
+        self._finish_step(fields)
+
+    def abandon_step(self, token):
+        """The program's step() raised: no event; the exception goes on unchanged."""
+        if token is not None:
+            self.steps.in_step = False
+
+    def begin_scaler_step(self, scaler, optimizer):
+        if not getattr(type(optimizer).step, MARK, False):
+            return None  # an optimizer the probe cannot see stepping: skips cannot be told
+        if not self.steps.is_primary(optimizer):
+            return None
+        self.current_scaler = scaler
+        return {"scaler": scaler, "optimizer": optimizer, "before": self.steps.global_step}
+
+    def end_scaler_step(self, token):
+        """The scaler did not call optimizer.step(): inf/NaN gradients, a skipped step."""
+        self.current_scaler = None
+        if self.steps.global_step != token["before"]:
+            return
+        optimizer = token["optimizer"]
+        self._write_model(optimizer_params(optimizer))
+        fields = self._step_fields({"lrs": learning_rates(optimizer)})
+        fields["skipped"] = True
+        if hasattr(token["scaler"], "get_scale"):
+            fields["loss_scale"] = float(token["scaler"].get_scale())
+        self._finish_step(fields)
+
+    def _write_model(self, params):
+        """`model` at the first step, from the parameters as they are before it changes them."""
+        if self.model_written:
+            return
+        fields = param_summary(self.torch, params, self.settings.digest)
+        if self.seed is not None:
+            fields["seed"] = self.seed
+        self._write("model", fields)
+        self.model_written = True
+
+    def _step_fields(self, token):
+        losses, count, total, preclip = self.steps.take()
+        fields = {"global_step": self.steps.global_step}
+        if count:
+            fields["loss"] = total
+        fields["loss_count"] = count
+        if 1 < len(losses) <= StepTracker.LOSS_LIST_LIMIT:
+            fields["losses"] = losses
+        lrs = token["lrs"]
+        if lrs:
+            fields["lr"] = lrs[0]
+            if len(lrs) > 1:
+                fields["lrs"] = lrs
+        if preclip is not None:
+            fields["grad_norm_preclip"] = preclip
+        if "loss_scale" in token:
+            fields["loss_scale"] = token["loss_scale"]
+        return fields
+
+    def _finish_step(self, fields):
+        now = self.perf()
+        fields["step_ms"] = (now - self.steps.last_end) * 1000.0
+        self._write("step", fields)
+        self._write("heartbeat", {"global_step": self.steps.global_step})
+        self.steps.finish(now)
+
+    # ---- transfers, checkpoints, seeds, the end ------------------------------------------
+    def on_p2p(self, op, where, tensor, peer):
+        if not self.settings.shapes or not isinstance(tensor, self.torch.Tensor):
+            return
+        peer = -1 if peer is None else int(peer)
+        self._write("shape", {"global_step": self.steps.global_step,
+                              "mb": self.steps.transfer_index(where, peer), "where": where,
+                              "name": "p2p", "op": op, "peer": peer, "shape": list(tensor.shape),
+                              "dtype": dtype_name(tensor.dtype), "device": str(tensor.device)})
+
+    def on_save(self, f):
+        if isinstance(f, (str, os.PathLike)):
+            path = os.fspath(f)
+        elif isinstance(getattr(f, "name", None), str):
+            path = f.name  # an open file; an in-memory buffer has no name and is no checkpoint
+        else:
+            return
+        self._write("ckpt", {"step": self.steps.global_step - 1, "path": os.path.abspath(path)})
+
+    def on_seed(self, seed):
+        self.seed = int(seed)
+
+    def on_exit(self):
+        # The interpreter sets sys.last_value for an exception nobody caught (whatever
+        # sys.excepthook is); SystemExit is not one.
+        crashed = getattr(sys, "last_value", None) is not None
+        if self.log.is_open and not crashed:
+            self.log.write("done", {"steps": self.steps.global_step})
+        self.log.close()

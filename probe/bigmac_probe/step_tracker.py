@@ -1,0 +1,89 @@
+"""Per-process step bookkeeping: which optimizer's steps count, the step number, and what the
+program did since the last step (losses backward() ran on, the clip norm, transfers)."""
+import math
+import weakref
+
+
+class StepTracker:
+    """global_step counts attempted optimizer steps of one optimizer, the *primary*: the first
+    one whose step() runs (or that a GradScaler steps). A step a GradScaler skips still counts,
+    as trainers' own counters do, and is marked skipped. A new optimizer becomes primary once
+    the old one is garbage."""
+
+    LOSS_LIST_LIMIT = 64  # a step's `losses` list is written only up to this many values
+    KEEP_LIMIT = 1024  # past this many losses in one step they are summed on their device
+
+    def __init__(self, torch, now):
+        self._torch = torch
+        self.global_step = 0
+        self.in_step = False  # inside the primary's step(): a nested step() (super()) is not one
+        self.last_end = now  # when the previous step ended (or tracking began)
+        self._primary = None
+        self._losses = []  # detached scalar tensors, in backward() order
+        self._folded = None  # (float64 sum, count) of losses summed to bound memory
+        self._scaled = []  # (weak reference to a GradScaler output, the tensor it scaled)
+        self._preclip = None
+        self._transfers = {}
+
+    def is_primary(self, optimizer):
+        current = self._primary() if self._primary is not None else None
+        if current is None:
+            self._primary = weakref.ref(optimizer)
+            return True
+        return current is optimizer
+
+    def note_scaled(self, scaled, original):
+        """A GradScaler returned `scaled` for the loss `original`."""
+        self._scaled = [(ref, t) for ref, t in self._scaled if ref() is not None]
+        self._scaled.append((weakref.ref(scaled), original.detach().clone()))
+
+    def note_loss(self, tensor):
+        """backward() ran on the scalar `tensor`: keep its value, unscaled if a GradScaler
+        scaled it."""
+        value = None
+        for ref, original in self._scaled:
+            if ref() is tensor:
+                value = original
+                break
+        self._losses.append(value if value is not None else tensor.detach().clone())
+        if len(self._losses) >= self.KEEP_LIMIT:
+            # backward() without a counted step (another optimizer's, an analysis): keep the
+            # sum, not every tensor, so memory stays bounded without a host synchronisation.
+            total = self._stack().sum()
+            count = len(self._losses)
+            if self._folded is not None:
+                total = total + self._folded[0].to(total.device)
+                count += self._folded[1]
+            self._folded, self._losses = (total, count), []
+
+    def note_clip(self, total_norm):
+        self._preclip = total_norm
+
+    def transfer_index(self, where, peer):
+        """0 for the first transfer this step in this direction with this peer, then 1, ..."""
+        key = (where, peer)
+        index = self._transfers.get(key, 0)
+        self._transfers[key] = index + 1
+        return index
+
+    def _stack(self):
+        """The kept losses as one float64 tensor (on the first one's device)."""
+        device = self._losses[0].device
+        return self._torch.stack([t.reshape(()).to(device, self._torch.float64) for t in self._losses])
+
+    def take(self):
+        """(loss values as floats, their count, their sum, pre-clip norm or None) of the step
+        now ending; forgets them. Values are listed only when none were summed on the device."""
+        values = self._stack().tolist() if self._losses else []  # one host synchronisation
+        count, total = len(values), math.fsum(values)
+        if self._folded is not None:
+            count += self._folded[1]
+            total += float(self._folded[0])
+            values = []
+        preclip = float(self._preclip) if self._preclip is not None else None
+        self._losses, self._folded, self._scaled, self._preclip, self._transfers = [], None, [], None, {}
+        return values, count, total, preclip
+
+    def finish(self, now):
+        self.global_step += 1
+        self.last_end = now

@@ -1,0 +1,216 @@
+"""The probe's hooks into torch. Each wrapper calls the original with the program's own
+arguments and returns its result untouched; the probe's part runs through Probe.guard, so an
+error in it never reaches the program, and the program's own exceptions pass through as they
+are. Once the probe is off every wrapper is a plain pass-through."""
+import functools
+
+MARK = "_bigmac_probe"  # set on every wrapper, so nothing is wrapped twice
+
+
+def _marked(wrapper):
+    setattr(wrapper, MARK, True)
+    return wrapper
+
+
+def wrap_after(probe, where, original, callback):
+    """original(...), then callback(result, args, kwargs) (seed, save, clip)."""
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if probe.failsafe.active:
+            probe.guard(where, callback, result, args, kwargs)
+        return result
+    return _marked(wrapper)
+
+
+def wrap_backward(probe, original):
+    """torch.autograd.backward, which Tensor.backward calls too."""
+    @functools.wraps(original)
+    def backward(tensors, *args, **kwargs):
+        result = original(tensors, *args, **kwargs)
+        if probe.failsafe.active:
+            probe.guard("backward", probe.on_backward, tensors, args, kwargs)
+        return result
+    return _marked(backward)
+
+
+def wrap_optimizer_step(probe, original):
+    @functools.wraps(original)
+    def step(self, *args, **kwargs):
+        token = probe.guard("optimizer_step", probe.begin_step, self) if probe.failsafe.active else None
+        try:
+            result = original(self, *args, **kwargs)
+        except BaseException:
+            probe.abandon_step(token)
+            raise
+        if token is not None:
+            probe.guard("optimizer_step", probe.end_step, token)
+        return result
+    return _marked(step)
+
+
+def instrument_optimizer_class(probe, patches, cls):
+    """Wraps cls.step once per class (torch's own profiler hook does the same)."""
+    if not getattr(cls.step, MARK, False):
+        patches.replace(cls, "step", wrap_optimizer_step(probe, cls.step))
+
+
+def wrap_optimizer_init(probe, patches, original):
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        if probe.failsafe.active:
+            probe.guard("optimizer_step", instrument_optimizer_class, probe, patches, type(self))
+    return _marked(__init__)
+
+
+def instrument_scaler_class(probe, patches, cls):
+    """GradScaler-like classes: scale(outputs) and step(optimizer, ...) (torch.cuda.amp's, and
+    torch.amp's in PyTorch 2.3+; a fake in the tests)."""
+    if "scale" in cls.__dict__ and not getattr(cls.scale, MARK, False):
+        original_scale = cls.scale
+
+        @functools.wraps(original_scale)
+        def scale(self, outputs):
+            result = original_scale(self, outputs)
+            if probe.failsafe.active:
+                probe.guard("scale", probe.on_scale, outputs, result)
+            return result
+        patches.replace(cls, "scale", _marked(scale))
+    if "step" in cls.__dict__ and not getattr(cls.step, MARK, False):
+        original_step = cls.step
+
+        @functools.wraps(original_step)
+        def step(self, optimizer, *args, **kwargs):
+            token = (probe.guard("scaler_step", probe.begin_scaler_step, self, optimizer)
+                     if probe.failsafe.active else None)
+            try:
+                result = original_step(self, optimizer, *args, **kwargs)
+            except BaseException:
+                probe.current_scaler = None
+                raise
+            if token is not None:
+                probe.guard("scaler_step", probe.end_scaler_step, token)
+            return result
+        patches.replace(cls, "step", _marked(step))
+
+
+def wrap_p2p(probe, original, op, where, peer_name):
+    """dist.send/recv/isend/irecv: the shape is logged before the transfer, so a transfer
+    that fails or hangs still leaves its evidence."""
+    @functools.wraps(original)
+    def wrapper(tensor, *args, **kwargs):
+        if probe.failsafe.active and not probe.in_batch_p2p:
+            peer = args[0] if args else kwargs.get(peer_name)
+            probe.guard("p2p", probe.on_p2p, op, where, tensor, peer)
+        return original(tensor, *args, **kwargs)
+    return _marked(wrapper)
+
+
+def wrap_batch_p2p(probe, original, sends):
+    @functools.wraps(original)
+    def batch_isend_irecv(p2p_op_list):
+        if probe.failsafe.active:
+            def log_ops():
+                for p in p2p_op_list:
+                    where = "send" if p.op in sends else "recv"
+                    probe.on_p2p(f"batch_i{where}", where, p.tensor, p.peer)
+            probe.guard("p2p", log_ops)
+        probe.in_batch_p2p = True
+        try:
+            return original(p2p_op_list)
+        finally:
+            probe.in_batch_p2p = False
+    return _marked(batch_isend_irecv)
+
+
+def wrap_init_process_group(probe, original):
+    @functools.wraps(original)
+    def init_process_group(*args, **kwargs):
+        started = probe.guard("run", probe.begin_init, args, kwargs) if probe.failsafe.active else None
+        result = original(*args, **kwargs)
+        if started is not None:
+            probe.guard("pg_ready", probe.end_init, started)
+        return result
+    return _marked(init_process_group)
+
+
+def wrap_first_forward(probe, patches, module_cls):
+    """nn.Module.__call__ until the model's first training forward is logged; then (or once
+    the probe is off) the original is put back, so later forwards cost nothing."""
+    original = module_cls.__call__
+
+    def __call__(self, *args, **kwargs):
+        if not probe.failsafe.active or probe.guard("forward", probe.on_forward, self, args, kwargs):
+            if getattr(module_cls.__call__, MARK, False):
+                module_cls.__call__ = original
+        return original(self, *args, **kwargs)
+    patches.replace(module_cls, "__call__", _marked(functools.wraps(original)(__call__)))
+
+
+def _replace_everywhere(patches, owners, name, make):
+    """One wrapper for `name` in each owner that holds the same original (torch.distributed
+    re-exports distributed_c10d's functions)."""
+    holders = [o for o in owners if o is not None and hasattr(o, name)]
+    if not holders:
+        return None
+    original = getattr(holders[0], name)
+    if getattr(original, MARK, False):
+        return original
+    wrapper = make(original)
+    for owner in holders:
+        if getattr(owner, name) is original:
+            patches.replace(owner, name, wrapper)
+    return wrapper
+
+
+def instrument_distributed(probe, patches, torch):
+    dist = torch.distributed
+    if not dist.is_available():
+        return
+    c10d = getattr(dist, "distributed_c10d", None)
+    owners = (dist, c10d)
+    _replace_everywhere(patches, owners, "init_process_group",
+                        lambda f: wrap_init_process_group(probe, f))
+    originals = {name: getattr(dist, name, None) for name in ("isend", "irecv")}
+    wrappers = {}
+    for name, op, where, peer in (("send", "send", "send", "dst"), ("recv", "recv", "recv", "src"),
+                                  ("isend", "isend", "send", "dst"), ("irecv", "irecv", "recv", "src")):
+        wrappers[name] = _replace_everywhere(
+            patches, owners, name, lambda f, op=op, where=where, peer=peer: wrap_p2p(probe, f, op, where, peer))
+    sends = {originals["isend"], wrappers["isend"]} - {None}
+    _replace_everywhere(patches, owners, "batch_isend_irecv", lambda f: wrap_batch_p2p(probe, f, sends))
+    # P2POp accepts only the module's own isend/irecv, which are now the wrappers: the
+    # originals (held by code that imported them before the probe) must stay accepted too.
+    check = getattr(c10d, "_check_op", None)
+    if check is not None and not getattr(check, MARK, False):
+        to_wrapper = {originals[n]: wrappers[n] for n in originals if originals[n] is not None}
+
+        @functools.wraps(check)
+        def _check_op(op):
+            return check(to_wrapper.get(op, op))
+        patches.replace(c10d, "_check_op", _marked(_check_op))
+
+
+def instrument_torch(probe, patches, torch):
+    """Every hook, in one go (the caller undoes `patches` if this raises)."""
+    probe.attach(torch)
+    import torch.nn.utils.clip_grad as clip_grad  # noqa: PLC0415 - torch is imported by now
+
+    _replace_everywhere(patches, (torch.autograd,), "backward", lambda f: wrap_backward(probe, f))
+    _replace_everywhere(patches, (torch,), "manual_seed", lambda f: wrap_after(
+        probe, "seed", f, lambda result, args, kwargs: probe.on_seed(args[0] if args else kwargs["seed"])))
+    _replace_everywhere(patches, (torch,), "save", lambda f: wrap_after(
+        probe, "save", f, lambda result, args, kwargs: probe.on_save(args[1] if len(args) > 1 else kwargs.get("f"))))
+    _replace_everywhere(patches, (torch.nn.utils, clip_grad), "clip_grad_norm_", lambda f: wrap_after(
+        probe, "clip", f, lambda result, args, kwargs: probe.on_clip(result)))
+    optimizer = torch.optim.Optimizer
+    if not getattr(optimizer.__init__, MARK, False):
+        patches.replace(optimizer, "__init__", wrap_optimizer_init(probe, patches, optimizer.__init__))
+    scalers = [getattr(getattr(torch, "amp", None), "GradScaler", None), torch.cuda.amp.GradScaler]
+    for cls in scalers:
+        if isinstance(cls, type):
+            instrument_scaler_class(probe, patches, cls)
+    if not getattr(torch.nn.Module.__call__, MARK, False):
+        wrap_first_forward(probe, patches, torch.nn.Module)
+    instrument_distributed(probe, patches, torch)

@@ -1,0 +1,343 @@
+#!/usr/bin/python3
+"""In-process tests of bigmac-probe's hooks (probe/bigmac_probe/torch_patches.py), put into this
+interpreter's real torch (Debian's python3-torch, CPU) and taken out again after each case.
+
+    /usr/bin/python3 probe_hooks_test.py [-v] [TestClass.test_name]
+
+Not tested for real here: torch.cuda.amp.GradScaler with CUDA (no GPU on the test machine).
+Its contract (scale() multiplies by the scale, step() unscales and skips optimizer.step() on
+non-finite gradients) is exercised through FakeScaler, which the probe instruments with the
+same code as the real class; the real class is only seen disabled, as it is without CUDA.
+"""
+import contextlib
+import hashlib
+import io
+import json
+import math
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "probe"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bigmac_probe.patch_set import PatchSet  # noqa: E402
+from bigmac_probe.probe import Probe  # noqa: E402
+from bigmac_probe.probe_settings import HOOK_NAMES, ProbeSettings  # noqa: E402
+from bigmac_probe.step_tracker import StepTracker  # noqa: E402
+from bigmac_probe.torch_patches import instrument_scaler_class, instrument_torch  # noqa: E402
+from probe_run_test import of, parser_summaries  # noqa: E402
+
+
+def grad_norm(params):
+    return math.sqrt(sum(float(p.grad.double().pow(2).sum()) for p in params if p.grad is not None))
+
+
+class FakeScaler:
+    """torch.cuda.amp.GradScaler's contract on CPU: scale() multiplies by the scale; step()
+    unscales the gradients and calls optimizer.step() only when all are finite; update()
+    multiplies the scale by backoff_factor after a skipped step."""
+
+    def __init__(self, scale, backoff_factor=0.5):
+        self._scale = scale
+        self._backoff = backoff_factor
+        self._found_inf = False
+
+    def scale(self, outputs):
+        return outputs * self._scale
+
+    def get_scale(self):
+        return self._scale
+
+    def step(self, optimizer):
+        self._found_inf = False
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.grad.div_(self._scale)
+                    self._found_inf |= not bool(torch.isfinite(p.grad).all())
+        return None if self._found_inf else optimizer.step()
+
+    def update(self):
+        if self._found_inf:
+            self._scale *= self._backoff
+
+
+class Instrumented(unittest.TestCase):
+    """The probe's hooks in this process's torch, on a fresh probe per case."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="bigmac-probe-")
+        self.tmp = Path(self._tmp.name)
+        self.start(ProbeSettings(log_template=str(self.tmp / "rank{rank}.jsonl")))
+
+    def start(self, settings):
+        self.probe = Probe(settings, environ={})
+        self.patches = PatchSet()
+        instrument_torch(self.probe, self.patches, torch)
+
+    def tearDown(self):
+        self.patches.restore()
+        self.probe.log.close()
+        self._tmp.cleanup()
+
+    def events(self):
+        path = self.tmp / "rank0.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def model(self):
+        torch.manual_seed(5)
+        return torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.Tanh(), torch.nn.Linear(12, 3))
+
+    def test_step_events_carry_what_the_loop_computed(self):
+        model = self.model()
+        opt = torch.optim.AdamW(model.parameters(), lr=0.02)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: (s + 1) / 4)
+        data = torch.Generator().manual_seed(1)
+        sha = hashlib.sha256()
+        for p in model.parameters():
+            sha.update(f"float32{list(p.shape)}".encode() + p.detach().numpy().tobytes())
+        expected = []
+        for step in range(4):
+            losses = []
+            for _ in range(3):
+                loss = model(torch.randn(5, 6, generator=data)).pow(2).mean() / 3
+                loss.backward()
+                losses.append(loss.item())
+            lr = opt.param_groups[0]["lr"]
+            pre = float(torch.nn.utils.clip_grad_norm_(model.parameters(), 0.05 if step % 2 else 100.0))
+            expected.append((step, math.fsum(losses), losses, lr, pre, grad_norm(model.parameters())))
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+        evs = self.events()
+        self.assertEqual([e["ev"] for e in evs[:3]], ["run", "batch", "model"])
+        self.assertEqual((evs[0]["seed"], evs[0]["world_size"], evs[0]["backend"]), (5, 1, "none"))
+        self.assertEqual((evs[1]["input_shape"], evs[1]["input_dtype"], evs[1]["module"]), ([5, 6], "float32", "Sequential"))
+        self.assertEqual(evs[2]["param_count"], sum(p.numel() for p in model.parameters()))
+        self.assertEqual(evs[2]["param_digest"], sha.hexdigest()[:16])
+        for e, (step, loss, losses, lr, pre, post) in zip(of(evs, "step"), expected):
+            self.assertEqual((e["global_step"], e["loss_count"], e["losses"], e["lr"]), (step, 3, losses, lr))
+            self.assertAlmostEqual(e["loss"], loss, delta=1e-15)
+            self.assertEqual(e["grad_norm_preclip"], pre)
+            # Per-tensor norms in float32 on PyTorch 1.13 (docs/probe.md): clip_grad_norm_'s precision.
+            self.assertAlmostEqual(e["grad_norm"], post, delta=1e-6 * post)
+            self.assertAlmostEqual(e["grad_norm_sq"], post * post, delta=2e-6 * post * post)
+        self.assertEqual(len(of(evs, "step")), 4)
+        self.assertLess(of(evs, "step")[1]["grad_norm"], of(evs, "step")[1]["grad_norm_preclip"], "clipped")
+        self.assertEqual([e["global_step"] for e in of(evs, "heartbeat")], [0, 1, 2, 3])
+
+    def test_numerics_are_the_same_with_and_without_the_probe(self):
+        def train():
+            model = self.model()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            data = torch.Generator().manual_seed(2)
+            for _ in range(5):
+                model(torch.randn(4, 6, generator=data)).pow(2).mean().backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+                opt.step()
+                opt.zero_grad()
+            return [p.detach().clone() for p in model.parameters()], torch.rand(3)
+
+        probed, rng_probed = train()
+        self.assertEqual(len(of(self.events(), "step")), 5)
+        self.patches.restore()
+        plain, rng_plain = train()
+        for a, b in zip(probed, plain):
+            self.assertTrue(torch.equal(a, b))
+        self.assertTrue(torch.equal(rng_probed, rng_plain), "the probe draws no random numbers")
+
+    def test_scaled_losses_are_unscaled_and_a_skipped_step_counts(self):
+        instrument_scaler_class(self.probe, self.patches, FakeScaler)
+        model = self.model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = FakeScaler(1024.0, backoff_factor=2.0 ** -120)
+        data = torch.Generator().manual_seed(3)
+        seen = []
+        for step in range(3):
+            if step == 1:
+                scaler._scale = 3e38  # times the loss's 100 below: inf gradients in float32
+            loss = model(torch.randn(4, 6, generator=data)).pow(2).mean() * 100
+            scaler.scale(loss).backward()
+            before = [p.detach().clone() for p in model.parameters()]
+            scale = scaler.get_scale()
+            scaler.step(opt)
+            seen.append((loss.item(), scale, grad_norm(model.parameters()),
+                         all(torch.equal(a, p) for a, p in zip(before, model.parameters()))))
+            scaler.update()
+            opt.zero_grad()
+        steps = of(self.events(), "step")
+        self.assertEqual([s["global_step"] for s in steps], [0, 1, 2])
+        self.assertEqual([s.get("skipped", False) for s in steps], [False, True, False])
+        self.assertEqual([s["loss"] for s in steps], [v[0] for v in seen], "unscaled")
+        self.assertEqual([s["loss_scale"] for s in steps], [v[1] for v in seen])
+        self.assertEqual([v[3] for v in seen], [False, True, False], "the skipped step left the weights")
+        self.assertNotIn("grad_norm", steps[1])
+        for s, v in ((steps[0], seen[0]), (steps[2], seen[2])):
+            self.assertAlmostEqual(s["grad_norm"], v[2], delta=1e-6 * v[2])
+        self.assertEqual(scaler.get_scale(), 3e38 * 2.0 ** -120)
+
+    def test_disabled_real_grad_scaler_passes_through(self):
+        model = self.model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        with self.assertWarns(UserWarning):  # "CUDA is not available. Disabling."
+            scaler = torch.cuda.amp.GradScaler()
+        loss = model(torch.ones(2, 6)).sum()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        (step,) = of(self.events(), "step")
+        self.assertEqual((step["loss"], step["global_step"]), (loss.item(), 0))
+        self.assertNotIn("skipped", step)
+
+    def test_super_step_counts_once_and_a_second_optimizer_not_at_all(self):
+        class Mine(torch.optim.SGD):
+            def step(self, closure=None):
+                return super().step(closure)
+
+        model, other = self.model(), torch.nn.Linear(2, 2)
+        torch.optim.SGD(other.parameters(), lr=0.1)  # the base class is instrumented too
+        opt, opt2 = Mine(model.parameters(), lr=0.1), torch.optim.Adam(other.parameters())
+        for _ in range(2):
+            (model(torch.ones(1, 6)).sum() + other(torch.ones(1, 2)).sum()).backward()
+            opt.step()
+            opt2.step()
+        self.assertEqual([s["global_step"] for s in of(self.events(), "step")], [0, 1])
+        self.assertEqual(of(self.events(), "model")[0]["param_count"], sum(p.numel() for p in model.parameters()))
+
+    def test_losses_past_the_keep_limit_are_summed_on_the_device(self):
+        w = torch.nn.Parameter(torch.tensor(0.5))
+        opt = torch.optim.SGD([w], lr=0.0)
+        values = []
+        for i in range(2 * StepTracker.KEEP_LIMIT + 5):
+            loss = w * (i % 7)
+            loss.backward()
+            values.append(loss.item())
+        self.assertLessEqual(len(self.probe.steps._losses), StepTracker.KEEP_LIMIT)
+        opt.step()
+        (step,) = of(self.events(), "step")
+        self.assertEqual(step["loss_count"], len(values))
+        self.assertAlmostEqual(step["loss"], math.fsum(values), delta=1e-12 * math.fsum(values))
+        self.assertNotIn("losses", step)
+
+    def test_the_orchestrators_parser_reads_every_line_the_probe_writes(self):
+        """Through the real `bigmac-bringup parse`: skipped and non-finite steps, probe_error."""
+        instrument_scaler_class(self.probe, self.patches, FakeScaler)
+        w = torch.nn.Parameter(torch.tensor([0.5, 2.0]))
+        opt = torch.optim.SGD([w], lr=0.1)
+        scaler = FakeScaler(1e38, backoff_factor=1e-30)
+        for factor in (100.0, 1.0, math.nan):  # a skipped step, a normal one, a NaN loss
+            scaler.scale((w * factor).sum()).backward()
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad()
+        (w * math.inf).sum().backward()  # no scaler: a step with a non-finite gradient norm
+        opt.step()
+        torch.save({}, str(self.tmp / "c.pt"))
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.probe.failsafe.trip("save", RuntimeError("a probe failure, for its line"))
+        path = self.tmp / "rank0.jsonl"
+        steps = of(self.events(), "step")
+        self.assertEqual([s.get("skipped", False) for s in steps], [True, False, True, False])
+        self.assertTrue(math.isnan(steps[2]["loss"]))
+        self.assertEqual((steps[3]["loss"], steps[3]["grad_norm"]), (math.inf, math.inf))
+        (summary,) = parser_summaries([path])
+        lines = len(path.read_text().splitlines())
+        self.assertEqual((summary["unparseable"], summary["unknown_events"], summary["records"]),
+                         (0, 1, lines - 1), summary)
+
+    def test_program_exceptions_pass_through_unchanged(self):
+        model = self.model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        with self.assertRaisesRegex(RuntimeError, "Parent directory .*/missing does not exist"):
+            torch.save({}, str(self.tmp / "missing" / "x.pt"))
+        loss = model(torch.ones(1, 6)).sum()
+        loss.backward()
+        with self.assertRaisesRegex(RuntimeError, "Trying to backward through the graph a second time"):
+            loss.backward()
+
+        def closure():
+            raise ValueError("from the program")
+        with self.assertRaisesRegex(ValueError, "from the program"):
+            opt.step(closure)
+        opt.step()
+        torch.save({}, io.BytesIO())  # an in-memory buffer is no checkpoint
+        torch.save({}, str(self.tmp / "ok.pt"))
+        evs = self.events()
+        self.assertTrue(self.probe.failsafe.active)
+        self.assertEqual([(s["global_step"], s["loss_count"]) for s in of(evs, "step")], [(0, 1)])
+        self.assertEqual([(c["step"], c["path"]) for c in of(evs, "ckpt")], [(0, str(self.tmp / "ok.pt"))])
+
+    def test_first_training_forward_logged_then_module_call_restored(self):
+        model = self.model()
+        with torch.no_grad():
+            model(torch.ones(9, 6))  # evaluation: not the training input
+        torch.nn.Tanh()(torch.ones(3))  # no parameters: not the model
+        self.assertTrue(getattr(torch.nn.Module.__call__, "_bigmac_probe", False))
+        model(torch.ones(2, 6, dtype=torch.float32))
+        self.assertFalse(getattr(torch.nn.Module.__call__, "_bigmac_probe", False))
+        (batch,) = of(self.events(), "batch")
+        self.assertEqual((batch["input_shape"], batch["input_device"]), ([2, 6], "cpu"))
+
+    def test_p2p_op_accepts_the_wrapped_and_the_original_isend(self):
+        wrapped = dist.isend
+        original = wrapped.__wrapped__
+        for op in (wrapped, original, dist.irecv):
+            self.assertIs(dist.P2POp(op, torch.zeros(2), 1).op, op)
+        with self.assertRaisesRegex(RuntimeError, "Invalid ``op``"):
+            dist.P2POp(dist.send, torch.zeros(2), 1)
+
+    def test_a_failure_in_any_hook_switches_the_probe_off_once(self):
+        """Every hook this process can reach (p2p needs two ranks: tests/probe/probe_run_test.py)."""
+        instrument_scaler_class(self.probe, self.patches, FakeScaler)
+
+        def program():
+            dist.init_process_group("gloo", init_method=f"file://{self.tmp}/store", rank=0, world_size=1)
+            try:
+                model = self.model()
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                scaler = FakeScaler(8.0)
+                for _ in range(2):
+                    scaler.scale(model(torch.ones(2, 6)).pow(2).mean()).backward()
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    scaler.step(opt)
+                    opt.step()
+                    opt.zero_grad()
+                torch.save({}, str(self.tmp / "c.pt"))
+                self.probe.guard("done", self.probe.on_exit)
+                return [p.detach().clone() for p in model.parameters()]
+            finally:
+                dist.destroy_process_group()
+                Path(self.tmp, "store").unlink(missing_ok=True)
+
+        reference = program()
+        self.assertEqual(len(of(self.events(), "step")), 4)
+        for hook in HOOK_NAMES:
+            if hook in ("install", "p2p"):
+                continue  # install: probe_run_test.py, where install() runs at start-up
+            with self.subTest(hook=hook):
+                self.patches.restore()
+                (self.tmp / "rank0.jsonl").unlink(missing_ok=True)
+                self.start(ProbeSettings(log_template=str(self.tmp / "rank{rank}.jsonl"), fault=hook))
+                instrument_scaler_class(self.probe, self.patches, FakeScaler)
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err):
+                    result = program()
+                for a, b in zip(result, reference):
+                    self.assertTrue(torch.equal(a, b))
+                self.assertFalse(self.probe.failsafe.active)
+                lines = err.getvalue().splitlines()
+                self.assertEqual(len(lines), 1, lines)
+                self.assertRegex(lines[0], f"^bigmac-probe: switched off after an internal error in {hook}: "
+                                 "InjectedFault: fault injected by BIGMAC_PROBE_FAULT=")
+                errors = of(self.events(), "probe_error")
+                self.assertEqual([e["where"] for e in errors], [hook] if self.events() else [])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""End-to-end tests of bigmac-probe: unchanged PyTorch programs (tests/probe/programs/) run as
+real processes, alone and under the real /usr/bin/torchrun (Gloo on CPU), with probe/ first on
+PYTHONPATH. The probe's events are checked against what the programs themselves computed and
+printed, and the programs' output with the probe against their output without it.
+
+    /usr/bin/python3 probe_run_test.py [-v] [TestClass.test_name]
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "tests" / "examples"))
+import example_trainer_test as ex  # noqa: E402 - process helpers shared with the example tests
+
+PY = ex.PY
+PROBE_DIR = REPO / "probe"
+DDP = str(HERE / "programs" / "ddp_trainer.py")
+PIPELINE = str(HERE / "programs" / "pipeline_p2p.py")
+SWITCHED_OFF = re.compile(r"^bigmac-probe: switched off after an internal error in (\w+): (\w+): ", re.M)
+
+
+def env_with(pythonpath=(PROBE_DIR,), **variables):
+    env = ex.child_env()
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
+    env.update({k: str(v) for k, v in variables.items()})
+    return env
+
+
+def parser_summaries(paths):
+    """`bigmac-bringup parse --json` of the files: the orchestrator's own reading of them."""
+    binary = Path(os.environ.get("BIGMAC_BIN_DIR", REPO / "build" / "bin")) / "bigmac-bringup"
+    if not binary.exists():
+        raise AssertionError(f"{binary}: build it first (ctest sets BIGMAC_BIN_DIR)")
+    done = subprocess.run([str(binary), "parse", "--json", *map(str, paths)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"parse exited {done.returncode}: {done.stderr}")
+    return json.loads(done.stdout)["files"]
+
+
+events, of = ex.events, ex.of
+
+
+def rank_output(out_dir, rank, stream="stdout"):
+    """What rank `rank` wrote, from the per-rank files torchrun keeps under its --log_dir."""
+    (path,) = (out_dir / "torchrun").glob(f"*/attempt_0/{rank}/{stream}.log")
+    return path.read_text()
+
+
+def ddp_prints(text):
+    """{step: values} from the trainer's own lines."""
+    pattern = re.compile(r"^rank \d+ step (\d+) loss (\S+) mean_loss (\S+) lr (\S+) grad_norm (\S+) "
+                         r"clipped (\S+)$", re.M)
+    return {int(m[0]): dict(zip(("loss", "mean_loss", "lr", "preclip", "clipped"), map(float, m[1:])))
+            for m in pattern.findall(text)}
+
+
+class ProbeCase(ex.TrainerCase):
+    """A temporary folder per case (self.tmp, self.dir(name)), as the example tests have."""
+
+    def torchrun(self, name, program, args, env, expect_rc=0):
+        d = self.dir(name)
+        rc, out, err = ex.run(ex.torchrun(2, d, args, program=program), d, env)
+        self.assertEqual(rc, expect_rc, out + err)
+        return d
+
+    def close(self, a, b, rel=1e-12):
+        self.assertLessEqual(abs(a - b), rel * max(abs(a), abs(b)), f"{a} vs {b}")
+
+
+class DataParallel(ProbeCase):
+    def test_ddp_events_match_what_the_trainer_computed_and_change_nothing(self):
+        args = ["--steps", "6", "--accum", "2"]
+        plain = self.torchrun("plain", DDP, args, env_with(pythonpath=()))
+        d = self.torchrun("probe", DDP, args + ["--save", str(self.tmp / "ck.pt")],
+                          env_with(BIGMAC_PROBE_LOG=self.tmp / "probe" / "p{rank}.jsonl"))
+        self.assertEqual(sorted(p.name for p in (d).glob("p*.jsonl")), ["p0.jsonl", "p1.jsonl"],
+                         "one file per rank, none from torchrun's agent")
+        logs = {r: events(d / f"p{r}.jsonl") for r in (0, 1)}
+        printed = {r: ddp_prints(rank_output(d, r)) for r in (0, 1)}
+        for r in (0, 1):
+            self.assertEqual(rank_output(plain, r), rank_output(d, r), "the probe changed the program's numbers")
+            evs = logs[r]
+            self.assertEqual([e["ev"] for e in evs[:2]], ["run", "pg_ready"])
+            self.assertEqual((evs[0]["world_size"], evs[0]["local_rank"], evs[0]["backend"]), (2, r, "gloo"))
+            self.assertEqual(len(of(evs, "run")), 1)
+            self.assertEqual((of(evs, "pg_ready")[0]["world_size"], of(evs, "pg_ready")[0]["backend"]), (2, "gloo"))
+            (batch,) = of(evs, "batch")
+            self.assertEqual((batch["input_shape"], batch["input_dtype"], batch["module"]),
+                             ([4, 16], "float32", "DistributedDataParallel"))
+            (model,) = of(evs, "model")
+            self.assertIn(f"rank {r} params {model['param_count']}\n", rank_output(d, r))
+            self.assertEqual(model["seed"], 1234)
+            steps = of(evs, "step")
+            self.assertEqual([s["global_step"] for s in steps], list(range(6)))
+            for s in steps:
+                want = printed[r][s["global_step"]]
+                self.assertEqual((s["lr"], s["grad_norm_preclip"], s["loss_count"]),
+                                 (want["lr"], want["preclip"], 2))
+                self.close(s["loss"], want["loss"])
+                # Per-tensor norms in float32 on PyTorch 1.13 (docs/probe.md).
+                self.close(s["grad_norm"], want["clipped"], rel=1e-6)
+                self.close(s["grad_norm_sq"], want["clipped"] ** 2, rel=2e-6)
+            self.assertEqual([h["global_step"] for h in of(evs, "heartbeat")], list(range(6)))
+            self.assertEqual(evs[-1]["ev"], "done")
+            self.assertEqual(evs[-1]["steps"], 6)
+        clipped = [s["grad_norm"] < s["grad_norm_preclip"] for s in of(logs[0], "step")]
+        self.assertTrue(any(clipped) and not all(clipped), f"clipping must vary by step: {clipped}")
+        for step in range(6):
+            s0, s1 = of(logs[0], "step")[step], of(logs[1], "step")[step]
+            self.assertEqual(s0["grad_norm"], s1["grad_norm"], "DDP: the same averaged gradients")
+            self.close((s0["loss"] + s1["loss"]) / 2, printed[0][step]["mean_loss"])
+        self.assertEqual(of(logs[0], "model")[0]["param_digest"], of(logs[1], "model")[0]["param_digest"])
+        self.assertEqual([(c["step"], c["path"]) for c in of(logs[0], "ckpt")], [(5, str(self.tmp / "ck.pt"))])
+        self.assertEqual(of(logs[1], "ckpt"), [])
+
+
+class Pipeline(ProbeCase):
+    ARGS = ["--steps", "4", "--micro-batches", "3"]
+
+    def test_p2p_shapes_stage_losses_and_norms(self):
+        d = self.torchrun("pp", PIPELINE, self.ARGS, env_with(BIGMAC_PROBE_LOG=self.tmp / "pp" / "p{rank}.jsonl"))
+        logs = {r: events(d / f"p{r}.jsonl") for r in (0, 1)}
+        shapes = {r: {(e["global_step"], e["where"], e["mb"]): e for e in of(logs[r], "shape")} for r in (0, 1)}
+        self.assertEqual(len(of(logs[0], "shape")), 4 * 3 * 2)
+        for step in range(4):
+            for mb in range(3):
+                for sender, receiver in ((0, 1), (1, 0)):
+                    sent = shapes[sender][(step, "send", mb)]
+                    got = shapes[receiver][(step, "recv", mb)]
+                    self.assertEqual((sent["peer"], got["peer"]), (receiver, sender))
+                    self.assertEqual((sent["shape"], sent["dtype"]), (got["shape"], got["dtype"]))
+                    self.assertEqual(sent["shape"], [2, 16])
+                forward = ("send", "recv") if step % 2 == 0 else ("batch_isend", "batch_irecv")
+                self.assertEqual((shapes[0][(step, "send", mb)]["op"], shapes[1][(step, "recv", mb)]["op"]), forward)
+                self.assertEqual((shapes[1][(step, "send", mb)]["op"], shapes[0][(step, "recv", mb)]["op"]),
+                                 ("isend", "irecv"))
+        lines = {r: re.findall(r"^stage \d step (\d+) grad_sq (\S+) global_grad_norm (\S+)(?: loss (\S+))?$",
+                               rank_output(d, r), re.M) for r in (0, 1)}
+        for step in range(4):
+            s0, s1 = of(logs[0], "step")[step], of(logs[1], "step")[step]
+            (_, sq0, norm, _), (_, sq1, _, loss) = lines[0][step], lines[1][step]
+            self.close(s0["grad_norm_sq"], float(sq0), rel=2e-6)
+            self.close(s1["grad_norm_sq"], float(sq1), rel=2e-6)
+            self.close(math.sqrt(s0["grad_norm_sq"] + s1["grad_norm_sq"]), float(norm), rel=1e-6)
+            self.assertEqual((s0["loss_count"], "loss" in s0), (0, False), "stage 0 computes no loss")
+            self.assertEqual(s1["loss_count"], 3)
+            self.close(s1["loss"], float(loss))
+        for r, summary in enumerate(parser_summaries([d / "p0.jsonl", d / "p1.jsonl"])):
+            self.assertEqual((summary["records"], summary["unparseable"], summary["unknown_events"]),
+                             (len(logs[r]), 0, 0), summary)
+
+    def test_a_probe_failure_in_a_transfer_changes_nothing(self):
+        plain = self.torchrun("plain", PIPELINE, self.ARGS, env_with(pythonpath=()))
+        d = self.torchrun("fault", PIPELINE, self.ARGS, env_with(
+            BIGMAC_PROBE_LOG=self.tmp / "fault" / "p{rank}.jsonl", BIGMAC_PROBE_FAULT="p2p"))
+        for r in (0, 1):
+            self.assertEqual(rank_output(plain, r), rank_output(d, r))
+            self.assertEqual(SWITCHED_OFF.findall(rank_output(d, r, "stderr")), [("p2p", "InjectedFault")])
+            evs = events(d / f"p{r}.jsonl")
+            self.assertEqual([e["where"] for e in of(evs, "probe_error")], ["p2p"])
+            self.assertEqual(of(evs, "step"), [], "off from the first transfer on")
+
+
+class Startup(ProbeCase):
+    TINY = ("import sitecustomize, torch\n"
+            "print(sitecustomize.__file__)\n"
+            "m = torch.nn.Linear(2, 1)\n"
+            "o = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+            "m(torch.ones(1, 2)).sum().backward()\n"
+            "o.step()\n")
+
+    def test_an_existing_sitecustomize_still_runs(self):
+        site = self.dir("site")
+        (site / "sitecustomize.py").write_text(
+            "import os\nopen(os.environ['MARKER'], 'w').write(__file__)\n")
+        d = self.dir("chained")
+        marker, log = d / "marker", d / "p{rank}.jsonl"
+        rc, out, err = ex.run([PY, "-c", self.TINY], d, env_with((PROBE_DIR, site), MARKER=marker,
+                                                                 BIGMAC_PROBE_LOG=log))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(marker.read_text(), str(site / "sitecustomize.py"))
+        self.assertEqual(out.splitlines()[0], str(site / "sitecustomize.py"))
+        self.assertEqual([e["ev"] for e in events(d / "p0.jsonl")],
+                         ["run", "batch", "model", "step", "heartbeat", "done"])
+        # Without another one on PYTHONPATH, the system's own (Debian's) is the one that runs.
+        shown = [ex.run([PY, "-c", "import sitecustomize; print(sitecustomize.__file__)"], self.dir(name), env)
+                 for name, env in (("system", env_with(pythonpath=())), ("probed", env_with(BIGMAC_PROBE_LOG=log)))]
+        self.assertEqual(shown[0], shown[1])
+
+    def test_bad_settings_and_probe_failures_never_break_the_program(self):
+        args = [PY, DDP, "--steps", "3"]
+        rc, plain, _ = ex.run(args, self.dir("plain"), env_with(pythonpath=()))
+        self.assertEqual(rc, 0)
+        cases = {
+            "log_is_a_directory": ({"BIGMAC_PROBE_LOG": self.tmp}, ": IsADirectoryError: [Errno 21] Is a directory"),
+            "bad_flag": ({"BIGMAC_PROBE_LOG": self.tmp / "x{rank}", "BIGMAC_PROBE_SHAPES": "maybe"},
+                         "bigmac-probe: off: BIGMAC_PROBE_SHAPES='maybe': expected 1 or 0"),
+            "install_fails": ({"BIGMAC_PROBE_LOG": self.tmp / "y{rank}", "BIGMAC_PROBE_FAULT": "install"},
+                              "in install: InjectedFault"),
+        }
+        for name, (variables, text) in cases.items():
+            with self.subTest(name):
+                rc, out, err = ex.run(args, self.dir(name), env_with(**variables))
+                self.assertEqual((rc, out), (0, plain), err)
+                probe_lines = [line for line in err.splitlines() if line.startswith("bigmac-probe")]
+                self.assertEqual(len(probe_lines), 1, err)
+                self.assertIn(text, probe_lines[0])
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir() if p.is_file()), [],
+                         "no probe log where the probe was off")
+
+    def test_a_crashing_program_gets_no_done_and_keeps_its_own_error(self):
+        d = self.dir("crash")
+        rc, _, err = ex.run([PY, "-c", self.TINY + "raise RuntimeError('the program failed')\n"], d,
+                            env_with(BIGMAC_PROBE_LOG=d / "p{rank}.jsonl"))
+        self.assertEqual(rc, 1)
+        self.assertTrue(err.rstrip().endswith("RuntimeError: the program failed"), err)
+        self.assertEqual([e["ev"] for e in events(d / "p0.jsonl")], ["run", "batch", "model", "step", "heartbeat"])
+
+
+if __name__ == "__main__":
+    unittest.main()
