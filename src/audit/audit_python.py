@@ -111,6 +111,7 @@ class FileReader(ast.NodeVisitor):
         self.classes, self.containers, self.parts, self.stage_clears, self.ties = [], [], [], [], []
         self.main_line, self.init_lines, self.prints = None, [], []
         self.class_stack, self.if_stack, self.loop_vars, self.dict_keys = [], [], [], []
+        self.in_print = 0  # dicts built only to be printed hold no settings
         self.module_level = True
 
     # ---- recording ---------------------------------------------------------------------
@@ -215,7 +216,7 @@ class FileReader(ast.NodeVisitor):
     def visit_Dict(self, node):
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                if not isinstance(value, ast.Dict):
+                if not isinstance(value, ast.Dict) and not self.in_print:
                     self.name(key, key.value, "dict", value)
                 self.dict_keys.append(key.value)
                 self.visit(value)
@@ -311,7 +312,8 @@ class FileReader(ast.NodeVisitor):
             self.name(node, node.args[1].value, "read")
         elif func in INIT_CALLS:
             self.init_lines.append(node.lineno)
-        if func in PRINT_NAMES or func.startswith(("print", "log_")):
+        printing = func in PRINT_NAMES or func.lstrip("_").startswith(("print", "log_"))
+        if printing:
             self.print_call(node)
         if func == "dict":
             for kw in node.keywords:
@@ -321,7 +323,9 @@ class FileReader(ast.NodeVisitor):
             for kw in node.keywords:
                 if kw.arg and literal(kw.value)[0]:
                     self.name(kw.value, kw.arg, "keyword", kw.value, {"call": func})
+        self.in_print += printing
         self.generic_visit(node)
+        self.in_print -= printing
 
     def argument(self, node):
         options = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]

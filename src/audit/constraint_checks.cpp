@@ -14,6 +14,7 @@ struct Input {
   std::int64_t value = 0;
   const Place* place = nullptr;  ///< nullptr for an assumed value
   std::string origin() const { return place ? place->where() : "not written"; }
+  std::string at() const { return place ? "at " + place->where() : "not written"; }
 };
 
 class RunChecker {
@@ -23,8 +24,9 @@ class RunChecker {
       : facts_(facts), run_(run), out_(out), unchecked_(unchecked) {}
 
   void check() {
-    pp_ = number(Setting::kPpSize);
-    if (!pp_) return;  // nothing about a pipeline is written in this run: nothing to check
+    // Without a pipeline or tensor split written, the run has one of each.
+    auto pp = number(Setting::kPpSize);
+    pp_ = pp ? *pp : Input{1, nullptr};
     auto tp = number(Setting::kTpSize);
     tp_ = tp ? *tp : Input{1, nullptr};
     world_ = world_size();
@@ -48,7 +50,7 @@ class RunChecker {
 
   void finding(const Place* at, std::optional<Setting> setting, std::string message,
                std::string fix) {
-    const Place* where = at != nullptr ? at : pp_->place;
+    const Place* where = at != nullptr ? at : pp_.place;
     out_.push_back(Finding{FindingKind::kConstraint, where->file, where->line, setting,
                            std::move(message), std::move(fix)});
   }
@@ -62,34 +64,35 @@ class RunChecker {
     if (!nproc) return std::nullopt;
     auto nnodes = number(Setting::kNnodes);
     const Input nodes = nnodes ? *nnodes : Input{1, nullptr};
-    world_text_ = fmt::format("world_size {} (nnodes {} at {} × nproc_per_node {} at {})",
-                              nodes.value * nproc->value, nodes.value, nodes.origin(), nproc->value,
-                              nproc->origin());
+    world_text_ =
+        fmt::format("world_size {} (nnodes {} {} × nproc_per_node {} {})",
+                    nodes.value * nproc->value, nodes.value, nodes.at(), nproc->value, nproc->at());
     return Input{nodes.value * nproc->value, nproc->place};
   }
 
   std::optional<Input> derived_dp() const {
-    if (!world_ || pp_->value * tp_.value <= 0 || world_->value % (pp_->value * tp_.value) != 0) {
+    if (!world_ || pp_.value * tp_.value <= 0 || world_->value % (pp_.value * tp_.value) != 0) {
       return std::nullopt;
     }
-    return Input{world_->value / (pp_->value * tp_.value), nullptr};
+    return Input{world_->value / (pp_.value * tp_.value), nullptr};
   }
 
   std::string pp_tp() const {
-    return fmt::format("pp_size {} ({}) × tp_size {} ({}) = {}", pp_->value, pp_->origin(),
-                       tp_.value, tp_.origin(), pp_->value * tp_.value);
+    return fmt::format("pp_size {} ({}) × tp_size {} ({}) = {}", pp_.value, pp_.origin(), tp_.value,
+                       tp_.origin(), pp_.value * tp_.value);
   }
 
   void check_world() {
     if (!world_) {
-      note(
-          "world_size % (pp_size × tp_size): the world size (WORLD_SIZE, or nnodes × "
-          "nproc_per_node) is not written literally");
+      if (pp_.place != nullptr)
+        note(
+            "world_size % (pp_size × tp_size): the world size (WORLD_SIZE, or nnodes × "
+            "nproc_per_node) is not written literally");
       return;
     }
-    const std::int64_t stages = pp_->value * tp_.value;
+    const std::int64_t stages = pp_.value * tp_.value;
     if (stages <= 0 || world_->value % stages != 0) {
-      finding(pp_->place, Setting::kPpSize,
+      finding(pp_.place != nullptr ? pp_.place : world_->place, Setting::kPpSize,
               fmt::format("{} is not divisible by {}", world_text_, pp_tp()),
               fmt::format("start a multiple of {} processes, or choose pp_size × tp_size that "
                           "divides {}",
@@ -144,15 +147,18 @@ class RunChecker {
   void check_layers() {
     auto layers = number(Setting::kNumLayers);
     if (!layers) {
-      note("num_layers ≥ pp_size and the split points' range: num_layers is not written literally");
+      if (pp_.place != nullptr)
+        note(
+            "num_layers ≥ pp_size and the split points' range: num_layers is not written "
+            "literally");
       return;
     }
     layers_ = layers;
-    if (layers->value >= pp_->value) return;
+    if (layers->value >= pp_.value) return;
     finding(layers->place, Setting::kNumLayers,
             fmt::format("num_layers {} ({}) is less than pp_size {} ({}): some stage would hold "
                         "no layer",
-                        layers->value, layers->origin(), pp_->value, pp_->origin()),
+                        layers->value, layers->origin(), pp_.value, pp_.origin()),
             fmt::format("use at most {} pipeline stages", layers->value));
   }
 
@@ -168,13 +174,13 @@ class RunChecker {
       return;  // "auto" or a computed value
     }
     const auto count = static_cast<std::int64_t>(points.size());
-    if (count != pp_->value - 1) {
+    if (count != pp_.value - 1) {
       finding(
           p, Setting::kSplitPoints,
           fmt::format("{} split points {} ({}), but pp_size {} ({}) needs pp_size − 1 = {}", count,
-                      p->value->text, p->where(), pp_->value, pp_->origin(), pp_->value - 1),
-          fmt::format("give {} split points (the first layer of stages 1..{})", pp_->value - 1,
-                      pp_->value - 1));
+                      p->value->text, p->where(), pp_.value, pp_.origin(), pp_.value - 1),
+          fmt::format("give {} split points (the first layer of stages 1..{})", pp_.value - 1,
+                      pp_.value - 1));
     }
     for (std::size_t i = 1; i < points.size(); ++i) {
       if (points[i] <= points[i - 1]) {
@@ -201,7 +207,7 @@ class RunChecker {
   const RunGroup& run_;
   std::vector<Finding>& out_;
   std::set<std::string>& unchecked_;
-  std::optional<Input> pp_;
+  Input pp_;
   Input tp_;
   std::optional<Input> world_;
   std::optional<Input> dp_;

@@ -80,7 +80,7 @@ std::size_t read_flags(const std::string& launcher, const std::vector<ArgWord>& 
 }
 
 /// A program's own arguments: `--name value`, `--name=value`, `--flag`, and positionals. A flag
-/// followed by several words that are not flags takes them all (nargs="+" lists).
+/// followed by several numbers takes them all (nargs="+" lists: --split-points 8 16 24).
 void read_program_args(const std::vector<ArgWord>& argv, std::size_t i, LaunchCommand& out) {
   while (i < argv.size()) {
     const ArgWord& w = argv[i];
@@ -100,6 +100,9 @@ void read_program_args(const std::vector<ArgWord>& argv, std::size_t i, LaunchCo
       while (i < argv.size() && !is_flag(argv[i])) {
         if (!flag.value) {
           flag.value = argv[i];
+        } else if (!argv[i].literal || !flag.value->literal ||
+                   argv[i].text.find_first_not_of("0123456789,") != std::string::npos) {
+          break;  // a positional argument, not one more number of a list
         } else {
           flag.value->text += " " + argv[i].text;
           flag.value->literal = flag.value->literal && argv[i].literal;
@@ -188,8 +191,13 @@ LaunchCommand parse_launch_command(const std::vector<ArgWord>& argv) {
       return out;
     }
     if (!out.launchers.empty() || name.ends_with(".py")) {
-      // A launcher starting a program directly (torchrun --no_python ./train, srun ./train.py).
+      // A launcher starting a program directly (torchrun --no_python ./train, srun ./train.py),
+      // or a module (torchrun -m torchtitan.train).
       out.program = argv[i];
+      for (const CommandFlag& flag :
+           out.launchers.empty() ? std::vector<CommandFlag>{} : out.launchers.back().flags) {
+        out.module = out.module || flag.name == "-m" || flag.name == "--module";
+      }
       read_program_args(argv, i + 1, out);
     }
     return out;

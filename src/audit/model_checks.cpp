@@ -35,7 +35,11 @@ std::vector<Finding> check_model(const ProjectFacts& facts) {
     }
   }
   for (const ModelPart& part : facts.parts) {
-    if (!layered.count({part.file, part.cls}) || part.staged ||
+    // Embeddings and heads matter in the class that holds the blocks, or the model class
+    // around it (GPTModel, ...ForCausalLM); a wrapper such as an Embedding module is staged by
+    // its owner.
+    const bool model_class = part.cls.ends_with("Model") || part.cls.ends_with("LM");
+    if (!(layered.count({part.file, part.cls}) || model_class) || part.staged ||
         facts.stage_cleared_attrs.count(part.attr)) {
       continue;
     }

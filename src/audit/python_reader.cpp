@@ -36,8 +36,10 @@ void add_place(const json& entry, const std::string& file, ProjectFacts& facts) 
   if (!setting) return;
   const std::string role = entry.value("role", "");
   const json context = entry.value("context", json::object());
+  // A keyword given to a config class belongs to that class's layer: ModelArgs(n_layers=6).
+  const auto call_layer = section_layer(entry.value("call", ""));
   Place p = Place::at(file, entry.value("line", 0), *setting, PlaceKind::kRead, Source::kCode,
-                      python_layer(context, file));
+                      call_layer ? *call_layer : python_layer(context, file));
   p.spelling = name;
   const bool literal = entry.value("literal", false);
   if (role == "read" || role == "argument" || role == "env_read") {

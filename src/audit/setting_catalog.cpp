@@ -18,7 +18,7 @@ const std::vector<SettingInfo>& table() {
        "world_size",
        Layer::kLaunch,
        false,
-       {"world_size", "slurm_ntasks", "ntasks", "num_processes", "n_procs"}},
+       {"world_size", "num_processes", "n_procs"}},
       {Setting::kNnodes,
        "nnodes",
        Layer::kLaunch,
@@ -59,7 +59,7 @@ const std::vector<SettingInfo>& table() {
        Layer::kSchedule,
        true,
        {"dp", "dp_size", "data_parallel_size", "data_parallel_degree", "dp_degree",
-        "data_parallel_shard_degree", "data_parallel_replicate_degree"}},
+        "data_parallel_shard_degree"}},
       {Setting::kMicroBatchSize,
        "micro_batch_size",
        Layer::kSchedule,
@@ -159,7 +159,11 @@ std::optional<Setting> find_setting(std::string_view name) {
     }
     return out;
   }();
-  auto it = by_spelling.find(normalise_name(name));
+  std::string key = normalise_name(name);
+  auto it = by_spelling.find(key);
+  if (it == by_spelling.end() && key.find('.') != std::string::npos) {
+    it = by_spelling.find(key.substr(key.rfind('.') + 1));  // --training.local_batch_size
+  }
   if (it == by_spelling.end()) return std::nullopt;
   return it->second;
 }
@@ -175,13 +179,16 @@ std::optional<config::Layer> section_layer(std::string_view section) {
     split.push_back(section[i]);
   }
   const std::string name = normalise_name(split);
-  std::size_t start = 0;
-  while (start <= name.size()) {
-    std::size_t end = name.find_first_of("_ .", start);
-    if (end == std::string::npos) end = name.size();
+  // The last word that names a layer decides: "model_parallel" is about parallelism,
+  // "language_model" about the model, "training_args" about training.
+  std::size_t end = name.size();
+  while (true) {
+    const std::size_t cut = name.find_last_of("_ .", end == 0 ? 0 : end - 1);
+    const std::size_t start = cut == std::string::npos || end == 0 ? 0 : cut + 1;
     auto it = sections().find(std::string_view(name).substr(start, end - start));
     if (it != sections().end()) return it->second;
-    start = end + 1;
+    if (start == 0) break;
+    end = start - 1;
   }
   return std::nullopt;
 }

@@ -20,21 +20,35 @@ std::string_view consumer(config::Layer layer) {
   }
 }
 
-/// Where a setting of `layer` belongs, preferring a file of the same run that already holds
-/// settings of that layer.
+/// Where a setting of `layer` belongs: the place of the same setting that a run of `at`
+/// already has in that layer, else a config file of the run holding that layer's settings.
 std::string home_of(const ProjectFacts& facts, const std::vector<RunGroup>& runs, const Place& at,
                     config::Layer layer) {
+  const Place* same = nullptr;
+  const Place* section = nullptr;
+  // Catalog order groups related settings: the nearest one already in a config file of that
+  // layer shows the section to use (the global batch beside micro_batch_size).
+  auto distance = [&](const Place& p) {
+    const int d = static_cast<int>(p.setting) - static_cast<int>(at.setting);
+    return d < 0 ? -d : d;
+  };
   for (const RunGroup& run : runs) {
     if (!run.files.count(at.file)) continue;
     for (const Place& p : facts.places) {
-      if (p.layer == layer && p.source == Source::kConfigFile && run.files.count(p.file) &&
-          p.kind == PlaceKind::kWrite) {
-        const auto dot = p.spelling.rfind('.');
-        return dot == std::string::npos
-                   ? p.file
-                   : fmt::format("{} (beside {})", p.file, p.spelling.substr(0, dot));
+      if (p.layer != layer || !p.literal_write() || !run.files.count(p.file)) continue;
+      if (p.setting == at.setting && same == nullptr) same = &p;
+      if (p.source == Source::kConfigFile &&
+          (section == nullptr || distance(p) < distance(*section))) {
+        section = &p;
       }
     }
+  }
+  if (same != nullptr) return fmt::format("keep only the value at {}", same->where());
+  if (section != nullptr) {
+    const auto dot = section->spelling.rfind('.');
+    return dot == std::string::npos
+               ? section->file
+               : fmt::format("{}, under {}", section->file, section->spelling.substr(0, dot));
   }
   switch (layer) {
     case config::Layer::kLaunch:
@@ -66,8 +80,10 @@ std::vector<Finding> check_layers(const ProjectFacts& facts, const std::vector<R
         fmt::format("{} = {} ({}) is written in the {} layer; {} is a {} setting, consumed by {}",
                     p.spelling, value_text(p), s.name, config::layer_name(p.layer), s.name,
                     config::layer_name(s.layer), consumer(s.layer));
-    f.fix = fmt::format("write it in {} and remove it here; {} only passes on what {} reads",
-                        home_of(facts, runs, p, s.layer), p.file, consumer(s.layer));
+    std::string home = home_of(facts, runs, p, s.layer);
+    if (!home.starts_with("keep")) home = "write it in " + home;
+    f.fix = fmt::format("{} and remove it here; {} only passes on what {} reads", home, p.file,
+                        consumer(s.layer));
     out.push_back(std::move(f));
   }
   return out;

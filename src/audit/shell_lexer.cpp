@@ -45,11 +45,14 @@ class Lexer {
     return c;
   }
 
+  /// Appends a character already taken; a newline was counted by take(), so it belongs to
+  /// the line before.
   void literal(char c, bool quoted) {
-    if (word_.parts.empty()) word_.line = line_;
+    const int line = c == '\n' ? line_ - 1 : line_;
+    if (word_.parts.empty()) word_.line = line;
     if (word_.parts.empty() || word_.parts.back().kind != WordPart::Kind::kLiteral ||
         word_.parts.back().quoted != quoted) {
-      word_.parts.push_back(WordPart::make(WordPart::Kind::kLiteral, "", line_, quoted));
+      word_.parts.push_back(WordPart::make(WordPart::Kind::kLiteral, "", line, quoted));
     }
     word_.parts.back().text.push_back(c);
     started_ = true;
@@ -222,6 +225,14 @@ class Lexer {
   }
 
   /// ${NAME}, ${NAME:-x}, ${NAME-x}, ${NAME:=x}, ${NAME[@]}; anything else is opaque.
+  static std::string unquoted(std::string text) {
+    if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') &&
+        text.back() == text.front()) {
+      return text.substr(1, text.size() - 2);
+    }
+    return text;
+  }
+
   static void braced(WordPart& p, const std::string& body) {
     std::size_t i = 0;
     while (i < body.size() && is_name_char(body[i])) ++i;
@@ -231,10 +242,10 @@ class Lexer {
       p.all_elements = true;
     } else if (rest.starts_with(":-") || rest.starts_with(":=")) {
       p.has_fallback = true;
-      p.fallback = std::string(rest.substr(2));
+      p.fallback = unquoted(std::string(rest.substr(2)));
     } else if (rest.starts_with("-") || rest.starts_with("=")) {
       p.has_fallback = true;
-      p.fallback = std::string(rest.substr(1));
+      p.fallback = unquoted(std::string(rest.substr(1)));
     } else if (!rest.empty() || p.text.empty()) {
       p.kind = WordPart::Kind::kOpaque;
       p.text = "${" + body + "}";

@@ -33,6 +33,12 @@ class ScriptReader {
 
  private:
   // ---- expansion -----------------------------------------------------------------------
+  static int variable_parts(const ShellWord& word) {
+    int n = 0;
+    for (const WordPart& p : word.parts) n += p.kind == WordPart::Kind::kVariable ? 1 : 0;
+    return n;
+  }
+
   /// Expands a word as the shell would at this point of the script: variables set earlier
   /// are substituted (unquoted ones split into words), unknown ones stay as `$NAME`.
   std::vector<ArgWord> expand(const ShellWord& word, bool split = true) const {
@@ -70,7 +76,7 @@ class ScriptReader {
         value = "$" + part.text;
         known = false;
       }
-      if (word.parts.size() == 1) {
+      if (variable_parts(word) == 1) {
         out.back().variable = part.text;
         out.back().from_fallback = fallback;
       }
@@ -93,7 +99,10 @@ class ScriptReader {
         while (end < value.size() && !is_blank(value[end])) ++end;
         if (end > start) {
           out.back().text += value.substr(start, end - start);
-          if (source && index < source->size()) out.back().line = (*source)[index].line;
+          // A word that is only the variable takes the line each piece was written on.
+          if (source && index < source->size() && word.parts.size() == 1) {
+            out.back().line = (*source)[index].line;
+          }
           ++index;
           pending_empty = false;
         }
