@@ -10,7 +10,8 @@
 namespace bigmac::audit {
 
 /// The Python interpreter and the helper script that read Python sources with Python's own
-/// `ast` module (src/audit/audit_python.py; the build copies it beside the program).
+/// `ast` module (src/audit/audit_python.py and the audit_python_model.py it imports; the build
+/// copies both beside the program).
 struct PythonHelper {
   std::string interpreter;       ///< a python3 that exists
   std::filesystem::path script;  ///< audit_python.py
