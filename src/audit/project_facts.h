@@ -65,7 +65,8 @@ struct ProjectFacts {
   std::vector<FileReference> references;
   std::vector<LayerContainer> containers;
   std::vector<ModelPart> parts;
-  /// (file, attr) of `model.attr = None` / `del model.attr` under a stage condition.
+  /// Attributes set to None or deleted under a stage condition anywhere (`if not is_first:
+  /// model.tok_embeddings = None`): the stage split decides who owns them.
   std::set<std::string> stage_cleared_attrs;
   std::vector<ConfigPrint> prints;
   std::vector<EntryFacts> entries;
