@@ -16,7 +16,11 @@ bool skipped_directory(const fs::path& dir) {
   static const std::set<std::string> names = {"__pycache__",   "node_modules", "venv",
                                               "site-packages", "build",        "reports"};
   const std::string name = dir.filename().string();
-  return (name.size() > 1 && name[0] == '.' && name != "..") || names.count(name) != 0;
+  // Build trees (build, build-fuzz, cmake-build-debug) hold copies and generated files.
+  const bool build_tree =
+      name.starts_with("build-") || name.starts_with("build_") || name.starts_with("cmake-build");
+  return (name.size() > 1 && name[0] == '.' && name != "..") || names.count(name) != 0 ||
+         build_tree;
 }
 
 std::optional<FileKind> kind_of(const fs::path& path, bool named_explicitly) {

@@ -17,8 +17,8 @@ struct ProjectFile {
 
 /// The files under `paths` (files or directories, walked recursively) that the audit reads:
 /// shell scripts (*.sh, *.bash, *.sbatch, *.slurm, or a shell #! line), YAML, TOML, JSON and
-/// Python. Hidden directories, __pycache__, virtual environments, node_modules and build
-/// output are skipped, and so are JSON files over 1 MiB (data, not configuration). A path
+/// Python. Hidden directories, __pycache__, virtual environments, node_modules, reports/ and
+/// build trees (build, build-*, cmake-build-*) are skipped, and so are JSON files over 1 MiB (data, not configuration). A path
 /// that does not exist or cannot be listed is an error naming it.
 tl::expected<std::vector<ProjectFile>, Errors> find_project_files(
     const std::vector<std::string>& paths);
