@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/audit_command.h"
 #include "cli/baseline_command.h"
 #include "cli/config_command.h"
 #include "cli/diagnose_command.h"
@@ -29,6 +30,7 @@ int run_cli(int argc, char** argv) {
   add_baseline_commands(app, exit_code);
   add_parse_command(app, exit_code);
   add_diagnose_command(app, exit_code);
+  add_audit_command(app, exit_code);
 
   try {
     app.parse(argc, argv);
