@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "builtin_diagnoser.h"
 #include "config/data_file.h"
 #include "diagnose/diagnoser.h"
 #include "logs/log_stream.h"
@@ -71,16 +72,7 @@ const std::vector<Excerpt>& corpus() {
   return all;
 }
 
-const Diagnoser& diagnoser() {
-  static const Diagnoser d = [] {
-    auto catalog = builtin_catalog();
-    EXPECT_TRUE(catalog) << catalog.error().format();
-    auto made = Diagnoser::create(std::move(*catalog));
-    EXPECT_TRUE(made);
-    return std::move(*made);
-  }();
-  return d;
-}
+const Diagnoser& diagnoser() { return test_support::builtin_diagnoser(); }
 
 // The excerpt read as a log file would be: through the log stream (prefixes, records).
 std::vector<Diagnosis> diagnose_excerpt(const Excerpt& e) {

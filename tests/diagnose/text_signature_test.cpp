@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "builtin_diagnoser.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
 
@@ -12,16 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const Diagnoser& diagnoser() {
-  static const Diagnoser d = [] {
-    auto catalog = builtin_catalog();
-    EXPECT_TRUE(catalog) << catalog.error().format();
-    auto made = Diagnoser::create(std::move(*catalog));
-    EXPECT_TRUE(made);
-    return std::move(*made);
-  }();
-  return d;
-}
+const Diagnoser& diagnoser() { return test_support::builtin_diagnoser(); }
 
 std::vector<Diagnosis> diagnose_fixture(const std::string& relative) {
   auto files =
