@@ -1,7 +1,7 @@
 #include "diagnose/diagnoser.h"
 
 #include "diagnose/ranking.h"
-#include "diagnose/text_matcher.h"
+#include "diagnose/text_scan.h"
 
 namespace bigmac::diagnose {
 

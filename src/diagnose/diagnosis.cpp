@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "diagnose/rank_set.h"
+
 namespace bigmac::diagnose {
 namespace {
 
@@ -27,12 +29,30 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, int index) {
   if (!d.evidence.empty()) {
     out << "   evidence:\n";
     for (const Evidence& e : d.evidence) {
-      out << fmt::format("     {}: {}\n", location_of(e), shortened(e.text));
+      // A message joined from several lines prints them one under the other.
+      std::string_view text = e.text;
+      const std::size_t nl = text.find('\n');
+      out << fmt::format("     {}: {}\n", location_of(e),
+                         shortened(std::string(text.substr(0, nl))));
+      while (!text.empty() && text.find('\n') != std::string_view::npos) {
+        text.remove_prefix(text.find('\n') + 1);
+        out << fmt::format("       | {}\n",
+                           shortened(std::string(text.substr(0, text.find('\n')))));
+      }
     }
     if (d.matches > static_cast<std::int64_t>(d.evidence.size())) {
       out << fmt::format("     ... {} more matching lines\n",
                          d.matches - static_cast<std::int64_t>(d.evidence.size()));
     }
+  }
+  if (d.ranks.size() > 1 || d.first_rank >= 0 || !d.nodes.empty()) {
+    std::string line = fmt::format("   ranks: {} ({})", d.ranks.size(), format_ranges(d.ranks));
+    if (d.first_rank >= 0) {
+      line += fmt::format("; first: rank {} ({})", d.first_rank,
+                          d.first_by == "time" ? "earliest timestamp" : "first in the log");
+    }
+    if (!d.nodes.empty()) line += fmt::format("; nodes: {}", fmt::join(d.nodes, ", "));
+    out << line << '\n';
   }
   out << fmt::format("   cause: {}\n", d.cause);
   out << fmt::format("   fix:   {}\n", d.fix);
@@ -61,6 +81,7 @@ nlohmann::json to_json(const Diagnosis& d) {
     if (!e.file.empty()) item["file"] = e.file;
     if (e.line > 0) item["line"] = e.line;
     if (e.t > 0) item["t"] = e.t;
+    if (e.lines > 1) item["lines"] = e.lines;
     evidence.push_back(std::move(item));
   }
   nlohmann::json out = {{"id", d.id},
@@ -74,6 +95,12 @@ nlohmann::json to_json(const Diagnosis& d) {
                         {"matches", d.matches},
                         {"evidence", std::move(evidence)}};
   if (d.failed_rank >= 0) out["failed_rank"] = d.failed_rank;
+  if (!d.ranks.empty()) {
+    out["ranks"] = format_ranges(d.ranks, d.ranks.size());
+    out["rank_count"] = d.ranks.size();
+  }
+  if (d.first_rank >= 0) out["first_rank"] = {{"rank", d.first_rank}, {"by", d.first_by}};
+  if (!d.nodes.empty()) out["nodes"] = d.nodes;
   return out;
 }
 

@@ -15,6 +15,7 @@ struct Evidence {
   std::int64_t line = 0;  ///< 1-based; 0 when not from a file
   double t = 0;           ///< wall time when the line carried one, else 0
   std::string text;       ///< the line as read (launcher prefixes removed)
+  int lines = 1;          ///< lines of a message broken over several (joined by '\n' in text)
 };
 
 /// Where a failure sends the bring-up back to: a gate id of shared/DESIGN.md §1.
@@ -35,6 +36,11 @@ struct Diagnosis {
   int failed_rank = -1;            ///< the rank this diagnosis blames, -1 when unknown
   std::vector<Evidence> evidence;  ///< earliest first, bounded
   std::int64_t matches = 0;        ///< lines that matched (evidence keeps only the first few)
+  /// Every rank whose lines showed this failure, ascending (not only the evidence's).
+  std::vector<int> ranks;
+  int first_rank = -1;             ///< the rank that showed it first; -1 when the logs cannot say
+  std::string first_by;            ///< how first_rank was decided: "time" or "log order"
+  std::vector<std::string> nodes;  ///< hosts named by the matching lines (NCCL's host:pid:tid)
 };
 
 /// The text form: symptom, evidence (rank, file:line), cause, fix, and the gate to go back to.

@@ -5,7 +5,7 @@
 #include "core/exit_code.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
-#include "diagnose/text_matcher.h"
+#include "diagnose/text_scan.h"
 
 namespace bigmac::diagnose {
 namespace {

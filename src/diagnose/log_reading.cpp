@@ -9,7 +9,7 @@
 #include <fstream>
 #include <system_error>
 
-#include "diagnose/text_matcher.h"
+#include "diagnose/text_scan.h"
 #include "logs/log_stream.h"
 
 namespace bigmac::diagnose {

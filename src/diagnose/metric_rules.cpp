@@ -60,6 +60,18 @@ void loss_non_finite(const MetricInput& in, std::vector<Finding>& out) {
       return;
     }
   }
+  // A trainer that logs no loss on a step (Megatron prints none once it is NaN) may still log a
+  // non-finite gradient norm: the same finding, from the gradient norm.
+  for (const auto& s : all_of<logs::StepRecord>(in.logs)) {
+    if (!s.record->loss && s.record->grad_norm && !std::isfinite(*s.record->grad_norm)) {
+      out.push_back({"loss_non_finite",
+                     {{"step", std::to_string(s.record->global_step)},
+                      {"value", "unknown (grad_norm " + number(*s.record->grad_norm) + ")"}},
+                     {step_evidence(s)},
+                     s.record->at.rank});
+      return;
+    }
+  }
   for (const auto& s : all_of<logs::LossRecord>(in.logs)) {
     if (!std::isfinite(s.record->value)) {
       out.push_back(

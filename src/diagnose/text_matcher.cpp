@@ -6,45 +6,86 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <cstdlib>
+
+#include "diagnose/wrapped_pattern.h"
 
 namespace bigmac::diagnose {
 namespace {
 
-constexpr std::size_t kMaxHits = 6;
-constexpr std::size_t kMaxSpecificLines = 4096;
-constexpr std::int64_t kTracebackReach = 3;  ///< lines between an error line and its explanation
-
 RE2::Options quiet_options() {
   RE2::Options options;
   options.set_log_errors(false);
+  // The sets hold every signature: give the DFA room so it does not fall back to the NFA.
+  options.set_max_mem(std::int64_t{64} << 20);
   return options;
 }
 
-// Fills `captures` from one regex match: numbered groups and named groups.
-bool capture(const RE2& re, std::string_view text, TemplateValues& captures) {
-  const int groups = re.NumberOfCapturingGroups();
-  std::vector<re2::StringPiece> pieces(static_cast<std::size_t>(groups) + 1);
-  if (!re.Match(text, 0, text.size(), RE2::UNANCHORED, pieces.data(), groups + 1)) return false;
-  for (int n = 1; n <= groups; ++n) {
-    const auto& piece = pieces[static_cast<std::size_t>(n)];
-    if (piece.data() != nullptr)
-      captures[std::to_string(n)] = std::string(piece.data(), piece.size());
+// Fills `captures` from a match: numbered groups and named groups.
+void fill_captures(const RE2& re, const std::vector<re2::StringPiece>& pieces,
+                   TemplateValues& captures) {
+  for (std::size_t n = 1; n < pieces.size(); ++n) {
+    if (pieces[n].data() != nullptr)
+      captures[std::to_string(n)] = std::string(pieces[n].data(), pieces[n].size());
   }
   for (const auto& [name, index] : re.NamedCapturingGroups()) {
     const auto& piece = pieces[static_cast<std::size_t>(index)];
     if (piece.data() != nullptr) captures[name] = std::string(piece.data(), piece.size());
   }
-  return true;
+}
+
+// The first match of `re` in `text` that needs the text after `seam`. A match the text before
+// the seam holds on its own belongs to earlier lines and was reported with them, even when a
+// greedy `.*` could stretch it into the current line; false when there is none.
+bool locate(const RE2& re, std::string_view text, std::size_t seam, TextMatch& m) {
+  std::vector<re2::StringPiece> pieces(static_cast<std::size_t>(re.NumberOfCapturingGroups()) + 1);
+  const int n = static_cast<int>(pieces.size());
+  for (std::size_t pos = 0; pos <= text.size();) {
+    if (!re.Match(text, pos, text.size(), RE2::UNANCHORED, pieces.data(), n)) return false;
+    const auto begin = static_cast<std::size_t>(pieces[0].data() - text.data());
+    const std::size_t end = begin + pieces[0].size();
+    if (begin < seam &&
+        (end <= seam || re.Match(text, begin, seam, RE2::ANCHOR_START, nullptr, 0))) {
+      pos = begin + 1;
+      continue;
+    }
+    fill_captures(re, pieces, m.captures);
+    m.begin = begin;
+    return true;
+  }
+  return false;
+}
+
+// Patterns of one RE2::Set and, by set index, their single RE2 and signature.
+struct PatternSet {
+  RE2::Set set{quiet_options(), RE2::UNANCHORED};
+  std::vector<std::unique_ptr<RE2>> patterns;
+  std::vector<std::size_t> owner;
+
+  bool add(const std::string& pattern, std::size_t signature, std::string& why) {
+    if (set.Add(pattern, &why) < 0) return false;
+    patterns.push_back(std::make_unique<RE2>(pattern, quiet_options()));
+    owner.push_back(signature);
+    return true;
+  }
+  bool compile() { return patterns.empty() || set.Compile(); }
+  bool match(std::string_view text, std::vector<int>& hits) const {
+    hits.clear();
+    if (patterns.empty() || !set.Match(text, &hits)) return false;
+    std::sort(hits.begin(), hits.end());
+    return true;
+  }
+};
+
+bool already(const std::vector<TextMatch>& out, std::size_t first, std::size_t signature) {
+  return std::any_of(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                     [&](const TextMatch& m) { return m.signature == signature; });
 }
 
 }  // namespace
 
 struct TextMatcher::Compiled {
-  RE2::Set set{quiet_options(), RE2::UNANCHORED};
-  std::vector<std::unique_ptr<RE2>> patterns;             ///< by set index
-  std::vector<std::size_t> owner;                         ///< set index → signature
+  PatternSet joined;  ///< space-tolerant forms, searched in the joined window
+  PatternSet line;    ///< line-anchored and fallback patterns, the current line only
   std::vector<std::vector<std::unique_ptr<RE2>>> follow;  ///< by signature
 };
 
@@ -62,7 +103,10 @@ Expected<TextMatcher> TextMatcher::build(const Catalog& catalog) {
     const Signature& sig = catalog.signatures[s];
     for (const std::string& pattern : sig.patterns) {
       std::string why;
-      if (c.set.Add(pattern, &why) < 0) {
+      const bool own_line = sig.fallback || anchored_to_line(pattern);
+      const bool added =
+          own_line ? c.line.add(pattern, s, why) : c.joined.add(space_tolerant(pattern), s, why);
+      if (!added) {
         Error e = make_error(
             ErrorKind::kConfig,
             fmt::format("signature `{}`: pattern does not compile: {}", sig.text.id, why));
@@ -70,14 +114,12 @@ Expected<TextMatcher> TextMatcher::build(const Catalog& catalog) {
         e.line = sig.text.line;
         return tl::unexpected(e);
       }
-      c.patterns.push_back(std::make_unique<RE2>(pattern, quiet_options()));
-      c.owner.push_back(s);
     }
     for (const std::string& pattern : sig.follow.patterns) {
       c.follow[s].push_back(std::make_unique<RE2>(pattern, quiet_options()));
     }
   }
-  if (!c.set.Compile()) {
+  if (!c.joined.compile() || !c.line.compile()) {
     Error e =
         make_error(ErrorKind::kConfig, "the catalog's patterns are too large to compile together",
                    "split very long alternations into several patterns");
@@ -87,31 +129,42 @@ Expected<TextMatcher> TextMatcher::build(const Catalog& catalog) {
   return matcher;
 }
 
-void TextMatcher::match(std::string_view text, std::vector<TextMatch>& out) const {
+void TextMatcher::match_window(std::string_view window, std::size_t seam,
+                               std::vector<TextMatch>& out) const {
   const Compiled& c = *compiled_;
-  if (c.patterns.empty()) return;
-  std::vector<int> hits;
-  if (!c.set.Match(text, &hits)) return;
-  std::sort(hits.begin(), hits.end());
+  thread_local std::vector<int> hits;
   const std::size_t first = out.size();
-  std::vector<std::size_t> fallbacks;
-  for (int index : hits) {
-    const std::size_t s = c.owner[static_cast<std::size_t>(index)];
-    const bool seen = std::any_of(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-                                  [&](const TextMatch& m) { return m.signature == s; });
-    if (seen) continue;
-    if (catalog_->signatures[s].fallback) {
-      fallbacks.push_back(static_cast<std::size_t>(index));
-      continue;
+  if (c.joined.match(window, hits)) {
+    for (int index : hits) {
+      const std::size_t s = c.joined.owner[static_cast<std::size_t>(index)];
+      if (already(out, first, s)) continue;
+      TextMatch m{s, {}, 0};
+      if (locate(*c.joined.patterns[static_cast<std::size_t>(index)], window, seam, m))
+        out.push_back(std::move(m));
     }
-    TextMatch m{s, {}};
-    if (capture(*c.patterns[static_cast<std::size_t>(index)], text, m.captures))
-      out.push_back(std::move(m));
+  }
+  const std::string_view line = window.substr(std::min(seam, window.size()));
+  std::vector<std::size_t> fallbacks;
+  if (c.line.match(line, hits)) {
+    for (int index : hits) {
+      const std::size_t s = c.line.owner[static_cast<std::size_t>(index)];
+      if (already(out, first, s)) continue;
+      if (catalog_->signatures[s].fallback) {
+        fallbacks.push_back(static_cast<std::size_t>(index));
+        continue;
+      }
+      TextMatch m{s, {}, 0};
+      if (locate(*c.line.patterns[static_cast<std::size_t>(index)], line, 0, m)) {
+        m.begin += seam;
+        out.push_back(std::move(m));
+      }
+    }
   }
   if (out.size() > first) return;
   for (std::size_t index : fallbacks) {
-    TextMatch m{c.owner[index], {}};
-    if (capture(*c.patterns[index], text, m.captures)) {
+    TextMatch m{c.line.owner[index], {}, 0};
+    if (locate(*c.line.patterns[index], line, 0, m)) {
+      m.begin += seam;
       out.push_back(std::move(m));
       return;
     }
@@ -121,110 +174,14 @@ void TextMatcher::match(std::string_view text, std::vector<TextMatch>& out) cons
 void TextMatcher::match_follow(std::size_t signature, std::string_view text,
                                TemplateValues& captures) const {
   for (const auto& re : compiled_->follow[signature]) {
-    TemplateValues found;
-    if (!capture(*re, text, found)) continue;
-    for (auto& [name, value] : found) {
+    TextMatch found;
+    if (!locate(*re, text, 0, found)) continue;
+    for (auto& [name, value] : found.captures) {
       // Only named groups, and the first line that provides a value wins.
       if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) continue;
       captures.emplace(name, std::move(value));
     }
   }
-}
-
-TextScan::TextScan(const TextMatcher& matcher)
-    : matcher_(matcher), tallies_(matcher.catalog().signatures.size()) {}
-
-void TextScan::begin_file(std::string file) {
-  file_ = std::move(file);
-  follows_.clear();
-  files_.push_back(file_);
-  specific_lines_.emplace_back();
-}
-
-void TextScan::add_line(const logs::TextLine& line) {
-  // Lines after a multi-line opener (torchrun's "Root Cause") complete its captures.
-  for (OpenFollow& f : follows_) {
-    matcher_.match_follow(f.signature, line.text, tallies_[f.signature].hits[f.hit].captures);
-    --f.lines_left;
-  }
-  std::erase_if(follows_, [](const OpenFollow& f) { return f.lines_left <= 0; });
-
-  scratch_.clear();
-  matcher_.match(line.text, scratch_);
-  if (files_.empty()) begin_file(file_);
-  for (TextMatch& m : scratch_) {
-    const Signature& sig = matcher_.catalog().signatures[m.signature];
-    if (!sig.fallback && specific_lines_.back().size() < kMaxSpecificLines) {
-      specific_lines_.back().push_back(line.at.line);
-    }
-    Tally& tally = tallies_[m.signature];
-    ++tally.matches;
-    if (tally.hits.size() >= kMaxHits) continue;
-    Evidence evidence{line.at.rank, file_, line.at.line, line.at.t, line.text};
-    tally.hits.push_back(Hit{std::move(evidence), std::move(m.captures)});
-    if (sig.follow.within > 0) {
-      follows_.push_back(OpenFollow{m.signature, tally.hits.size() - 1, sig.follow.within});
-    }
-  }
-}
-
-std::vector<Diagnosis> TextScan::finish() {
-  follows_.clear();
-  std::vector<Diagnosis> out;
-  const Catalog& catalog = matcher_.catalog();
-  for (std::size_t s = 0; s < tallies_.size(); ++s) {
-    Tally& tally = tallies_[s];
-    if (catalog.signatures[s].fallback) drop_explained(tally);
-    if (tally.hits.empty()) continue;
-    // Earliest first: by wall time where both lines have one, else in reading order.
-    const bool timed = std::all_of(tally.hits.begin(), tally.hits.end(),
-                                   [](const Hit& h) { return h.evidence.t > 0; });
-    if (timed) {
-      std::stable_sort(tally.hits.begin(), tally.hits.end(),
-                       [](const Hit& a, const Hit& b) { return a.evidence.t < b.evidence.t; });
-    }
-    const Signature& sig = catalog.signatures[s];
-    const Hit& first = tally.hits.front();
-    Diagnosis d;
-    d.id = sig.text.id;
-    d.klass = sig.text.klass;
-    d.gate = sig.text.gate;
-    d.confidence = sig.text.confidence;
-    d.specificity = sig.text.specificity;
-    d.symptom = fill_template(sig.text.symptom, first.captures);
-    d.cause = fill_template(sig.text.cause, first.captures);
-    d.fix = fill_template(sig.text.fix, first.captures);
-    d.failed_rank = first.evidence.rank;
-    if (!sig.rank_capture.empty()) {
-      auto it = first.captures.find(sig.rank_capture);
-      int rank = -1;
-      if (it != first.captures.end()) {
-        std::from_chars(it->second.data(), it->second.data() + it->second.size(), rank);
-      }
-      if (rank >= 0) d.failed_rank = rank;
-    }
-    d.matches = tally.matches;
-    for (Hit& hit : tally.hits) d.evidence.push_back(std::move(hit.evidence));
-    out.push_back(std::move(d));
-  }
-  tallies_.assign(tallies_.size(), Tally{});
-  specific_lines_.clear();
-  files_.clear();
-  return out;
-}
-
-void TextScan::drop_explained(Tally& tally) const {
-  const std::size_t before = tally.hits.size();
-  std::erase_if(tally.hits, [&](const Hit& hit) {
-    for (std::size_t f = 0; f < files_.size(); ++f) {
-      if (files_[f] != hit.evidence.file) continue;
-      for (std::int64_t line : specific_lines_[f]) {
-        if (std::abs(line - hit.evidence.line) <= kTracebackReach) return true;
-      }
-    }
-    return false;
-  });
-  tally.matches -= static_cast<std::int64_t>(before - tally.hits.size());
 }
 
 }  // namespace bigmac::diagnose

@@ -10,7 +10,7 @@
 
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
-#include "diagnose/text_matcher.h"
+#include "diagnose/text_scan.h"
 
 namespace bigmac::diagnose {
 namespace {

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "builtin_diagnoser.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
 
@@ -12,16 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const Diagnoser& diagnoser() {
-  static const Diagnoser d = [] {
-    auto catalog = builtin_catalog();
-    EXPECT_TRUE(catalog) << catalog.error().format();
-    auto made = Diagnoser::create(std::move(*catalog));
-    EXPECT_TRUE(made);
-    return std::move(*made);
-  }();
-  return d;
-}
+const Diagnoser& diagnoser() { return test_support::builtin_diagnoser(); }
 
 std::vector<Diagnosis> diagnose_fixture(const std::string& relative) {
   auto files =
@@ -87,8 +79,9 @@ INSTANTIATE_TEST_SUITE_P(
              0, 0},
         Case{"port/eaddrinuse_libuv.log", "c10d_bind_eaddrinuse", "port_in_use", "dp", "port 29512",
              0, 0},
-        Case{"port/eaddrinuse_multiline.log", "eaddrinuse_generic", "port_in_use", "dp",
-             "address already in use", -2, -2},
+        // libuv's multi-line form: the lines joined give the one-line form and its port.
+        Case{"port/eaddrinuse_multiline.log", "c10d_bind_eaddrinuse", "port_in_use", "dp",
+             "port 29500", -2, -2},
         Case{"refused/c10d_refused.log", "c10d_connection_refused", "connection_refused", "dp",
              "[localhost]:29500", 1, 1},
         Case{"refused/python_refused.log", "connection_refused_generic", "connection_refused", "dp",
@@ -106,15 +99,15 @@ INSTANTIATE_TEST_SUITE_P(
              1, -2},
         Case{"nccl/gloo_timeout.log", "gloo_op_timeout", "collective_timeout", "dp",
              "Gloo recv waited 1800000 ms", 1, 1},
-        Case{"model/size_mismatch.log", "state_dict_size_mismatch", "state_dict_mismatch", "pp2",
+        Case{"model/size_mismatch.log", "state_dict_size_mismatch", "state_dict_mismatch", "single",
              "layers.4.mlp.fc1.weight is torch.Size([1024, 256]) in the checkpoint but "
              "torch.Size([1024, 512])",
              1, 1},
-        Case{"model/missing_keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "pp2",
+        Case{"model/missing_keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "single",
              "\"layers.3.attn.qkv.weight\"", -2, -2},
-        Case{"model/device_mismatch_old.log", "tensors_on_two_devices", "device_mismatch", "shapes",
+        Case{"model/device_mismatch_old.log", "tensors_on_two_devices", "device_mismatch", "dp",
              "cuda:1 and cpu", 1, 1},
-        Case{"model/device_mismatch_new.log", "tensors_on_two_devices", "device_mismatch", "shapes",
+        Case{"model/device_mismatch_new.log", "tensors_on_two_devices", "device_mismatch", "dp",
              "cpu and cuda:1", 1, 1},
         Case{"model/mat_shapes.log", "matmul_shape_mismatch", "shape_mismatch", "shapes",
              "64x32 and 64x256: the inner sizes 32 and 64 differ", 1, 1},
@@ -153,10 +146,10 @@ INSTANTIATE_TEST_SUITE_P(
              "64x32 and 64x256", -2, -2},
         Case{"torch113/view.log", "view_shape_invalid", "shape_mismatch", "shapes",
              "reshaping to [2, 32, 64] failed: the input has 3072 elements", -2, -2},
-        Case{"torch113/size.log", "state_dict_size_mismatch", "state_dict_mismatch", "pp2",
+        Case{"torch113/size.log", "state_dict_size_mismatch", "state_dict_mismatch", "single",
              "0.weight is torch.Size([1024, 256]) in the checkpoint but torch.Size([1024, 512])",
              -2, -2},
-        Case{"torch113/keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "pp2",
+        Case{"torch113/keys.log", "state_dict_key_mismatch", "state_dict_mismatch", "single",
              "\"0.weight\"", -2, -2},
         Case{"torch113/clip.log", "clip_grad_non_finite", "non_finite", "single", "non-finite", -2,
              -2},
@@ -172,7 +165,8 @@ TEST(TextSignatures, RealRunTheSpecificErrorBeatsTorchrunsRootCauseGuess) {
   std::vector<std::string> ids;
   for (const Diagnosis& d : diagnoses) ids.push_back(d.id);
   EXPECT_EQ(ids, (std::vector<std::string>{"matmul_shape_mismatch", "torchrun_root_cause",
-                                           "torchrun_worker_failed", "peer_closed_connection"}));
+                                           "torchrun_failure_entry", "torchrun_worker_failed",
+                                           "peer_closed_connection"}));
   EXPECT_EQ(diagnoses[1].failed_rank, 0);
 }
 

@@ -1,0 +1,196 @@
+#include "diagnose/text_scan.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+
+#include "diagnose/line_origin.h"
+
+namespace bigmac::diagnose {
+namespace {
+
+constexpr std::size_t kMaxHits = 6;
+constexpr std::size_t kMaxSpecificLines = 4096;
+constexpr std::size_t kMaxNodes = 256;
+constexpr std::int64_t kTracebackReach = 3;  ///< lines between an error line and its explanation
+
+int parse_rank(const std::string& digits) {
+  int rank = -1;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+  return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
+}
+
+}  // namespace
+
+TextScan::TextScan(const TextMatcher& matcher)
+    : matcher_(matcher), tallies_(matcher.catalog().signatures.size()) {}
+
+void TextScan::begin_file(std::string file) {
+  file_ = std::move(file);
+  follows_.clear();
+  window_.reset();
+  files_.push_back(file_);
+  specific_lines_.emplace_back();
+}
+
+void TextScan::add_line(const logs::TextLine& line) {
+  // Lines after a multi-line opener (torchrun's "Root Cause") complete its captures.
+  for (OpenFollow& f : follows_) {
+    matcher_.match_follow(f.signature, line.text, tallies_[f.signature].hits[f.hit].captures);
+    --f.lines_left;
+  }
+  std::erase_if(follows_, [](const OpenFollow& f) { return f.lines_left <= 0; });
+
+  if (files_.empty()) begin_file(file_);
+  window_.open(line);
+  scratch_.clear();
+  matcher_.match_window(window_.text(), window_.seam(), scratch_);
+  // One message, one diagnosis per class: where a general and a specific signature of the same
+  // class both match (a size-less and a sized out-of-memory pattern), the specific one speaks.
+  const auto& sigs = matcher_.catalog().signatures;
+  for (const TextMatch& m : scratch_) {
+    const EntryText& text = sigs[m.signature].text;
+    const bool outranked = std::any_of(scratch_.begin(), scratch_.end(), [&](const TextMatch& o) {
+      const EntryText& other = sigs[o.signature].text;
+      return o.signature != m.signature && other.klass == text.klass &&
+             (other.specificity > text.specificity ||
+              (other.specificity == text.specificity && o.signature < m.signature));
+    });
+    if (!outranked) record(m);
+  }
+  window_.commit();
+}
+
+void TextScan::record(const TextMatch& m) {
+  const Signature& sig = matcher_.catalog().signatures[m.signature];
+  const auto& pieces = window_.pieces();
+  const std::size_t head = window_.piece_at(m.begin);
+  const WindowPiece& first = pieces[head];
+  const WindowPiece& last = pieces.back();
+
+  Evidence evidence{first.rank, file_, first.line, first.t, *first.text};
+  for (std::size_t p = head + 1; p < pieces.size(); ++p) {
+    evidence.text += '\n';
+    evidence.text += *pieces[p].text;
+  }
+  evidence.lines = static_cast<int>(pieces.size() - head);
+  if (evidence.rank < 0) evidence.rank = rank_in_text(evidence.text);
+  int rank = evidence.rank;
+  if (!sig.rank_capture.empty()) {
+    if (auto it = m.captures.find(sig.rank_capture); it != m.captures.end()) {
+      if (const int named = parse_rank(it->second); named >= 0) rank = named;
+    }
+  }
+
+  if (!sig.fallback && specific_lines_.back().size() + 2 <= kMaxSpecificLines) {
+    specific_lines_.back().push_back(first.line);
+    if (last.line != first.line) specific_lines_.back().push_back(last.line);
+  }
+
+  Tally& tally = tallies_[m.signature];
+  ++tally.matches;
+  tally.ranks.add(rank);
+  if (first.t > 0) {
+    if (first.t < tally.earliest_t) {
+      tally.earliest_t = first.t;
+      tally.earliest_rank = rank;
+    }
+  } else {
+    tally.untimed = true;
+  }
+  const std::size_t file_index = files_.size() - 1;
+  if (tally.matches == 1) tally.first_file = file_index;
+  if (file_index != tally.first_file) tally.several_files = true;
+  if (tally.first_read_rank < 0) tally.first_read_rank = rank;
+  if (tally.nodes.size() < kMaxNodes) {
+    if (std::string host = host_in_text(evidence.text); !host.empty())
+      tally.nodes.insert(std::move(host));
+  }
+
+  if (tally.hits.size() >= kMaxHits) {
+    // Full: an earlier timed line takes the place of the latest one, so the evidence shows the
+    // first failures even when the log is not in time order (per-rank files read one by one).
+    if (evidence.t <= 0) return;
+    auto latest =
+        std::max_element(tally.hits.begin(), tally.hits.end(),
+                         [](const Hit& a, const Hit& b) { return a.evidence.t < b.evidence.t; });
+    if (latest->evidence.t <= 0 || latest->evidence.t <= evidence.t) return;
+    *latest = Hit{std::move(evidence), m.captures};
+    return;
+  }
+  tally.hits.push_back(Hit{std::move(evidence), m.captures});
+  if (sig.follow.within > 0) {
+    follows_.push_back(OpenFollow{m.signature, tally.hits.size() - 1, sig.follow.within});
+  }
+}
+
+std::vector<Diagnosis> TextScan::finish() {
+  follows_.clear();
+  std::vector<Diagnosis> out;
+  const Catalog& catalog = matcher_.catalog();
+  for (std::size_t s = 0; s < tallies_.size(); ++s) {
+    Tally& tally = tallies_[s];
+    if (catalog.signatures[s].fallback) drop_explained(tally);
+    if (tally.hits.empty()) continue;
+    // Earliest first: by wall time where both lines have one, else in reading order.
+    const bool timed = std::all_of(tally.hits.begin(), tally.hits.end(),
+                                   [](const Hit& h) { return h.evidence.t > 0; });
+    if (timed) {
+      std::stable_sort(tally.hits.begin(), tally.hits.end(),
+                       [](const Hit& a, const Hit& b) { return a.evidence.t < b.evidence.t; });
+    }
+    const Signature& sig = catalog.signatures[s];
+    const Hit& first = tally.hits.front();
+    Diagnosis d;
+    d.id = sig.text.id;
+    d.klass = sig.text.klass;
+    d.gate = sig.text.gate;
+    d.confidence = sig.text.confidence;
+    d.specificity = sig.text.specificity;
+    d.symptom = fill_template(sig.text.symptom, first.captures);
+    d.cause = fill_template(sig.text.cause, first.captures);
+    d.fix = fill_template(sig.text.fix, first.captures);
+    d.failed_rank = first.evidence.rank;
+    if (!sig.rank_capture.empty()) {
+      auto it = first.captures.find(sig.rank_capture);
+      const int named = it != first.captures.end() ? parse_rank(it->second) : -1;
+      if (named >= 0) d.failed_rank = named;
+    }
+    d.matches = tally.matches;
+    d.ranks = tally.ranks.values();
+    // Which rank showed it first: the earliest timestamp when every match had one; else the
+    // reading order, which means something only inside one (interleaved) file.
+    if (!tally.untimed && tally.earliest_rank >= 0) {
+      d.first_rank = tally.earliest_rank;
+      d.first_by = "time";
+    } else if (!tally.several_files && tally.first_read_rank >= 0) {
+      d.first_rank = tally.first_read_rank;
+      d.first_by = "log order";
+    }
+    if (d.first_rank >= 0) d.failed_rank = d.first_rank;
+    d.nodes.assign(tally.nodes.begin(), tally.nodes.end());
+    for (Hit& hit : tally.hits) d.evidence.push_back(std::move(hit.evidence));
+    out.push_back(std::move(d));
+  }
+  tallies_.assign(tallies_.size(), Tally{});
+  specific_lines_.clear();
+  files_.clear();
+  window_.reset();
+  return out;
+}
+
+void TextScan::drop_explained(Tally& tally) const {
+  const std::size_t before = tally.hits.size();
+  std::erase_if(tally.hits, [&](const Hit& hit) {
+    for (std::size_t f = 0; f < files_.size(); ++f) {
+      if (files_[f] != hit.evidence.file) continue;
+      for (std::int64_t line : specific_lines_[f]) {
+        if (std::abs(line - hit.evidence.line) <= kTracebackReach) return true;
+      }
+    }
+    return false;
+  });
+  tally.matches -= static_cast<std::int64_t>(before - tally.hits.size());
+}
+
+}  // namespace bigmac::diagnose

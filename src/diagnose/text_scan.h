@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "diagnose/diagnosis.h"
+#include "diagnose/join_window.h"
+#include "diagnose/message_template.h"
+#include "diagnose/rank_set.h"
+#include "diagnose/text_matcher.h"
+#include "logs/record.h"
+
+namespace bigmac::diagnose {
+
+/// Collects the matches of the text signatures over the lines of many files into one Diagnosis
+/// per signature. Each line is searched joined with the earlier lines of its stream
+/// (JoinWindow), so a message broken over lines is found where it starts. The earliest match
+/// gives the captures, the first few are the evidence; every match adds its rank, so a failure
+/// repeated by hundreds of ranks is summarised as ranges with the rank that showed it first.
+class TextScan {
+ public:
+  explicit TextScan(const TextMatcher& matcher);
+
+  /// Starts the next file; lines of one file must come in order.
+  void begin_file(std::string file);
+  void add_line(const logs::TextLine& line);
+
+  /// One diagnosis per signature that matched, unranked.
+  std::vector<Diagnosis> finish();
+
+ private:
+  struct Hit {
+    Evidence evidence;
+    TemplateValues captures;
+  };
+  struct Tally {
+    std::int64_t matches = 0;
+    std::vector<Hit> hits;  ///< the first kMaxHits, in reading order
+    RankSet ranks;
+    bool untimed = false;  ///< some match had no wall time
+    double earliest_t = std::numeric_limits<double>::infinity();
+    int earliest_rank = -1;    ///< of the earliest timed match
+    int first_read_rank = -1;  ///< of the first match read that named a rank
+    std::size_t first_file = 0;
+    bool several_files = false;
+    std::set<std::string> nodes;
+  };
+  struct OpenFollow {
+    std::size_t signature = 0;
+    std::size_t hit = 0;
+    int lines_left = 0;
+  };
+
+  void record(const TextMatch& m);
+  void drop_explained(Tally& tally) const;
+
+  const TextMatcher& matcher_;
+  std::string file_;
+  JoinWindow window_;
+  std::vector<Tally> tallies_;
+  std::vector<OpenFollow> follows_;
+  std::vector<TextMatch> scratch_;
+  /// Per file index, the lines a specific (non-fallback) signature matched: a fallback hit
+  /// next to one is part of a traceback that signature already explains. Bounded.
+  std::vector<std::vector<std::int64_t>> specific_lines_;
+  std::vector<std::string> files_;
+};
+
+}  // namespace bigmac::diagnose
