@@ -237,6 +237,7 @@ gates::GateOutcome ProcessGateExecutor::execute(const std::string& gate, int att
     input.logs = diagnosis_input;
     input.baseline = reference ? &values : nullptr;
     input.launch = &facts;
+    input.configured.lr = cfg.train.lr;
     input.limits.idle_limit_s = cfg.launch.stall_timeout_s;
     const std::vector<diagnose::Diagnosis> diagnoses = diagnoser_.diagnose(input);
     (void)write_file_atomically(dir / "diagnosis.json", diagnose::to_json(diagnoses).dump(2));
