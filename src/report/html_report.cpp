@@ -195,8 +195,8 @@ std::string gate_section(const GateReport& gate, const baseline::Baseline* refer
 /// The failed gate's verdict, first on the page: what a user acts on without scrolling.
 std::string card_section(const VerdictCard& card) {
   constexpr std::size_t kEvidenceShown = 6;
-  std::string out = fmt::format("<section class=\"card\" id=\"verdict\"><h2>✗ {}</h2>\n",
-                                escape_xml(card.headline));
+  std::string out = fmt::format("<section class=\"card\" id=\"verdict\"><h2>{} {}</h2>\n",
+                                card.failed ? "✗" : "⚠", escape_xml(card.headline));
   if (!card.check_message.empty() && card.check_message != card.symptom) {
     out += "<p class=\"check\">" + escape_xml(card.check_message) + "</p>\n";
   }
@@ -215,10 +215,9 @@ std::string card_section(const VerdictCard& card) {
   out += fmt::format(
       "<tr><th>Cause</th><td>{}</td></tr>\n<tr><th>Fix</th><td>{}</td></tr>\n"
       "<tr><th>Go back to</th><td><code>{}</code></td></tr>\n"
-      "<tr><th>Resume</th><td><code>{}</code> (after the fix; reruns the failed gate and every "
-      "passed one whose configuration, trainer or baseline changed)</td></tr></table>\n",
+      "<tr><th>Resume</th><td><code>{}</code> ({})</td></tr></table>\n",
       escape_xml(card.cause), escape_xml(card.fix), escape_xml(card.go_back_to),
-      escape_xml(card.resume));
+      escape_xml(card.resume), escape_xml(card.resume_note));
   if (!card.diagnosis.empty()) {
     out += "<p>Diagnosis <code>" + escape_xml(card.diagnosis) + "</code>";
     if (!card.other_diagnoses.empty()) {

@@ -81,7 +81,8 @@ std::string fenced(const std::vector<std::string>& lines) {
 }
 
 std::string card_section(const VerdictCard& card) {
-  std::string out = "### ❌ " + escape_xml(card.headline) + "\n\n";
+  std::string out =
+      std::string(card.failed ? "### ❌ " : "### ⚠️ ") + escape_xml(card.headline) + "\n\n";
   if (!card.check_message.empty() && card.check_message != card.symptom) {
     out += "> " + escape_markdown_cell(card.check_message) + "\n\n";
   }
@@ -90,7 +91,8 @@ std::string card_section(const VerdictCard& card) {
   out += "| Cause | " + escape_markdown_cell(card.cause) + " |\n";
   out += "| Fix | " + escape_markdown_cell(card.fix) + " |\n";
   out += "| Go back to | `" + escape_markdown_cell(card.go_back_to) + "` |\n";
-  out += "| Resume | `" + escape_markdown_cell(card.resume) + "` (after the fix) |\n";
+  out += "| Resume | `" + escape_markdown_cell(card.resume) + "` (" +
+         escape_markdown_cell(card.resume_note) + ") |\n";
   if (!card.evidence.empty()) out += "\n" + fenced(card.evidence);
   if (!card.diagnosis.empty()) {
     out += "\nDiagnosis `" + card.diagnosis + "`";

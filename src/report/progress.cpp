@@ -93,7 +93,7 @@ std::string labelled(std::string_view label, const std::string& text) {
 }
 
 std::string card_block(const VerdictCard& card) {
-  std::string out = "FAILED " + card.headline + "\n";
+  std::string out = (card.failed ? "FAILED " : "STOPPED: ") + card.headline + "\n";
   if (!card.check_message.empty() && card.check_message != card.symptom) {
     out += "  " + card.check_message + "\n";
   }
@@ -104,7 +104,7 @@ std::string card_block(const VerdictCard& card) {
   out += labelled("Cause", card.cause);
   out += labelled("Fix", card.fix);
   out += labelled("Go back to", card.go_back_to.empty() ? "(unknown)" : card.go_back_to);
-  out += labelled("Resume", card.resume + "   (after the fix)");
+  out += labelled("Resume", card.resume + "   (" + card.resume_note + ")");
   for (const auto& other : card.other_diagnoses) out += labelled("Also likely", other);
   return out;
 }

@@ -14,6 +14,7 @@ std::string resume_command(const ReportInput& input) {
 
 VerdictCard failed_gate_card(const ReportInput& input, const GateReport& gate) {
   VerdictCard card;
+  card.failed = true;
   card.gate_index = gate.index;
   card.gate = gate.record.id;
   const gates::CheckResult* failed = gate.verdict ? gate.verdict->first_failure() : nullptr;
@@ -52,6 +53,9 @@ VerdictCard failed_gate_card(const ReportInput& input, const GateReport& gate) {
     }
   }
   card.resume = resume_command(input);
+  card.resume_note =
+      "after the fix; reruns the failed gate and every passed one whose configuration, trainer "
+      "or baseline changed";
   return card;
 }
 
@@ -70,6 +74,7 @@ VerdictCard stopped_run_card(const ReportInput& input, std::string headline, std
   card.fix = std::move(fix);
   card.go_back_to = card.gate;
   card.resume = resume_command(input);
+  card.resume_note = "continues at gate " + card.gate;
   return card;
 }
 

@@ -13,6 +13,7 @@ namespace bigmac::report {
 /// the words a user acts on (symptom, evidence, cause, fix, where to go back, how to resume).
 /// The HTML page, summary.md and the terminal's final block each draw it their way.
 struct VerdictCard {
+  bool failed = false;         ///< a gate failed (else the run stopped before a verdict)
   std::size_t gate_index = 0;  ///< into ReportInput::gates
   std::string gate;            ///< gate id
   std::string headline;        ///< "gate 3 pp2 failed: loss_vs_baseline"
@@ -25,6 +26,7 @@ struct VerdictCard {
   std::string fix;
   std::string go_back_to;                    ///< gate id
   std::string resume;                        ///< the command that continues this run
+  std::string resume_note;                   ///< when to run it and what it reruns
   std::vector<std::string> other_diagnoses;  ///< "id: symptom" of the less likely ones
 };
 

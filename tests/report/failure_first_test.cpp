@@ -9,6 +9,7 @@
 #include "report/markdown_summary.h"
 #include "report/progress.h"
 #include "report/report_input.h"
+#include "report/summary_json.h"
 #include "report/verdict_card.h"
 #include "report_fixture.h"
 
@@ -39,6 +40,7 @@ TEST(VerdictCard, SaysWhatFailedWhyWhatToDoAndHowToResume) {
   const ReportInput input = failed_run();
   const auto card = verdict_card(input);
   ASSERT_TRUE(card);
+  EXPECT_TRUE(card->failed);
   EXPECT_EQ(card->gate, "pp2");
   EXPECT_EQ(card->gate_index, 2u);
   EXPECT_EQ(card->headline, "gate 3 pp2 failed: loss_vs_baseline");
@@ -72,6 +74,10 @@ TEST(VerdictCard, AStoppedRunHasACardAPassedOneNone) {
   auto passed = load_report_input(fixtures() / "passed", fixtures() / "baseline.json");
   ASSERT_TRUE(passed);
   EXPECT_FALSE(verdict_card(*passed));
+  EXPECT_TRUE(summary_json(*passed)["verdict_card"].is_null());
+  const auto failed_card = summary_json(failed_run())["verdict_card"];
+  EXPECT_EQ(failed_card["go_back_to"], "dp");
+  EXPECT_EQ(failed_card["check"], "loss_vs_baseline");
 
   ReportInput interrupted = *passed;
   interrupted.state.phase = gates::RunPhase::kInterrupted;
@@ -82,6 +88,11 @@ TEST(VerdictCard, AStoppedRunHasACardAPassedOneNone) {
   EXPECT_EQ(card->headline, "run interrupted during gate shapes");
   EXPECT_EQ(card->gate_index, 3u);
   EXPECT_THAT(card->resume, HasSubstr("bigmac-bringup resume "));
+  EXPECT_EQ(card->resume_note, "continues at gate shapes");
+  EXPECT_FALSE(card->failed);
+  EXPECT_EQ(
+      format_final_block(interrupted).rfind("STOPPED: run interrupted during gate shapes\n", 0),
+      0u);
 }
 
 TEST(FailingMetric, TheDivergentMetricStepByStepWithItsTolerance) {
