@@ -65,6 +65,7 @@ std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
   input.logs = logs;
   input.baseline = reference ? &values : nullptr;
   input.launch = &facts;
+  input.configured.lr = plan.gate.config.train.lr;
   input.limits.idle_limit_s = plan.gate.config.launch.stall_timeout_s;
   return diagnoser.diagnose(input);
 }

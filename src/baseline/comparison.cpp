@@ -24,6 +24,8 @@ std::optional<double> value_of(const BaselineStep& s, Metric metric) {
   return std::nullopt;
 }
 
+}  // namespace
+
 double relative_difference(double observed, double reference) {
   if (observed == reference) return 0;
   if (!std::isfinite(observed) || !std::isfinite(reference)) return INFINITY;
@@ -46,7 +48,21 @@ bool within_tolerance(double observed, double reference, const Tolerance& t) {
   return false;
 }
 
-}  // namespace
+std::pair<double, double> tolerance_range(double reference, const Tolerance& t) {
+  switch (t.policy) {
+    case Policy::kExact:
+      return {reference, reference};
+    case Policy::kRelative: {
+      const double room = t.rel_tol * std::fabs(reference) + t.abs_tol;
+      return {reference - room, reference + room};
+    }
+    case Policy::kMagnitude:
+      if (reference == 0) return {0, 0};
+      return {std::min(reference / t.factor, reference * t.factor),
+              std::max(reference / t.factor, reference * t.factor)};
+  }
+  return {reference, reference};
+}
 
 std::string_view policy_name(Policy policy) {
   switch (policy) {

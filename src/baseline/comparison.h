@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "baseline/baseline.h"
@@ -29,6 +30,15 @@ struct Tolerance {
 
   std::string describe() const;  ///< "relative 1e-4", "magnitude ×10", "exact"
 };
+
+/// |observed - reference| / |reference| (0 when equal, infinite when either is not finite).
+double relative_difference(double observed, double reference);
+
+/// Whether `observed` is within `tolerance` of `reference`: the test every comparison applies.
+bool within_tolerance(double observed, double reference, const Tolerance& tolerance);
+
+/// The values within_tolerance accepts for `reference`, as [low, high].
+std::pair<double, double> tolerance_range(double reference, const Tolerance& tolerance);
 
 /// Which per-step value a comparison reads.
 enum class Metric { kLoss, kGradNorm, kLr, kSamplesPerStep };

@@ -283,19 +283,36 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   int world = 0;
   for (const auto& run : all_of<logs::RunRecord>(in.logs))
     world = std::max(world, run.record->world_size);
+  if (world == 0 && in.launch != nullptr) world = in.launch->planned_world_size;
   if (lr_differs != nullptr) {
     const auto step = static_cast<std::size_t>(lr_differs->record->global_step);
     const double base_lr = *base.lr[step];
     const double ratio = base_lr != 0 ? *lr_differs->record->lr / base_lr : 0;
     const auto matches = [&](double n) { return n > 1 && std::fabs(ratio - n) <= 0.01 * n; };
-    if (matches(static_cast<double>(dp)) || matches(static_cast<double>(world)) ||
-        matches(std::sqrt(static_cast<double>(dp)))) {
+    // What the lr was multiplied by, in the words of the setting that explains the factor.
+    std::string scaled_by;
+    if (matches(static_cast<double>(dp))) {
+      scaled_by = fmt::format("data-parallel size (dp {})", dp);
+    } else if (matches(static_cast<double>(world))) {
+      scaled_by = fmt::format("world size ({})", world);
+    } else if (matches(std::sqrt(static_cast<double>(dp)))) {
+      scaled_by = fmt::format("square root of the data-parallel size (√{} = {})", dp,
+                              number(std::sqrt(static_cast<double>(dp))));
+    }
+    if (!scaled_by.empty()) {
+      // The logged baseline lr may be a warmup fraction; the setting to keep is train.lr.
+      const std::string keep =
+          in.configured.lr ? fmt::format("train.lr at its configured {}", number(*in.configured.lr))
+                           : std::string("train.lr at the value the baseline ran with");
       out.push_back({"lr_scaled_with_world_size",
                      {{"step", std::to_string(r.global_step)},
+                      {"lr_step", std::to_string(step)},
                       {"ratio", number(ratio)},
                       {"lr", number(*lr_differs->record->lr)},
                       {"baseline_lr", number(base_lr)},
-                      {"dp", std::to_string(dp > 0 ? dp : world)}},
+                      {"dp", std::to_string(dp > 0 ? dp : world)},
+                      {"scaled_by", scaled_by},
+                      {"keep", keep}},
                      {step_evidence(*lr_differs), step_evidence(*diverged)},
                      r.at.rank});
       return;
@@ -317,7 +334,8 @@ const std::vector<MetricRuleSpec>& specs() {
       {"step_gap", {"expected", "found", "rank"}},
       {"step_repeated", {"step", "rank"}},
       {"samples_per_step_mismatch", {"found", "expected", "micro", "accum", "dp", "setting"}},
-      {"lr_scaled_with_world_size", {"step", "ratio", "lr", "baseline_lr", "dp"}},
+      {"lr_scaled_with_world_size",
+       {"step", "lr_step", "ratio", "lr", "baseline_lr", "dp", "scaled_by", "keep"}},
       {"loss_diverges_after_match", {"step", "loss", "baseline_loss"}},
       {"loss_wrong_from_first_step", {"loss", "baseline_loss"}},
       {"stage_without_forward", {"stage", "first_layer", "last_layer", "split_point"}},

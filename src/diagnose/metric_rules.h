@@ -72,11 +72,18 @@ struct MetricLimits {
   double idle_limit_s = 60;         ///< a pipeline stage idle longer than this starves
 };
 
+/// What the configuration asked for, where the logs show only what the trainer made of it
+/// (a warmup logs a fraction of the configured lr at step 0). Empty: not known (logs alone).
+struct ConfiguredValues {
+  std::optional<double> lr;  ///< train.lr
+};
+
 /// Everything the metric rules look at.
 struct MetricInput {
   std::span<const logs::RankLog> logs;  ///< evidence names each by its label()
   const BaselineValues* baseline = nullptr;
   const LaunchFacts* launch = nullptr;
+  ConfiguredValues configured;
   MetricLimits limits;
 };
 

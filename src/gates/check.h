@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baseline/baseline.h"
+#include "baseline/comparison.h"
 #include "gates/gate_evidence.h"
 #include "gates/gate_plan.h"
 
@@ -18,14 +20,25 @@ struct CheckEvidence {
   std::string text;
 };
 
+/// Where a per-step metric left the baseline's tolerance, as numbers: the reports draw the
+/// metric, its tolerance band and this step from it instead of re-reading the message.
+struct MetricDivergence {
+  std::string metric;     ///< baseline::metric_name: "loss", "grad_norm", "lr"
+  std::int64_t step = 0;  ///< first step outside the tolerance
+  double observed = 0;
+  double baseline = 0;
+  baseline::Tolerance tolerance;
+};
+
 /// The outcome of one named check. `message` carries the numbers; `route_back` is set on a
-/// failure (the gate to return to).
+/// failure (the gate to return to); `divergence` on a failed baseline comparison.
 struct CheckResult {
   std::string name;
   bool passed = false;
   std::string message;
   std::vector<CheckEvidence> evidence;
   std::string route_back;
+  std::optional<MetricDivergence> divergence;
 };
 
 /// Typed access to a gate's [params], with the check's default when a key is absent.

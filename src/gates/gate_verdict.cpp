@@ -5,6 +5,34 @@
 #include "gates/check_registry.h"
 
 namespace bigmac::gates {
+namespace {
+
+nlohmann::json divergence_json(const MetricDivergence& d) {
+  return {{"metric", d.metric},
+          {"step", d.step},
+          {"observed", d.observed},
+          {"baseline", d.baseline},
+          {"policy", baseline::policy_name(d.tolerance.policy)},
+          {"rel_tol", d.tolerance.rel_tol},
+          {"abs_tol", d.tolerance.abs_tol},
+          {"factor", d.tolerance.factor}};
+}
+
+MetricDivergence divergence_from_json(const nlohmann::json& j) {
+  MetricDivergence d;
+  d.metric = j.value("metric", "");
+  d.step = j.value("step", std::int64_t{0});
+  d.observed = j.value("observed", 0.0);
+  d.baseline = j.value("baseline", 0.0);
+  // An unknown policy name (a newer writer) keeps the default rather than dropping the rest.
+  if (auto policy = baseline::parse_policy(j.value("policy", ""))) d.tolerance.policy = *policy;
+  d.tolerance.rel_tol = j.value("rel_tol", d.tolerance.rel_tol);
+  d.tolerance.abs_tol = j.value("abs_tol", d.tolerance.abs_tol);
+  d.tolerance.factor = j.value("factor", d.tolerance.factor);
+  return d;
+}
+
+}  // namespace
 
 const CheckResult* GateVerdict::first_failure() const {
   for (const CheckResult& r : results) {
@@ -70,11 +98,13 @@ nlohmann::json to_json(const GateVerdict& v) {
     nlohmann::json evidence = nlohmann::json::array();
     for (const CheckEvidence& e : r.evidence)
       evidence.push_back({{"rank", e.rank}, {"line", e.line}, {"text", e.text}});
-    results.push_back({{"name", r.name},
-                       {"passed", r.passed},
-                       {"message", r.message},
-                       {"evidence", evidence},
-                       {"route_back", r.route_back}});
+    nlohmann::json item = {{"name", r.name},
+                           {"passed", r.passed},
+                           {"message", r.message},
+                           {"evidence", evidence},
+                           {"route_back", r.route_back}};
+    if (r.divergence) item["divergence"] = divergence_json(*r.divergence);
+    results.push_back(std::move(item));
   }
   return {{"gate", v.gate_id},
           {"passed", v.passed},
@@ -99,6 +129,9 @@ GateVerdict verdict_from_json(const nlohmann::json& j) {
     for (const auto& e : c.value("evidence", nlohmann::json::array())) {
       r.evidence.push_back(
           CheckEvidence{e.value("rank", -1), e.value("line", std::int64_t{0}), e.value("text", "")});
+    }
+    if (const auto d = c.find("divergence"); d != c.end() && d->is_object()) {
+      r.divergence = divergence_from_json(*d);
     }
     v.results.push_back(std::move(r));
   }

@@ -5,24 +5,37 @@
 #include <algorithm>
 
 #include "report/diagnosis_text.h"
+#include "report/failing_metric.h"
 #include "report/line_chart.h"
 #include "report/markup_text.h"
+#include "report/metric_chart.h"
 #include "report/schedule_chart.h"
+#include "report/verdict_card.h"
 
 namespace bigmac::report {
 namespace {
 
 constexpr const char* kStyle = R"(
-body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d232a;background:#fff;max-width:1120px}
-h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccd}
+body{font:14px/1.45 system-ui,sans-serif;margin:16px 24px;color:#1d232a;background:#fff;max-width:1120px}
+h1{font-size:20px;margin:0 0 10px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccd}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccd;padding:3px 8px;text-align:left;vertical-align:top}
+td.result,td.status{white-space:nowrap}
 .passed{color:#137333}.failed{color:#b3261e}.pending,.skipped,.running,.invalidated{color:#6b6f76}
 .note{background:#fff7d6;padding:4px 8px}.diagnosis{border-left:4px solid #b3261e;padding:4px 12px;background:#fdf1f0}
+.card{border:2px solid #b3261e;border-left:8px solid #b3261e;border-radius:4px;padding:6px 14px 10px;background:#fdf1f0}
+.card h2{margin:4px 0 6px;border:0;color:#b3261e}.card table{margin:4px 0;background:#fff;width:100%}
+.card th{width:92px;white-space:nowrap}.card pre{margin:0;max-height:7.5em;overflow-y:auto}.card p{margin:4px 0}
 pre{background:#f4f5f7;padding:6px;overflow-x:auto;white-space:pre-wrap}
+details.gate{border:1px solid #ccd;border-radius:4px;margin:8px 0;padding:0 10px;color:#1d232a}
+details.gate>summary{cursor:pointer;padding:6px 0;font-weight:600}
 svg text{font:11px sans-serif;fill:#333}svg .title{font-weight:bold}
 .plots{display:flex;flex-wrap:wrap;gap:8px}
-.axis{stroke:#888;fill:none}polyline{fill:none;stroke-width:2}
+.axis{stroke:#888;fill:none}.grid{stroke:#e8eaed}.tickmark{stroke:#888}polyline{fill:none;stroke-width:2}
 polyline.run,line.run{stroke:#1a73e8;stroke-width:2}polyline.baseline,line.baseline{stroke:#e37400;stroke-dasharray:5 4;stroke-width:2}
+polyline.diff,line.diff{stroke:#8430ce;stroke-width:2}polyline.tolerance,line.tolerance{stroke:#b3261e;stroke-dasharray:2 3;stroke-width:1.5}
+polygon.band,rect.band{fill:#34a853;fill-opacity:.18;stroke:none}
+line.marker{stroke:#b3261e;stroke-width:1.5;stroke-dasharray:4 3}svg text.markerlabel{fill:#b3261e;font-weight:bold}
+rect.hover{fill:transparent}rect.hover:hover{fill:#1a73e8;fill-opacity:.08}
 .nonfinite{fill:#b3261e;font-weight:bold}
 rect.mb.F{fill:#8ab4f8}rect.mb.B{fill:#f6ae7a}rect.bar.passed{fill:#81c995}rect.bar.failed{fill:#f28b82}
 rect.bar.pending,rect.bar.skipped,rect.bar.running,rect.bar.invalidated{fill:#dadce0}
@@ -110,7 +123,7 @@ std::string checks_table(const gates::GateVerdict& verdict) {
       "<table class=\"checks\"><tr><th>check</th><th>result</th><th>message and "
       "evidence</th></tr>\n";
   for (const auto& r : verdict.results) {
-    out += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}", escape_xml(r.name),
+    out += fmt::format("<tr><td>{}</td><td class=\"result {}\">{}</td><td>{}", escape_xml(r.name),
                        r.passed ? "passed" : "failed", r.passed ? "✓ pass" : "✗ fail",
                        escape_xml(r.message));
     if (!r.evidence.empty()) {
@@ -145,15 +158,28 @@ std::string diagnosis_block(const diagnose::Diagnosis& d) {
   return out + "</div>\n";
 }
 
+/// Checks passed and run, for a gate's one-line summary.
+std::string checks_count(const GateReport& gate) {
+  if (!gate.verdict) return "no verdict";
+  std::size_t passed = 0;
+  for (const auto& r : gate.verdict->results) passed += r.passed ? 1 : 0;
+  return fmt::format("{}/{} checks", passed, gate.verdict->results.size());
+}
+
+/// One gate as a <details> block: a failed gate open, every other one closed until clicked.
 std::string gate_section(const GateReport& gate, const baseline::Baseline* reference) {
   const std::string status = status_class(gate.record.status);
+  const bool failed = gate.record.status == gates::GateStatus::kFailed;
   std::string out = fmt::format(
-      "<section id=\"gate-{0}\"><h2>{1}. {0} <span class=\"{2}\">{2}</span></h2>\n<p>attempts {3}",
-      escape_xml(gate.record.id), gate.index + 1, status, gate.record.attempts);
+      "<details class=\"gate {2}\" id=\"gate-{0}\"{4}><summary>{1}. {0} <span "
+      "class=\"{2}\">{2}</span> · {3}",
+      escape_xml(gate.record.id), gate.index + 1, status, checks_count(gate),
+      failed ? " open" : "");
+  out += " · " + escape_xml(format_duration(gate.duration_s()));
+  if (gate.ranks_logged) out += fmt::format(" · {} rank logs", gate.ranks_logged);
+  out += "</summary>\n<p>attempts " + std::to_string(gate.record.attempts);
   if (!gate.attempt_dir.empty())
     out += " · folder <code>" + escape_xml(gate.attempt_dir) + "</code>";
-  out += " · duration " + escape_xml(format_duration(gate.duration_s()));
-  if (gate.ranks_logged) out += fmt::format(" · {} rank logs", gate.ranks_logged);
   out += "</p>\n";
   if (!gate.record.note.empty()) out += "<p>" + escape_xml(gate.record.note) + "</p>\n";
   for (const auto& n : gate.notes) out += "<p class=\"note\">" + escape_xml(n) + "</p>\n";
@@ -162,6 +188,45 @@ std::string gate_section(const GateReport& gate, const baseline::Baseline* refer
   if (!gate.steps.empty() || gate.verdict) out += plots(gate, reference);
   if (gate.pipelined()) {
     out += "<h3>Pipeline schedule</h3>\n" + schedule_chart(gate.micro_batches);
+  }
+  return out + "</details>\n";
+}
+
+/// The failed gate's verdict, first on the page: what a user acts on without scrolling.
+std::string card_section(const VerdictCard& card) {
+  constexpr std::size_t kEvidenceShown = 6;
+  std::string out = fmt::format("<section class=\"card\" id=\"verdict\"><h2>{} {}</h2>\n",
+                                card.failed ? "✗" : "⚠", escape_xml(card.headline));
+  if (!card.check_message.empty() && card.check_message != card.symptom) {
+    out += "<p class=\"check\">" + escape_xml(card.check_message) + "</p>\n";
+  }
+  out += "<table><tr><th>Symptom</th><td>" + escape_xml(card.symptom) + "</td></tr>\n";
+  if (!card.evidence.empty()) {
+    out += "<tr><th>Evidence</th><td><pre>";
+    for (std::size_t i = 0; i < card.evidence.size() && i < kEvidenceShown; ++i) {
+      out += escape_xml(card.evidence[i]) + "\n";
+    }
+    if (card.evidence.size() > kEvidenceShown) {
+      out += fmt::format("({} more lines in the gate's section)\n",
+                         card.evidence.size() - kEvidenceShown);
+    }
+    out += "</pre></td></tr>\n";
+  }
+  out += fmt::format(
+      "<tr><th>Cause</th><td>{}</td></tr>\n<tr><th>Fix</th><td>{}</td></tr>\n"
+      "<tr><th>Go back to</th><td><code>{}</code></td></tr>\n"
+      "<tr><th>Resume</th><td><code>{}</code> ({})</td></tr></table>\n",
+      escape_xml(card.cause), escape_xml(card.fix), escape_xml(card.go_back_to),
+      escape_xml(card.resume), escape_xml(card.resume_note));
+  if (!card.diagnosis.empty()) {
+    out += "<p>Diagnosis <code>" + escape_xml(card.diagnosis) + "</code>";
+    if (!card.other_diagnoses.empty()) {
+      out += "; also possible: ";
+      for (std::size_t i = 0; i < card.other_diagnoses.size(); ++i) {
+        out += (i ? "; " : "") + escape_xml(card.other_diagnoses[i]);
+      }
+    }
+    out += "</p>\n";
   }
   return out + "</section>\n";
 }
@@ -180,27 +245,40 @@ std::string render_html(const ReportInput& input) {
       escape_xml(s.run_id), kStyle, escape_xml(s.run_id),
       s.phase() == gates::RunPhase::kPassed ? "passed" : "failed",
       escape_xml(gates::phase_name(s.phase())));
-  if (!s.message.empty()) out += "<p>" + escape_xml(s.message) + "</p>\n";
+  // Failure first: the verdict card, then the failing metric, then the failed gate in full.
+  const std::optional<VerdictCard> card = verdict_card(input);
+  if (card) {
+    out += card_section(*card);
+    const GateReport& gate = input.gates.at(card->gate_index);
+    if (auto metric = failing_metric(gate, reference)) {
+      out += "<section class=\"focus\"><h2>" + escape_xml(metric->summary()) + "</h2>\n" +
+             metric_chart(*metric, gate.record.id) + "</section>\n";
+    }
+    if (gate.record.attempts > 0 || gate.verdict) out += gate_section(gate, reference);
+  } else if (!s.message.empty()) {
+    out += "<p>" + escape_xml(s.message) + "</p>\n";
+  }
+  out += "<h2>Gates</h2>\n";
   if (reference) {
     out += fmt::format("<p>Baseline <code>{}</code>, {} steps.</p>\n", escape_xml(reference->name),
                        reference->steps.size());
   }
   for (const auto& n : input.notes) out += "<p class=\"note\">" + escape_xml(n) + "</p>\n";
-  out += "<h2>Timeline</h2>\n" + timeline(input);
+  out += timeline(input);
   out +=
-      "<table "
-      "class=\"gates\"><tr><th>#</th><th>gate</th><th>status</th><th>attempts</th><th>duration</"
-      "th><th>note</th></tr>\n";
+      "<table class=\"gates\"><tr><th>#</th><th>gate</th><th>status</th><th>attempts</th>"
+      "<th>duration</th><th>note</th></tr>\n";
   for (const auto& g : input.gates) {
     const std::string status = status_class(g.record.status);
     out += fmt::format(
         "<tr><td>{}</td><td><a href=\"#gate-{}\">{}</a></td><td "
-        "class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "class=\"status {}\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         g.index + 1, escape_xml(g.record.id), escape_xml(g.record.id), status, status,
         g.record.attempts, escape_xml(format_duration(g.duration_s())), escape_xml(g.record.note));
   }
   out += "</table>\n";
   for (const auto& g : input.gates) {
+    if (card && g.index == card->gate_index) continue;  // shown above
     if (g.record.attempts > 0 || g.verdict) out += gate_section(g, reference);
   }
   return out + "</body></html>\n";

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "report/diagnosis_text.h"
+#include <algorithm>
+
+#include "report/failing_metric.h"
 #include "report/markup_text.h"
 #include "report/step_comparison.h"
+#include "report/verdict_card.h"
 
 namespace bigmac::report {
 namespace {
@@ -64,36 +67,102 @@ std::string headline(const ReportInput& input) {
   return fmt::format("## ⚠️ bigmac-bringup `{}`: {}", s.run_id, gates::phase_name(s.phase()));
 }
 
-std::string failure_section(const GateReport& gate) {
-  std::string out = fmt::format("\n### ❌ Gate {} `{}`\n\n", gate.index + 1, gate.record.id);
-  if (gate.verdict) {
-    for (const auto& r : gate.verdict->results) {
-      if (r.passed) continue;
-      out += fmt::format("- **{}** failed: {}\n", escape_xml(r.name), escape_xml(r.message));
-      for (const auto& e : r.evidence) {
-        out += fmt::format("  - rank {} line {}: `{}`\n", e.rank, e.line, e.text);
-      }
+/// Lines as a fenced text block whose fence is longer than any backtick run inside, so a log
+/// line cannot end the block early.
+std::string fenced(const std::vector<std::string>& lines) {
+  std::size_t longest = 0;
+  for (const auto& line : lines) {
+    std::size_t run = 0;
+    for (char c : line) {
+      run = c == '`' ? run + 1 : 0;
+      longest = std::max(longest, run);
     }
-  } else if (!gate.record.note.empty()) {
-    out += "- " + escape_xml(gate.record.note) + "\n";
   }
-  for (const auto& n : gate.notes) out += "- note: " + escape_xml(n) + "\n";
-  for (std::size_t i = 0; i < gate.diagnoses.size(); ++i) {
-    const auto& d = gate.diagnoses[i];
-    out += fmt::format("\n**Diagnosis{}** `{}`\n\n",
-                       gate.diagnoses.size() > 1 ? fmt::format(" {}", i + 1) : "", d.id);
-    out += "| | |\n|---|---|\n";
-    out += "| Symptom | " + escape_markdown_cell(d.symptom) + " |\n";
-    out += "| Cause | " + escape_markdown_cell(d.cause) + " |\n";
-    out += "| Fix | " + escape_markdown_cell(d.fix) + " |\n";
-    out += "| Go back to | `" + escape_markdown_cell(d.gate) + "` |\n";
-    if (!d.evidence.empty()) {
-      out += "\n```text\n";
-      for (const auto& e : d.evidence) out += evidence_line(e) + "\n";
-      out += "```\n";
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  std::string out = fence + "text\n";
+  for (const auto& line : lines) out += line + "\n";
+  return out + fence + "\n";
+}
+
+std::string card_section(const VerdictCard& card) {
+  std::string out =
+      std::string(card.failed ? "### ❌ " : "### ⚠️ ") + escape_xml(card.headline) + "\n\n";
+  if (!card.check_message.empty() && card.check_message != card.symptom) {
+    out += "> " + escape_markdown_cell(card.check_message) + "\n\n";
+  }
+  out += "| | |\n|---|---|\n";
+  out += "| Symptom | " + escape_markdown_cell(card.symptom) + " |\n";
+  out += "| Cause | " + escape_markdown_cell(card.cause) + " |\n";
+  out += "| Fix | " + escape_markdown_cell(card.fix) + " |\n";
+  out += "| Go back to | `" + escape_markdown_cell(card.go_back_to) + "` |\n";
+  out += "| Resume | `" + escape_markdown_cell(card.resume) + "` (" +
+         escape_markdown_cell(card.resume_note) + ") |\n";
+  if (!card.evidence.empty()) out += "\n" + fenced(card.evidence);
+  if (!card.diagnosis.empty()) {
+    out += "\nDiagnosis `" + card.diagnosis + "`";
+    for (std::size_t i = 0; i < card.other_diagnoses.size(); ++i) {
+      out += (i ? "; " : "; also possible: ") + escape_xml(card.other_diagnoses[i]);
     }
+    out += "\n";
   }
   return out;
+}
+
+/// The failing metric as a table of the steps that tell the story (Markdown has no charts).
+std::string metric_section(const FailingMetric& m, const std::string& gate_id) {
+  std::string out = "\n**" + escape_xml(m.summary()) + "**\n\n";
+  out += fmt::format("| step | {} `{}` | baseline | rel diff | |\n|---:|---:|---:|---:|---|\n",
+                     m.metric, escape_markdown_cell(gate_id));
+  const auto first = m.first_divergent_index();
+  std::size_t previous = 0;
+  const auto rows = m.rows_to_show();
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const std::size_t i = rows[k];
+    if (k > 0 && i > previous + 1) out += "| … | | | | |\n";
+    previous = i;
+    const MetricStep& s = m.steps[i];
+    std::string mark;
+    if (s.within) mark = *s.within ? "✓" : "✗";
+    if (first && i == *first) mark += " ← first divergent step";
+    if (!s.run) mark = "not reached";
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", s.step, s.run ? format_value(*s.run) : "–",
+                       s.baseline ? format_value(*s.baseline) : "–",
+                       s.rel_diff ? format_relative(*s.rel_diff) : "–", mark);
+  }
+  return out;
+}
+
+/// A gate's checks as a collapsed block: open for the failed gate, closed for the others.
+std::string gate_details(const GateReport& gate) {
+  const bool failed = gate.record.status == gates::GateStatus::kFailed;
+  std::string out = fmt::format(
+      "\n<details{}><summary>{} Gate {} <code>{}</code> {} — {} checks, {}</summary>\n\n",
+      failed ? " open" : "", status_mark(gate.record.status), gate.index + 1,
+      escape_xml(gate.record.id), gates::status_name(gate.record.status), checks_cell(gate),
+      format_duration(gate.duration_s()));
+  if (gate.verdict) {
+    out += "| check | result | message |\n|---|---|---|\n";
+    for (const auto& r : gate.verdict->results) {
+      // A non-breaking space keeps the result on one line in narrow tables.
+      out += fmt::format("| {} | {} | {} |\n", escape_markdown_cell(r.name),
+                         r.passed ? "✓&nbsp;pass" : "✗&nbsp;fail", escape_markdown_cell(r.message));
+    }
+    for (const auto& reason : gate.verdict->not_run) {
+      out += "| | not&nbsp;run | " + escape_markdown_cell(reason) + " |\n";
+    }
+    for (const auto& r : gate.verdict->results) {
+      if (r.passed || r.evidence.empty()) continue;
+      std::vector<std::string> lines;
+      for (const auto& e : r.evidence) {
+        lines.push_back(fmt::format("rank {} line {}: {}", e.rank, e.line, e.text));
+      }
+      out += "\n`" + escape_xml(r.name) + "` evidence:\n\n" + fenced(lines);
+    }
+  } else if (!gate.record.note.empty()) {
+    out += escape_xml(gate.record.note) + "\n";
+  }
+  for (const auto& n : gate.notes) out += "\n> note: " + escape_xml(n) + "\n";
+  return out + "\n</details>\n";
 }
 
 }  // namespace
@@ -101,17 +170,31 @@ std::string failure_section(const GateReport& gate) {
 std::string render_markdown(const ReportInput& input) {
   const baseline::Baseline* reference = input.baseline ? &*input.baseline : nullptr;
   std::string out = headline(input) + "\n\n";
-  if (!input.state.message.empty()) out += escape_xml(input.state.message) + "\n\n";
+  // Failure first: the verdict card and the failing metric, then every gate.
+  if (const auto card = verdict_card(input)) {
+    out += card_section(*card);
+    const GateReport& gate = input.gates.at(card->gate_index);
+    if (auto metric = failing_metric(gate, reference)) {
+      out += metric_section(*metric, gate.record.id);
+    }
+    out += "\n### Gates\n\n";
+  } else if (!input.state.message.empty()) {
+    out += escape_xml(input.state.message) + "\n\n";
+  }
   out += "| # | gate | status | duration | checks | last loss |\n";
   out += "|---|---|---|---|---|---|\n";
   for (const GateReport& gate : input.gates) {
-    out += fmt::format("| {} | `{}` | {} {} | {} | {} | {} |\n", gate.index + 1,
+    out += fmt::format("| {} | `{}` | {}&nbsp;{} | {} | {} | {} |\n", gate.index + 1,
                        escape_markdown_cell(gate.record.id), status_mark(gate.record.status),
                        gates::status_name(gate.record.status), format_duration(gate.duration_s()),
                        checks_cell(gate), loss_cell(gate, reference));
   }
   for (const GateReport& gate : input.gates) {
-    if (gate.record.status == gates::GateStatus::kFailed) out += failure_section(gate);
+    if (gate.record.status == gates::GateStatus::kFailed) out += gate_details(gate);
+  }
+  for (const GateReport& gate : input.gates) {
+    if (gate.record.status != gates::GateStatus::kFailed && (gate.verdict || !gate.notes.empty()))
+      out += gate_details(gate);
   }
   for (const auto& n : input.notes) out += "\n> note: " + escape_xml(n) + "\n";
   if (reference) {

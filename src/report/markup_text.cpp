@@ -102,6 +102,12 @@ std::string format_value(double value) {
   return fmt::format("{:.6g}", value);
 }
 
+std::string format_relative(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return "inf";
+  return fmt::format("{:.3g}", value);
+}
+
 std::string format_duration(double seconds) {
   if (!(seconds > 0)) return "–";
   if (seconds < 60) return fmt::format("{:.1f} s", seconds);

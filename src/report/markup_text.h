@@ -17,6 +17,9 @@ std::string escape_markdown_cell(std::string_view text);
 /// A metric value for people: 6 significant digits, "NaN"/"inf" for non-finite values.
 std::string format_value(double value);
 
+/// A relative difference for people: 3 significant digits ("0.0127", "1.2e-07"), "inf".
+std::string format_relative(double value);
+
 /// A duration for people: "0.8 s", "12.3 s", "2 m 05 s", "1 h 02 m"; "–" when unknown (<= 0).
 std::string format_duration(double seconds);
 

@@ -4,8 +4,9 @@
 
 #include <algorithm>
 
-#include "report/diagnosis_text.h"
+#include "report/failing_metric.h"
 #include "report/markup_text.h"
+#include "report/verdict_card.h"
 
 namespace bigmac::report {
 
@@ -52,7 +53,7 @@ void TerminalProgress::gate_finished(const std::string& id, gates::GateStatus st
 void TerminalProgress::message(const std::string& text) { printer_.print_on_new_line(text); }
 
 void TerminalProgress::run_finished(const ReportInput& input) {
-  printer_.print_on_new_line(format_gate_table(input));
+  printer_.print_on_new_line(format_final_block(input));
 }
 
 std::string TerminalProgress::status_line() const {
@@ -78,7 +79,59 @@ bool TerminalProgress::worth_a_plain_line(std::int64_t global_step) const {
   return global_step == 0 || global_step + 1 == gate_.max_steps || (global_step + 1) % every == 0;
 }
 
-std::string format_gate_table(const ReportInput& input) {
+namespace {
+
+/// "Label:      text", continuation lines indented under the text.
+std::string labelled(std::string_view label, const std::string& text) {
+  constexpr std::size_t kWidth = 12;
+  std::string out = fmt::format("{:<{}}", std::string(label) + ":", kWidth);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += std::string(kWidth, ' ');
+  }
+  return out + "\n";
+}
+
+std::string card_block(const VerdictCard& card) {
+  std::string out = (card.failed ? "FAILED " : "STOPPED: ") + card.headline + "\n";
+  if (!card.check_message.empty() && card.check_message != card.symptom) {
+    out += "  " + card.check_message + "\n";
+  }
+  out += labelled("Symptom", card.symptom);
+  std::string evidence;
+  for (const auto& line : card.evidence) evidence += (evidence.empty() ? "" : "\n") + line;
+  if (!evidence.empty()) out += labelled("Evidence", evidence);
+  out += labelled("Cause", card.cause);
+  out += labelled("Fix", card.fix);
+  out += labelled("Go back to", card.go_back_to.empty() ? "(unknown)" : card.go_back_to);
+  out += labelled("Resume", card.resume + "   (" + card.resume_note + ")");
+  for (const auto& other : card.other_diagnoses) out += labelled("Also likely", other);
+  return out;
+}
+
+std::string metric_block(const FailingMetric& m, const std::string& gate_id) {
+  std::string out = m.summary() + "\n";
+  const std::size_t width = std::max<std::size_t>(9, gate_id.size());
+  out += fmt::format("  {:>6}  {:>{}}  {:>9}  {:>8}\n", "step", gate_id, width, "baseline",
+                     "rel diff");
+  const auto first = m.first_divergent_index();
+  const auto rows = m.rows_to_show();
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (k > 0 && rows[k] > rows[k - 1] + 1) out += fmt::format("  {:>6}\n", "...");
+    const MetricStep& s = m.steps[rows[k]];
+    std::string mark;
+    if (s.within) mark = *s.within ? "ok" : "OUT";
+    if (first && rows[k] == *first) mark += "  <- first divergent step";
+    if (!s.run) mark = "not reached";
+    out += fmt::format("  {:>6}  {:>{}}  {:>9}  {:>8}  {}\n", s.step,
+                       s.run ? format_value(*s.run) : "-", width,
+                       s.baseline ? format_value(*s.baseline) : "-",
+                       s.rel_diff ? format_relative(*s.rel_diff) : "-", mark);
+  }
+  return out;
+}
+
+std::string gate_table(const ReportInput& input) {
   std::size_t id_width = 4;
   for (const auto& g : input.gates) id_width = std::max(id_width, g.record.id.size());
   std::string out = fmt::format("{:>2}  {:<{}}  {:<11}  {:>9}  {:>6}  {}\n", "#", "gate", id_width,
@@ -89,26 +142,41 @@ std::string format_gate_table(const ReportInput& input) {
       const auto passed = std::count_if(g.verdict->results.begin(), g.verdict->results.end(),
                                         [](const auto& r) { return r.passed; });
       checks = fmt::format("{}/{}", passed, g.verdict->results.size());
-      if (const auto* f = g.verdict->first_failure()) failure = f->name + ": " + f->message;
+      if (const auto* f = g.verdict->first_failure()) failure = f->name;
     } else if (g.record.status == gates::GateStatus::kFailed) {
       failure = g.record.note;
     }
     const std::string status = g.record.status == gates::GateStatus::kFailed
                                    ? "FAILED"
                                    : std::string(gates::status_name(g.record.status));
-    out += fmt::format("{:>2}  {:<{}}  {:<11}  {:>9}  {:>6}  {}\n", g.index + 1, g.record.id,
-                       id_width, status, format_duration(g.duration_s()), checks, failure);
+    std::string row =
+        fmt::format("{:>2}  {:<{}}  {:<11}  {:>9}  {:>6}  {}", g.index + 1, g.record.id, id_width,
+                    status, format_duration(g.duration_s()), checks, failure);
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    out += row + "\n";
   }
   for (const auto& g : input.gates) {
-    if (g.record.status != gates::GateStatus::kFailed && g.notes.empty()) continue;
-    for (const auto& n : g.notes) out += fmt::format("\nnote ({}): {}", g.record.id, n);
-    if (!g.notes.empty()) out += "\n";
-    for (const auto& d : g.diagnoses) {
-      out += fmt::format("\nDiagnosis for {} ({}):\n", g.record.id, d.id) + diagnosis_text(d);
-    }
+    for (const auto& n : g.notes) out += fmt::format("note ({}): {}\n", g.record.id, n);
   }
-  if (!input.state.message.empty()) out += "\n" + input.state.message + "\n";
   return out;
+}
+
+}  // namespace
+
+std::string format_final_block(const ReportInput& input) {
+  const baseline::Baseline* reference = input.baseline ? &*input.baseline : nullptr;
+  std::string out;
+  // Failure first, as in report.html and summary.md: the card, the failing metric, the gates.
+  if (const auto card = verdict_card(input)) {
+    out += card_block(*card) + "\n";
+    const GateReport& gate = input.gates.at(card->gate_index);
+    if (auto metric = failing_metric(gate, reference)) {
+      out += metric_block(*metric, gate.record.id) + "\n";
+    }
+  } else if (!input.state.message.empty()) {
+    out += input.state.message + "\n\n";
+  }
+  return out + gate_table(input);
 }
 
 }  // namespace bigmac::report

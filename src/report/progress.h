@@ -14,7 +14,7 @@ namespace bigmac::report {
 /// What the gate loop tells the user while it runs (ninja's Status). Call order per run:
 /// run_started, then per gate gate_started → ranks_up (as ranks come up) → step (each step the
 /// loss owner logs) → gate_finished; message() for any other line at any time; run_finished
-/// once at the end with the loaded report input (prints the final table).
+/// once at the end with the loaded report input (prints the final block).
 class Progress {
  public:
   virtual ~Progress() = default;
@@ -75,8 +75,10 @@ class TerminalProgress final : public Progress {
   std::optional<double> loss_, baseline_loss_;
 };
 
-/// The final table: one row per gate (number, id, status, duration, checks passed, first failed
-/// check), then for each failed gate its diagnoses (symptom, cause, fix, go back to) and notes.
-std::string format_gate_table(const ReportInput& input);
+/// What a run prints last, failure first as in report.html: the verdict card of the failed
+/// gate (symptom, evidence, cause, fix, go back to, the resume command), the failing metric at
+/// the steps around its first divergence, then one row per gate (number, id, status, duration,
+/// checks passed, first failed check) and the gates' notes.
+std::string format_final_block(const ReportInput& input);
 
 }  // namespace bigmac::report

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "report/step_comparison.h"
+#include "report/verdict_card.h"
 
 namespace bigmac::report {
 namespace {
@@ -62,6 +63,24 @@ nlohmann::json gate_json(const GateReport& gate, const baseline::Baseline* refer
   return out;
 }
 
+/// The card every report opens with, for tools: null when the run passed.
+nlohmann::json card_json(const ReportInput& input) {
+  const auto card = verdict_card(input);
+  if (!card) return nullptr;
+  return {{"gate", card->gate},
+          {"headline", card->headline},
+          {"check", card->check},
+          {"check_message", card->check_message},
+          {"diagnosis", card->diagnosis},
+          {"symptom", card->symptom},
+          {"evidence", card->evidence},
+          {"cause", card->cause},
+          {"fix", card->fix},
+          {"go_back_to", card->go_back_to},
+          {"resume", card->resume},
+          {"resume_note", card->resume_note}};
+}
+
 }  // namespace
 
 nlohmann::json summary_json(const ReportInput& input) {
@@ -80,6 +99,7 @@ nlohmann::json summary_json(const ReportInput& input) {
           {"phase", gates::phase_name(input.state.phase())},
           {"passed", input.state.phase() == gates::RunPhase::kPassed},
           {"message", input.state.message},
+          {"verdict_card", card_json(input)},
           {"counts",
            {{"total", input.gates.size()},
             {"passed", input.count(GateStatus::kPassed)},

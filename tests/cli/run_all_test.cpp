@@ -160,6 +160,19 @@ TEST_F(RunAll, ResumeAfterAFailedGateRerunsWhatTheChangedConfigInvalidated) {
   ProgramResult failed = bringup(run_args(), {"faults.lr_scale_by_world=true"});
   ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
   EXPECT_EQ(gate_status("dp"), "failed");
+  // The fix names demo.toml's train.lr and the factor, not the warmup lr logged at step 0.
+  EXPECT_THAT(failed.out, HasSubstr("keep train.lr at its configured 0.003 and do not multiply "
+                                    "it by the data-parallel size (dp 4)"));
+  EXPECT_THAT(failed.out, HasSubstr("the logged lr is 4× the baseline's"));
+  // The final block puts the failure first: the verdict card, the lr at the first divergent
+  // step, then the table of gates.
+  const auto card = failed.out.rfind("FAILED gate 2 dp failed: lr_vs_baseline");
+  const auto metric = failed.out.rfind("<- first divergent step");
+  const auto table = failed.out.rfind(" #  gate");
+  ASSERT_NE(card, std::string::npos) << failed.out;
+  ASSERT_NE(metric, std::string::npos) << failed.out;
+  EXPECT_LT(card, metric);
+  EXPECT_LT(metric, table);
 
   // The fault is fixed: every gate that read it is stale, so single reruns too.
   ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--no-baseline"});

@@ -77,11 +77,10 @@ const Diagnoser& diagnoser() { return test_support::builtin_diagnoser(); }
 // The excerpt read as a log file would be: through the log stream (prefixes, records).
 std::vector<Diagnosis> diagnose_excerpt(const Excerpt& e) {
   logs::LogStream stream;
-  LogRecords log;
-  log.file = e.file;
-  stream.feed(e.log, log.records);
-  stream.finish(log.records);
-  const std::vector<LogRecords> logs = {std::move(log)};
+  std::vector<logs::Record> records;
+  stream.feed(e.log, records);
+  stream.finish(records);
+  const std::vector<logs::RankLog> logs = {logs::rank_log_of(e.file, records)};
   MetricInput input;
   input.logs = logs;
   return diagnoser().diagnose(input);

@@ -12,6 +12,7 @@ namespace bigmac::diagnose {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const Catalog& catalog() {
   static const Catalog c = [] {
@@ -72,12 +73,13 @@ std::vector<logs::RankLog> rank_logs(const std::vector<LogRecords>& files) {
 }
 
 std::vector<Diagnosis> run(std::vector<LogRecords> files, const BaselineValues* baseline = nullptr,
-                           const LaunchFacts* launch = nullptr) {
+                           const LaunchFacts* launch = nullptr, ConfiguredValues configured = {}) {
   const std::vector<logs::RankLog> logs = rank_logs(files);
   MetricInput input;
   input.logs = logs;
   input.baseline = baseline;
   input.launch = launch;
+  input.configured = configured;
   return apply_metric_rules(catalog(), input);
 }
 
@@ -182,17 +184,45 @@ BaselineValues baseline_losses() {
 TEST(MetricRules, LossRightThenDivergingWithScaledLrRoutesToDp) {
   logs::BatchRecord batch;
   batch.dp = 4;
+  // As in the demo: train.lr = 1e-3 with a 4-step warmup, so step 0 logs a quarter of it.
   BaselineValues b = baseline_losses();
+  b.lr = {2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3};
   std::vector<logs::Record> records = {batch};
   const double losses[] = {4.0, 3.8, 3.9, 4.4, 5.0, 6.0};
-  for (int i = 0; i < 6; ++i) records.push_back(step(0, i, losses[i], 1.0, 4e-3));
-  auto all = run({{"r.log", records}}, &b);
+  for (int i = 0; i < 6; ++i) records.push_back(step(0, i, losses[i], 1.0, 4 * *b.lr[i]));
+  auto all = run({{"r.log", records}}, &b, nullptr, ConfiguredValues{1e-3});
   const Diagnosis* d = find(all, "lr_scaled_with_world_size");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->gate, "dp");
   EXPECT_THAT(d->symptom, HasSubstr("diverges from step 2"));
-  EXPECT_THAT(d->symptom, HasSubstr("× 4"));
-  EXPECT_THAT(d->fix, HasSubstr("0.001"));
+  EXPECT_THAT(d->symptom, HasSubstr("lr at step 0 is 0.001, the baseline's 0.00025 (× 4)"));
+  // The fix names the configured value and the factor, never the warmup value of step 0.
+  EXPECT_EQ(d->fix,
+            "keep train.lr at its configured 0.001 and do not multiply it by the data-parallel "
+            "size (dp 4): the logged lr is 4× the baseline's; scale lr only when the global batch "
+            "grows");
+  EXPECT_THAT(d->cause, HasSubstr("multiplied by the data-parallel size (dp 4)"));
+
+  // From logs alone (`diagnose`): no configured value to name, and still not the warmup one.
+  auto bare = run({{"r.log", records}}, &b);
+  const Diagnosis* e = find(bare, "lr_scaled_with_world_size");
+  ASSERT_NE(e, nullptr);
+  EXPECT_THAT(e->fix, HasSubstr("keep train.lr at the value the baseline ran with"));
+  EXPECT_THAT(e->fix, HasSubstr("4×"));
+  EXPECT_THAT(e->fix, Not(HasSubstr("0.00025")));
+}
+
+TEST(MetricRules, LrScaledWithTheWorldSizeWhenNoBatchEventSaysDp) {
+  BaselineValues b = baseline_losses();
+  LaunchFacts facts;
+  facts.planned_world_size = 2;
+  std::vector<logs::Record> records;
+  const double losses[] = {4.0, 3.8, 3.9, 4.4};
+  for (int i = 0; i < 4; ++i) records.push_back(step(0, i, losses[i], 1.0, 2e-3));
+  auto all = run({{"r.log", records}}, &b, &facts, ConfiguredValues{1e-3});
+  const Diagnosis* d = find(all, "lr_scaled_with_world_size");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->fix, HasSubstr("configured 0.001 and do not multiply it by the world size (2)"));
 }
 
 TEST(MetricRules, LossDivergingWithSameLrIsNamedWithoutBlamingLr) {

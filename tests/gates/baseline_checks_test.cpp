@@ -49,6 +49,15 @@ TEST_F(BaselineChecks, DivergenceRoutesBackByWhenItStarted) {
       << r.message;
   EXPECT_EQ(r.route_back, "dp");
   EXPECT_EQ(r.evidence.at(0).rank, 0);
+  // The same numbers as data, for the reports' chart of the failing metric.
+  ASSERT_TRUE(r.divergence);
+  EXPECT_EQ(r.divergence->metric, "loss");
+  EXPECT_EQ(r.divergence->step, 2);
+  EXPECT_EQ(r.divergence->observed, 9.0);
+  EXPECT_EQ(r.divergence->baseline, *base_.steps[2].loss);
+  EXPECT_EQ(r.divergence->tolerance.policy, baseline::Policy::kRelative);
+  EXPECT_EQ(r.divergence->tolerance.rel_tol, 1e-4);
+  EXPECT_FALSE(run_check(check_loss_vs_baseline, run_, plan_, &base_, params_).divergence);
 
   GateEvidence early = run_;
   early.ranks[0].steps[0].loss = 5.0;

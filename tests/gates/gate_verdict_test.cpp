@@ -96,6 +96,26 @@ TEST(GateVerdict, JsonRoundTrip) {
   EXPECT_EQ(back.summary(), v.summary());
 }
 
+TEST(GateVerdict, JsonRoundTripKeepsADivergence) {
+  GateVerdict v;
+  v.gate_id = "dp";
+  CheckResult r = fail("lr_vs_baseline", "lr diverges from the baseline at step 0");
+  r.divergence = MetricDivergence{"lr", 0, 2.4e-3, 6e-4, {baseline::Policy::kMagnitude, 0, 0, 2}};
+  v.results.push_back(r);
+  v.results.push_back(pass("finite_loss", "ok"));
+  const GateVerdict back = verdict_from_json(to_json(v));
+  ASSERT_TRUE(back.results.at(0).divergence);
+  const MetricDivergence& d = *back.results[0].divergence;
+  EXPECT_EQ(d.metric, "lr");
+  EXPECT_EQ(d.step, 0);
+  EXPECT_EQ(d.observed, 2.4e-3);
+  EXPECT_EQ(d.baseline, 6e-4);
+  EXPECT_EQ(d.tolerance.policy, baseline::Policy::kMagnitude);
+  EXPECT_EQ(d.tolerance.factor, 2);
+  EXPECT_FALSE(back.results.at(1).divergence);
+  EXPECT_FALSE(to_json(v)["checks"][1].contains("divergence"));
+}
+
 }  // namespace
 }  // namespace bigmac::gates
 
@@ -103,8 +123,10 @@ namespace bigmac::gates {
 namespace {
 
 TEST(GateEvidence, FromTheLogsModulesRankLogs) {
-  const std::string dir = std::string(BIGMAC_SOURCE_DIR) + "/tests/gates/fixtures/dp_accum_not_rescaled/";
-  auto loaded = logs::load_logs({dir + "rank0.jsonl", dir + "rank1.jsonl", dir + "rank2.jsonl", dir + "rank3.jsonl"});
+  const std::string dir =
+      std::string(BIGMAC_SOURCE_DIR) + "/tests/gates/fixtures/dp_accum_not_rescaled/";
+  auto loaded = logs::load_logs(
+      {dir + "rank0.jsonl", dir + "rank1.jsonl", dir + "rank2.jsonl", dir + "rank3.jsonl"});
   ASSERT_TRUE(loaded) << loaded.error().format();
   GateEvidence e;
   for (const logs::RankLog& r : loaded->ranks) e.add_rank_log(r, testing::clean_exit());

@@ -1,7 +1,9 @@
-// report.html in a real browser: headless Chromium (Debian package `chromium`) renders the
-// page, takes a screenshot and dumps the DOM in one run. The screenshot must show ink, in
-// particular the run's and the baseline's line colours; the DOM must hold the SVG plots with
-// their polylines and the pipeline schedule. Skipped (with a message) when chromium is absent.
+// report.html in a real browser: headless Chromium (Debian package `chromium`, which
+// scripts/test installs) renders the page, takes a screenshot and dumps the DOM in one run.
+// A passed run: the DOM holds the SVG plots with their polylines and the pipeline schedule,
+// and the screenshot shows ink. A failed run: the verdict card comes first and fits a
+// 1280×800 window, then the failing metric's chart, the failed gate open, passed gates closed.
+// Skipped (with a message) only when chromium is absent.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "png_image.h"
@@ -71,50 +74,73 @@ class Subreaper {
   }
 };
 
-TEST(HtmlInBrowser, ChromiumRendersThePlotsAndTheSchedule) {
-  std::string chromium = testing::find_program("chromium");
-  if (chromium.empty()) {
-    GTEST_SKIP() << "chromium not installed (Debian package `chromium`); the browser test of "
-                    "report.html did not run";
-  }
+/// What headless Chromium made of a page: its DOM after layout and a screenshot of the window.
+struct Rendered {
+  std::string dom;
+  std::optional<testing::PngImage> image;
+};
+
+/// Renders `html` in headless Chromium in a window of `width`×`height` with a fresh profile;
+/// nothing reaches the network (the page loads nothing, and every background fetch is off).
+/// Fails the test (and returns nothing) when Chromium does not run or leaves helpers behind.
+std::optional<Rendered> render_in_chromium(const std::string& html, int width, int height) {
+  const std::string chromium = testing::find_program("chromium");
   const std::string timeout = testing::find_program("timeout");
-  ASSERT_FALSE(timeout.empty()) << "coreutils timeout missing";
-  auto input = load_report_input(fixtures() / "passed", fixtures() / "baseline.json");
-  ASSERT_TRUE(input) << input.error().format();
+  if (timeout.empty()) {
+    ADD_FAILURE() << "coreutils timeout missing";
+    return std::nullopt;
+  }
   testing::ScratchDir dir;
   const auto page = dir.path() / "report.html";
   const auto png = dir.path() / "shot.png";
-  testing::spill(page, render_html(*input));
-
+  testing::spill(page, html);
   // timeout signals its whole process group, so no Chromium helper outlives a hang.
   Subreaper subreaper;
-  const auto result =
-      bigmac::testing::run_program({timeout,
-                                    "-k",
-                                    "5",
-                                    "90",
-                                    chromium,
-                                    "--headless",
-                                    "--no-sandbox",
-                                    "--disable-gpu",
-                                    "--disable-quic",
-                                    "--no-first-run",
-                                    "--disable-background-networking",
-                                    "--disable-component-update",
-                                    "--disable-sync",
-                                    "--disable-dev-shm-usage",
-                                    "--disable-crash-reporter",
-                                    "--disable-breakpad",
-                                    "--user-data-dir=" + (dir.path() / "profile").string(),
-                                    "--screenshot=" + png.string(),
-                                    "--window-size=1200,2000",
-                                    "--dump-dom",
-                                    "file://" + page.string()},
-                                   {{"HOME", dir.path().string()}});
+  const auto result = bigmac::testing::run_program(
+      {timeout,
+       "-k",
+       "5",
+       "90",
+       chromium,
+       "--headless",
+       "--no-sandbox",
+       "--disable-gpu",
+       "--disable-quic",
+       "--no-first-run",
+       "--disable-background-networking",
+       "--disable-component-update",
+       "--disable-sync",
+       "--disable-dev-shm-usage",
+       "--disable-crash-reporter",
+       "--disable-breakpad",
+       "--user-data-dir=" + (dir.path() / "profile").string(),
+       "--screenshot=" + png.string(),
+       "--window-size=" + std::to_string(width) + "," + std::to_string(height),
+       "--dump-dom",
+       "file://" + page.string()},
+      {{"HOME", dir.path().string()}});
   EXPECT_EQ(subreaper.reap_all(std::chrono::seconds(10)), 0) << "Chromium helpers outlived it";
-  ASSERT_EQ(result.exit_code, 0) << result.err;
+  if (result.exit_code != 0) {
+    ADD_FAILURE() << "chromium exited " << result.exit_code << ": " << result.err;
+    return std::nullopt;
+  }
+  return Rendered{result.out, testing::decode_png(testing::slurp(png))};
+}
 
-  const std::string& dom = result.out;
+bool chromium_missing() { return testing::find_program("chromium").empty(); }
+
+constexpr const char* kNoChromium =
+    "chromium not installed (Debian package `chromium`; scripts/test installs it); the browser "
+    "test of report.html did not run";
+
+TEST(HtmlInBrowser, ChromiumRendersThePlotsAndTheSchedule) {
+  if (chromium_missing()) GTEST_SKIP() << kNoChromium;
+  auto input = load_report_input(fixtures() / "passed", fixtures() / "baseline.json");
+  ASSERT_TRUE(input) << input.error().format();
+  const auto rendered = render_in_chromium(render_html(*input), 1200, 2000);
+  ASSERT_TRUE(rendered);
+
+  const std::string& dom = rendered->dom;
   EXPECT_EQ(count(dom, "<svg class=\"plot\""), 5u * 3u) << dom.substr(0, 2000);
   EXPECT_GE(count(dom, "<polyline class=\"run\""), 15u);
   EXPECT_GE(count(dom, "<polyline class=\"baseline\""), 15u);
@@ -122,15 +148,80 @@ TEST(HtmlInBrowser, ChromiumRendersThePlotsAndTheSchedule) {
   EXPECT_GE(count(dom, "<rect class=\"mb F\""), 2u * 2u * 4u);
   EXPECT_EQ(count(dom, "<svg class=\"timeline\""), 1u);
 
-  auto image = testing::decode_png(testing::slurp(png));
-  ASSERT_TRUE(image) << "screenshot is not an 8-bit PNG: " << png;
-  EXPECT_EQ(image->width, 1200u);
-  const std::size_t total = std::size_t{image->width} * image->height;
-  const std::size_t white = pixels_near(*image, 255, 255, 255, 8);
+  ASSERT_TRUE(rendered->image) << "screenshot is not an 8-bit PNG";
+  const testing::PngImage& image = *rendered->image;
+  EXPECT_EQ(image.width, 1200u);
+  const std::size_t total = std::size_t{image.width} * image.height;
+  const std::size_t white = pixels_near(image, 255, 255, 255, 8);
   EXPECT_LT(white, total * 98 / 100) << "screenshot is (nearly) blank";
-  EXPECT_GT(pixels_near(*image, 0x1a, 0x73, 0xe8, 40), 200u) << "no run line (blue) visible";
-  EXPECT_GT(pixels_near(*image, 0xe3, 0x74, 0x00, 40), 100u) << "no baseline line (orange) visible";
-  EXPECT_GT(pixels_near(*image, 0x81, 0xc9, 0x95, 20), 500u) << "no passed bar in the timeline";
+  // Every passed gate is collapsed, so its plots are in the DOM but not painted: the timeline
+  // bars and the gate table are what shows.
+  EXPECT_GT(pixels_near(image, 0x81, 0xc9, 0x95, 20), 500u) << "no passed bar in the timeline";
+}
+
+/// Rows of the image with at least `min_pixels` pixels near the colour, grouped into runs of
+/// consecutive rows: (first row, last row) of each run.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> colour_rows(const testing::PngImage& image,
+                                                                 int r, int g, int b,
+                                                                 std::size_t min_pixels) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;
+  for (std::uint32_t y = 0; y < image.height; ++y) {
+    std::size_t n = 0;
+    for (std::uint32_t x = 0; x < image.width; ++x) {
+      const std::size_t i = (std::size_t{y} * image.width + x) * 3;
+      n += std::abs(image.rgb[i] - r) <= 12 && std::abs(image.rgb[i + 1] - g) <= 12 &&
+                   std::abs(image.rgb[i + 2] - b) <= 12
+               ? 1
+               : 0;
+    }
+    if (n < min_pixels) continue;
+    if (!runs.empty() && runs.back().second + 1 == y) {
+      runs.back().second = y;
+    } else {
+      runs.emplace_back(y, y);
+    }
+  }
+  return runs;
+}
+
+TEST(HtmlInBrowser, TheFailedRunShowsItsVerdictCardWithoutScrolling) {
+  if (chromium_missing()) GTEST_SKIP() << kNoChromium;
+  auto input = load_report_input(fixtures() / "failed", fixtures() / "baseline.json");
+  ASSERT_TRUE(input) << input.error().format();
+  // A laptop screen: the card must fit above the fold.
+  const auto rendered = render_in_chromium(render_html(*input), 1280, 800);
+  ASSERT_TRUE(rendered);
+
+  // Document order: the card, the failing metric, the failed gate open, passed gates closed.
+  const std::string& dom = rendered->dom;
+  const auto card = dom.find("<section class=\"card\" id=\"verdict\">");
+  const auto focus = dom.find("<section class=\"focus\">");
+  const auto failed = dom.find("<details class=\"gate failed\" id=\"gate-pp2\" open=\"\">");
+  const auto passed = dom.find("<details class=\"gate passed\" id=\"gate-single\">");
+  ASSERT_NE(card, std::string::npos) << dom.substr(0, 3000);
+  ASSERT_NE(focus, std::string::npos);
+  ASSERT_NE(failed, std::string::npos) << dom.substr(0, 3000);
+  ASSERT_NE(passed, std::string::npos);
+  EXPECT_LT(card, focus);
+  EXPECT_LT(focus, failed);
+  EXPECT_LT(failed, passed);
+  EXPECT_EQ(count(dom, "<details class=\"gate passed\""), 2u);
+  EXPECT_EQ(count(dom, "open=\"\""), 1u) << "only the failed gate is expanded";
+
+  // On screen: the card's frame (#b3261e, 2 px, as wide as the page) shows its top and its
+  // bottom edge inside the 800-pixel window, so nothing of it needs scrolling.
+  ASSERT_TRUE(rendered->image) << "screenshot is not an 8-bit PNG";
+  const testing::PngImage& image = *rendered->image;
+  ASSERT_EQ(image.width, 1280u);
+  ASSERT_EQ(image.height, 800u);
+  const auto edges = colour_rows(image, 0xb3, 0x26, 0x1e, 800);
+  ASSERT_GE(edges.size(), 2u) << "the card's bottom edge is below the window (or no card)";
+  EXPECT_LT(edges.front().first, 150u) << "the card does not open the page";
+  EXPECT_GT(edges[1].first, edges.front().second + 100) << "the card is implausibly short";
+  EXPECT_LT(edges[1].second, 799u);
+  // The chart of the failing metric starts on the first screen too: the run's line is drawn.
+  EXPECT_GT(pixels_near(image, 0x1a, 0x73, 0xe8, 40), 100u) << "no run line (blue) visible";
+  EXPECT_GT(pixels_near(image, 0xe3, 0x74, 0x00, 40), 50u) << "no baseline line (orange) visible";
 }
 
 }  // namespace
