@@ -36,7 +36,10 @@ diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan,
                                    const launch::RunResult& result) {
   diagnose::LaunchFacts facts;
   facts.planned_world_size = plan.world_size;
-  facts.processes_started = static_cast<int>(plan.processes.size());
+  // Ranks started: torchrun and srun start several ranks from one process.
+  for (const launch::PlannedProcess& p : plan.processes) {
+    facts.processes_started += static_cast<int>(p.ranks.size());
+  }
   for (const launch::Stall& stall : result.stalls) {
     std::string where = stall.before_rendezvous ? "before rendezvous (init_process_group)"
                         : stall.last_step       ? fmt::format("after step {}", *stall.last_step)
@@ -61,8 +64,13 @@ std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
       reference ? baseline_values(reference->baseline) : diagnose::BaselineValues{};
   const diagnose::LaunchFacts facts = launch_facts(plan.launch, watch.result);
   const std::vector<logs::RankLog> logs(evidence.ranks.begin(), evidence.ranks.end());
+  std::vector<diagnose::RankErrorLines> exit_errors;
+  for (const gates::RankEvidence& r : evidence.ranks) {
+    if (!r.exit.error_lines.empty()) exit_errors.push_back({r.rank, r.exit.error_lines});
+  }
   diagnose::MetricInput input;
   input.logs = logs;
+  input.exit_errors = exit_errors;
   input.baseline = reference ? &values : nullptr;
   input.launch = &facts;
   input.configured.lr = plan.gate.config.train.lr;

@@ -82,6 +82,12 @@ gates::RankEnding rank_exit(const launch::RankOutcome& outcome, const launch::Ru
   } else if (exit.detail.empty() && outcome.stopped_by_us) {
     exit.detail = "stopped by the orchestrator after another rank failed";
   }
+  exit.stopped = outcome.stopped_by_us;
+  exit.node = outcome.node;
+  exit.node_failed = outcome.node_failed;
+  if (outcome.exit && !outcome.exit->success() && !outcome.stopped_by_us) {
+    exit.error_lines = outcome.error_lines;
+  }
   return exit;
 }
 

@@ -10,18 +10,30 @@
 
 namespace bigmac::config {
 
+/// [launch.slurm]: what srun is asked for when the launcher is slurm or slurm+torchrun. Job
+/// options (partition, account, time) only apply outside an allocation: inside one (sbatch or
+/// salloc) the job already has them and srun starts a step in it.
+struct SlurmConfig {
+  std::string partition;  ///< empty: the cluster's default partition
+  std::string account;    ///< empty: the user's default account
+  std::string time;       ///< job time limit in srun's --time syntax ("00:30:00"); empty: default
+  int gpus_per_node = 0;  ///< --gpus-per-node; 0: one GPU per task when devices = cuda, else none
+  std::vector<std::string> extra_args;  ///< more srun arguments, one argv entry each
+};
+
 /// [launch]: consumed by the launcher and watchdog (shared/DESIGN.md §2).
 struct LaunchConfig {
   int nnodes = 1;
   int nproc_per_node = 4;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  std::string devices = "cpu";      ///< cpu | cuda | auto
-  std::string backend = "auto";     ///< auto | gloo | nccl
-  std::string launcher = "builtin"; ///< builtin | torchrun | slurm
-  int threads_per_rank = 1;         ///< torch intra-op threads of each rank (OMP_NUM_THREADS)
-  double init_timeout_s = 60;       ///< rendezvous / process group creation limit
-  double stall_timeout_s = 60;      ///< no progress from a rank for this long = stalled
+  std::string devices = "cpu";       ///< cpu | cuda | auto
+  std::string backend = "auto";      ///< auto | gloo | nccl
+  std::string launcher = "builtin";  ///< builtin | torchrun | slurm | slurm+torchrun
+  int threads_per_rank = 1;          ///< torch intra-op threads of each rank (OMP_NUM_THREADS)
+  double init_timeout_s = 60;        ///< rendezvous / process group creation limit
+  double stall_timeout_s = 60;       ///< no progress from a rank for this long = stalled
+  SlurmConfig slurm;
 
   int world_size() const { return nnodes * nproc_per_node; }
 };

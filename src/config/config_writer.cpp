@@ -75,11 +75,15 @@ std::string to_yaml(const Config& config, const std::string& header_comment) {
   std::string out = comment_lines(header_comment);
   std::string_view table;
   for (const SchemaEntry& entry : schema()) {
+    // A sub-table ([launch.slurm]) follows its parent in the schema: nested one level deeper.
+    const std::size_t dot = entry.table.find('.');
+    const std::string_view indent = dot == std::string_view::npos ? "  " : "    ";
     if (entry.table != table) {
       table = entry.table;
-      out += fmt::format("{}:\n", table);
+      out += dot == std::string_view::npos ? fmt::format("{}:\n", table)
+                                           : fmt::format("  {}:\n", table.substr(dot + 1));
     }
-    out += fmt::format("  {}: {}\n", entry.key, scalar(effective(config, entry)));
+    out += fmt::format("{}{}: {}\n", indent, entry.key, scalar(effective(config, entry)));
   }
   out += "derived:\n";
   out += fmt::format("  world_size: {}\n  dp: {}\n  global_batch: {}\n  micro_batches: {}\n",

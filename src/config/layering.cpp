@@ -79,6 +79,40 @@ Error Layering::located(std::string key, std::string message, const Origin& orig
   return e;
 }
 
+void Layering::read_table(const std::string& path, const std::string& name, const toml::node& node,
+                          const Origin& at) {
+  const toml::table* table = node.as_table();
+  if (!table) {
+    add_error(located(name, fmt::format("expected a table [{}], found a value", name), at, {}));
+    return;
+  }
+  for (const auto& [key_key, value_node] : *table) {
+    const std::string key(key_key.str());
+    const std::string full = name + "." + key;
+    Origin key_at = file_origin(path, key_key.source());
+    if (value_node.is_table() && is_schema_table(full)) {
+      read_table(path, full, value_node, key_at);  // [launch.slurm]
+    } else if (const SchemaEntry* entry = find_entry(name, key)) {
+      auto value = value_from_toml(*entry, value_node);
+      if (!value) {
+        add_error(located(full, value.error(), key_at, {}));
+      } else {
+        assign(*entry, std::move(*value), key_at);
+      }
+    } else if (auto why = derived_explanation(key)) {
+      add_error(located(full, std::string(*why), key_at, "remove this line"));
+    } else if (const SchemaEntry* elsewhere = entry_named(key)) {
+      add_error(located(full,
+                        fmt::format("'{}' belongs in [{}] (the {} layer consumes it), not in [{}]",
+                                    key, elsewhere->table, layer_name(elsewhere->layer), name),
+                        key_at, fmt::format("move it to [{}]", elsewhere->table)));
+    } else {
+      add_error(located(full, fmt::format("unknown key '{}' in [{}]", key, name), key_at,
+                        did_you_mean(suggest_key(name, key))));
+    }
+  }
+}
+
 void Layering::read_file(const std::string& path) {
   auto text = bigmac::read_file(path);
   if (!text) {
@@ -94,36 +128,7 @@ void Layering::read_file(const std::string& path) {
     const std::string name(name_key.str());
     Origin at = file_origin(path, name_key.source());
     if (is_schema_table(name)) {
-      const toml::table* table = node.as_table();
-      if (!table) {
-        add_error(located(name, fmt::format("expected a table [{}], found a value", name), at,
-                          {}));
-        continue;
-      }
-      for (const auto& [key_key, value_node] : *table) {
-        const std::string key(key_key.str());
-        const std::string full = name + "." + key;
-        Origin key_at = file_origin(path, key_key.source());
-        if (const SchemaEntry* entry = find_entry(name, key)) {
-          auto value = value_from_toml(*entry, value_node);
-          if (!value) {
-            add_error(located(full, value.error(), key_at, {}));
-          } else {
-            assign(*entry, std::move(*value), key_at);
-          }
-        } else if (auto why = derived_explanation(key)) {
-          add_error(located(full, std::string(*why), key_at, "remove this line"));
-        } else if (const SchemaEntry* elsewhere = entry_named(key)) {
-          add_error(located(
-              full,
-              fmt::format("'{}' belongs in [{}] (the {} layer consumes it), not in [{}]", key,
-                          elsewhere->table, layer_name(elsewhere->layer), name),
-              key_at, fmt::format("move it to [{}]", elsewhere->table)));
-        } else {
-          add_error(located(full, fmt::format("unknown key '{}' in [{}]", key, name), key_at,
-                            did_you_mean(suggest_key(name, key))));
-        }
-      }
+      read_table(path, name, node, at);
     } else if (name == "logs") {
       const toml::table* logs = node.as_table();
       const toml::table* fields = logs ? (*logs)["fields"].as_table() : nullptr;
@@ -233,7 +238,11 @@ void Layering::read_override(std::string_view assignment) {
     config_.log_fields[rest.substr(7)] = std::string(text);
     return;
   }
-  if (const SchemaEntry* entry = find_entry(table, rest)) {
+  const SchemaEntry* entry = find_entry(table, rest);
+  for (const SchemaEntry& e : schema()) {
+    if (!entry && e.full_key() == key) entry = &e;  // launch.slurm.partition
+  }
+  if (entry) {
     auto value = value_from_text(*entry, text);
     if (!value) return add_error(located(key, value.error(), origin, {}, ErrorKind::kConfig));
     return assign(*entry, std::move(*value), origin);

@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "config/schema.h"
+#include "config/toml_source.h"
 
 namespace bigmac::config {
 
@@ -23,6 +24,9 @@ class Layering {
   tl::expected<Config, Errors> finish() &&;
 
  private:
+  /// The keys of schema table `name` (and of its sub-tables, [launch.slurm]) from `node`.
+  void read_table(const std::string& path, const std::string& name, const toml::node& node,
+                  const Origin& at);
   void assign(const SchemaEntry& entry, Value value, Origin origin);
   void add_error(Error e) { errors_.push_back(std::move(e)); }
   Error located(std::string key, std::string message, const Origin& origin, std::string hint,

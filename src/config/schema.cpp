@@ -69,14 +69,26 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("launch", "backend", kLaunch, kString, launch.backend,
                    "collective backend (auto: nccl on cuda, gloo on cpu)", kNone, kNone, "auto",
                    "gloo", "nccl"),
-      BIGMAC_FIELD("launch", "launcher", kLaunch, kString, launch.launcher,
-                   "who starts the ranks", kNone, kNone, "builtin", "torchrun", "slurm"),
+      BIGMAC_FIELD("launch", "launcher", kLaunch, kString, launch.launcher, "who starts the ranks",
+                   kNone, kNone, "builtin", "torchrun", "slurm", "slurm+torchrun"),
       BIGMAC_FIELD("launch", "threads_per_rank", kLaunch, kInt, launch.threads_per_rank,
                    "intra-op threads of each rank (OMP_NUM_THREADS)", 1, kNone),
       BIGMAC_FIELD("launch", "init_timeout_s", kLaunch, kFloat, launch.init_timeout_s,
                    "limit for forming the process group", 0, kNone),
       BIGMAC_FIELD("launch", "stall_timeout_s", kLaunch, kFloat, launch.stall_timeout_s,
                    "a rank with no log progress for this long is stalled", 0, kNone),
+      // [launch.slurm]
+      BIGMAC_FIELD("launch.slurm", "partition", kLaunch, kString, launch.slurm.partition,
+                   "srun --partition outside an allocation (empty: the default one)", kNone, kNone),
+      BIGMAC_FIELD("launch.slurm", "account", kLaunch, kString, launch.slurm.account,
+                   "srun --account outside an allocation (empty: your default)", kNone, kNone),
+      BIGMAC_FIELD("launch.slurm", "time", kLaunch, kString, launch.slurm.time,
+                   "srun --time outside an allocation, e.g. \"00:30:00\" (empty: default)", kNone,
+                   kNone),
+      BIGMAC_FIELD("launch.slurm", "gpus_per_node", kLaunch, kInt, launch.slurm.gpus_per_node,
+                   "srun --gpus-per-node (0: one GPU per task when devices = cuda)", 0, kNone),
+      BIGMAC_FIELD("launch.slurm", "extra_args", kLaunch, kStringList, launch.slurm.extra_args,
+                   "more srun arguments, one array entry per argv entry", kNone, kNone),
       // [parallel]
       BIGMAC_FIELD("parallel", "pp_size", kSchedule, kInt, parallel.pp_size,
                    "pipeline stages", 1, kNone),
@@ -184,8 +196,8 @@ const std::vector<SchemaEntry>& entries() {
 
 #undef BIGMAC_FIELD
 
-constexpr std::string_view kTables[] = {"launch",  "parallel", "train", "model",
-                                        "trainer", "faults",   "trace"};
+constexpr std::string_view kTables[] = {"launch", "launch.slurm", "parallel", "train",
+                                        "model",  "trainer",      "faults",   "trace"};
 constexpr std::string_view kGateIds[] = {"single", "dp", "pp2", "shapes", "target"};
 
 }  // namespace
@@ -230,8 +242,10 @@ std::string SchemaEntry::full_key() const { return std::string(table) + "." + st
 
 std::string SchemaEntry::env_name() const {
   std::string name = "BIGMAC_" + std::string(table) + "_" + std::string(key);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  // [launch.slurm] keys become BIGMAC_LAUNCH_SLURM_<KEY>.
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) {
+    return ch == '.' ? '_' : static_cast<char>(std::toupper(ch));
+  });
   return name;
 }
 

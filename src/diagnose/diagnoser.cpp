@@ -1,5 +1,9 @@
 #include "diagnose/diagnoser.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "diagnose/ranking.h"
 #include "diagnose/text_scan.h"
 
@@ -22,12 +26,37 @@ Expected<Diagnoser> Diagnoser::create(Catalog catalog) {
 TextScan Diagnoser::start_scan() const { return TextScan(*matcher_); }
 
 std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
+  std::vector<Diagnosis> first;
+  if (!input.exit_errors.empty()) {
+    TextScan own(*matcher_);
+    for (const RankErrorLines& rank : input.exit_errors) {
+      own.begin_file(fmt::format("rank{}.stderr (last lines)", rank.rank));
+      std::int64_t number = 0;
+      for (const std::string& text : rank.lines) {
+        logs::TextLine line;
+        line.at.rank = rank.rank;
+        line.at.line = ++number;
+        line.text = text;
+        own.add_line(line);
+      }
+    }
+    first = own.finish();
+    rank_diagnoses(first);
+  }
   TextScan scan(*matcher_);
   for (const logs::RankLog& log : input.logs) {
     scan.begin_file(log.label());
     for (const logs::TextLine& line : log.context.lines()) scan.add_line(line);
   }
-  return finish(scan, input);
+  std::vector<Diagnosis> rest = finish(scan, input);
+  // A signature found in a failed rank's own last lines is that rank's cause: it leads, and
+  // the same signature is not repeated from the full logs.
+  for (Diagnosis& d : rest) {
+    const bool seen =
+        std::any_of(first.begin(), first.end(), [&](const Diagnosis& f) { return f.id == d.id; });
+    if (!seen) first.push_back(std::move(d));
+  }
+  return first;
 }
 
 std::vector<Diagnosis> Diagnoser::finish(TextScan& scan, const MetricInput& input) const {

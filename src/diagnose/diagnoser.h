@@ -25,7 +25,8 @@ class Diagnoser {
   ~Diagnoser();
 
   /// Text signatures over every TextLine of `input.logs`, metric rules over the records, the
-  /// baseline and the launcher's facts; all findings ranked, best first.
+  /// baseline and the launcher's facts; all findings ranked, best first. Signatures matched in
+  /// `input.exit_errors` (the failed ranks' own last words) come before all the others.
   std::vector<Diagnosis> diagnose(const MetricInput& input) const;
 
   /// For logs read while text lines stream past (read_log_records with a scan): start a scan,

@@ -78,9 +78,17 @@ struct ConfiguredValues {
   std::optional<double> lr;  ///< train.lr
 };
 
+/// The last stderr lines of a rank that exited non-zero by itself (launcher prefixes
+/// stripped): the catalog is matched against them before anything else.
+struct RankErrorLines {
+  int rank = -1;
+  std::vector<std::string> lines;
+};
+
 /// Everything the metric rules look at.
 struct MetricInput {
   std::span<const logs::RankLog> logs;  ///< evidence names each by its label()
+  std::span<const RankErrorLines> exit_errors;
   const BaselineValues* baseline = nullptr;
   const LaunchFacts* launch = nullptr;
   ConfiguredValues configured;

@@ -19,6 +19,12 @@ struct RankEnding {
   /// The orchestrator stopped it on purpose because the watchdog saw a non-finite loss (fail
   /// fast): its exit is a consequence that finite_loss judges, not a failure of its own.
   bool stopped_at_non_finite = false;
+  /// Ended by the launch's teardown (or srun) because another rank failed: a consequence.
+  bool stopped = false;
+  std::string node{};        ///< the node it ran on, when the launcher said
+  bool node_failed = false;  ///< Slurm reported that node failed during the gate
+  /// Its last stderr lines (prefixes stripped) when it exited non-zero by itself.
+  std::vector<std::string> error_lines{};
 
   bool clean() const { return known && exit_code == 0 && signal.empty() && !stalled; }
   std::string describe() const;  ///< "exit 0", "killed by SIGKILL", "stalled (...)"

@@ -10,12 +10,22 @@ namespace {
 
 int stage_of(const RankEvidence& r) { return r.layouts.empty() ? 0 : r.layouts.front().stage; }
 
+// "exit 2 on node n1", "killed by SIGTERM on node n2 (the node failed)".
+std::string exit_summary(const RankEnding& exit) {
+  std::string text = exit.describe();
+  if (!exit.node.empty()) text += " on node " + exit.node;
+  if (exit.node_failed) text += " (Slurm reported the node failed)";
+  if (!exit.stalled && !exit.detail.empty()) text += " (" + exit.detail + ")";
+  return text;
+}
+
 }  // namespace
 
 CheckResult check_exit_status(const CheckContext& ctx) {
   const char* name = "exit_status";
   if (ctx.evidence.ranks.empty()) return fail(name, "no rank processes: nothing to check");
   std::vector<CheckEvidence> bad;
+  std::vector<CheckEvidence> consequences;  // ranks stopped because another failed: listed after
   std::int64_t clean = 0;
   std::int64_t stopped = 0;
   for (const RankEvidence& r : ctx.evidence.ranks) {
@@ -27,23 +37,33 @@ CheckResult check_exit_status(const CheckContext& ctx) {
       ++stopped;
       continue;
     }
-    bad.push_back(CheckEvidence{r.rank, 0, fmt::format("rank {}: {}", r.rank, r.exit.describe())});
+    std::vector<CheckEvidence>& into = r.exit.stopped && !r.exit.node_failed ? consequences : bad;
+    into.push_back(
+        CheckEvidence{r.rank, 0, fmt::format("rank {}: {}", r.rank, exit_summary(r.exit))});
+    if (!r.exit.error_lines.empty()) {
+      // Its own last words on stderr, whatever the launcher put around them.
+      for (const std::string& line : r.exit.error_lines) {
+        into.push_back(CheckEvidence{r.rank, 0, "stderr: " + line});
+      }
+      continue;
+    }
     // The last output lines usually hold the reason (a traceback's final line).
     const std::vector<logs::TextLine> text = r.context.lines();
     const std::size_t from = text.size() > 3 ? text.size() - 3 : 0;
     for (std::size_t i = from; i < text.size(); ++i)
-      bad.push_back(evidence_of(text[i], text[i].text));
+      into.push_back(evidence_of(text[i], text[i].text));
   }
+  bad.insert(bad.end(), consequences.begin(), consequences.end());
   if (static_cast<int>(ctx.evidence.ranks.size()) != ctx.plan.nproc) {
     bad.insert(bad.begin(), CheckEvidence{-1, 0,
-                                     fmt::format("{} rank logs for {} planned processes",
-                                                 ctx.evidence.ranks.size(), ctx.plan.nproc)});
+                                          fmt::format("{} rank logs for {} planned processes",
+                                                      ctx.evidence.ranks.size(), ctx.plan.nproc)});
   }
   if (!bad.empty()) {
     // Formatted before `bad` is moved into the result (argument order is unspecified).
-    std::string message = fmt::format("{} of {} ranks did not exit cleanly; first: {}",
-                                      ctx.plan.nproc - clean - stopped, ctx.plan.nproc,
-                                      bad.front().text);
+    std::string message =
+        fmt::format("{} of {} ranks did not exit cleanly; first: {}",
+                    ctx.plan.nproc - clean - stopped, ctx.plan.nproc, bad.front().text);
     return fail(name, std::move(message), std::move(bad));
   }
   if (stopped > 0) {

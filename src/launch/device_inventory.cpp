@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "proc/posix_process_runner.h"
+#include "proc/command_output.h"
 #include "proc/program_path.h"
 
 namespace bigmac::launch {
@@ -36,28 +36,14 @@ DeviceInventory probe_devices(const std::optional<std::string>& cuda_visible) {
     inventory.source = "none found";
     return inventory;
   }
-  proc::PosixProcessRunner runner;
-  proc::RankSpec spec;
-  spec.argv = {*smi, "--query-gpu=index", "--format=csv,noheader"};
-  std::string out;
-  const proc::OutputSink sink = [&](int, proc::Stream stream, std::string_view bytes) {
-    if (stream == proc::Stream::kStdout && out.size() < 65536) out.append(bytes);
-  };
-  std::optional<proc::ExitStatus> status;
-  if (runner.spawn(spec)) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!status && std::chrono::steady_clock::now() < deadline) {
-      for (const proc::RankExit& e : runner.poll(std::chrono::milliseconds(200), sink).exited) {
-        status = e.status;
-      }
-    }
-    runner.terminate(std::chrono::milliseconds(1000), sink);
-  }
+  auto smi_run = proc::run_command({*smi, "--query-gpu=index", "--format=csv,noheader"},
+                                   std::chrono::seconds(20));
   inventory.source = "nvidia-smi";
-  if (!status || !status->success()) {
+  if (!smi_run || !smi_run->ok()) {
     inventory.source = "nvidia-smi (failed)";
     return inventory;
   }
+  const std::string& out = smi_run->out;
   std::size_t start = 0;
   while (start < out.size()) {
     std::size_t end = out.find('\n', start);

@@ -43,13 +43,14 @@ void ErrorLine::add(std::string_view raw) {
   // A traceback ends with its exception; a chained one repeats — the first exception is the cause.
   if (exception_.empty() && is_exception_line(line)) exception_ = kept;
   if (mention_.empty() && mentions_failure(line)) mention_ = kept;
-  last_ = std::move(kept);
+  last_.push_back(std::move(kept));
+  if (last_.size() > kKeptLines) last_.pop_front();
 }
 
 std::string ErrorLine::best() const {
   if (!exception_.empty()) return exception_;
   if (!mention_.empty()) return mention_;
-  return last_;
+  return last_.empty() ? std::string() : last_.back();
 }
 
 }  // namespace bigmac::launch

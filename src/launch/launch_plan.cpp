@@ -14,6 +14,8 @@ std::string_view launcher_name(LauncherKind kind) {
       return "torchrun";
     case LauncherKind::kSlurm:
       return "slurm";
+    case LauncherKind::kSlurmTorchrun:
+      return "slurm+torchrun";
   }
   return "?";
 }
@@ -62,6 +64,13 @@ std::string render_text(const LaunchPlan& plan) {
       launcher_name(plan.launcher), plan.world_size, plan.nnodes, plan.nproc_per_node,
       plan.master_addr, plan.master_port, plan.devices);
   out += fmt::format("logs in {}\n", plan.log_dir.string());
+  if (uses_slurm(plan.launcher)) {
+    out +=
+        plan.slurm.inside_allocation
+            ? fmt::format("slurm: a step of allocation {} (SLURM_JOB_ID)\n", plan.slurm.job_id)
+            : fmt::format("slurm: srun allocates job '{}' in partition {}\n", plan.slurm.job_name,
+                          plan.slurm.partition.empty() ? "(default)" : plan.slurm.partition);
+  }
   for (const RankAssignment& r : plan.ranks) {
     out += fmt::format("rank {} (node {}, local rank {}, {}): log {}\n", r.rank, r.node_rank,
                        r.local_rank, r.device, r.log_path.string());
@@ -90,6 +99,7 @@ nlohmann::json to_json(const LaunchPlan& plan) {
   j["world_size"] = plan.world_size;
   j["devices"] = plan.devices;
   j["trainer_program"] = plan.trainer_program;
+  if (!plan.rank_env_program.empty()) j["rank_env_program"] = plan.rank_env_program;
   j["log_dir"] = plan.log_dir.string();
   j["ranks"] = nlohmann::json::array();
   for (const RankAssignment& r : plan.ranks) {
@@ -98,7 +108,17 @@ nlohmann::json to_json(const LaunchPlan& plan) {
                           {"node_rank", r.node_rank},
                           {"device", r.device},
                           {"env", r.env},
-                          {"log_path", r.log_path.string()}});
+                          {"log_path", r.log_path.string()},
+                          {"stdout_path", r.stdout_path.string()},
+                          {"stderr_path", r.stderr_path.string()}});
+  }
+  if (uses_slurm(plan.launcher)) {
+    j["slurm"] = {{"inside_allocation", plan.slurm.inside_allocation},
+                  {"job_id", plan.slurm.job_id},
+                  {"job_name", plan.slurm.job_name},
+                  {"partition", plan.slurm.partition},
+                  {"cpus_per_node", plan.slurm.cpus_per_node},
+                  {"gpus_per_node", plan.slurm.gpus_per_node}};
   }
   j["processes"] = nlohmann::json::array();
   for (const PlannedProcess& p : plan.processes) {

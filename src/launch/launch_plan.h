@@ -12,9 +12,19 @@
 namespace bigmac::launch {
 
 /// Who starts the ranks (config `launch.launcher`).
-enum class LauncherKind { kBuiltin, kTorchrun, kSlurm };
+enum class LauncherKind {
+  kBuiltin,        ///< the orchestrator starts every rank on this host
+  kTorchrun,       ///< torchrun agents on this host (nnodes > 1: one agent per simulated node)
+  kSlurm,          ///< srun, one task per rank, through bigmac-rank-env
+  kSlurmTorchrun,  ///< srun, one task per node running a torchrun agent (c10d rendezvous)
+};
 
 std::string_view launcher_name(LauncherKind kind);
+
+/// Whether srun starts the ranks.
+inline bool uses_slurm(LauncherKind kind) {
+  return kind == LauncherKind::kSlurm || kind == LauncherKind::kSlurmTorchrun;
+}
 
 /// One rank as the trainer will see it: its identity, device and environment.
 struct RankAssignment {
@@ -26,6 +36,27 @@ struct RankAssignment {
   /// launcher it is exactly what the rank gets; with torchrun/srun the launcher derives it.
   std::map<std::string, std::string> env;
   std::filesystem::path log_path;  ///< the trainer's own log file (the `{log_file}` value)
+  /// Files the rank writes its own stdout/stderr to (bigmac-rank-env --output, when torchrun
+  /// agents of several nodes would mix them); followed like `log_path`. Empty: none.
+  std::filesystem::path stdout_path;
+  std::filesystem::path stderr_path;
+};
+
+/// The Slurm side of a plan (slurm and slurm+torchrun launchers).
+struct SlurmJob {
+  /// Started inside an allocation (sbatch, salloc): srun adds a step to job `job_id`. Outside,
+  /// srun makes an allocation of its own, named `job_name`.
+  bool inside_allocation = false;
+  std::string job_id;
+  std::string job_name;  ///< srun --job-name, unique per attempt
+  /// launch.master_addr was set: ranks meet there, not at the first node of the step.
+  bool explicit_master_addr = false;
+  std::string scancel = "scancel";
+  std::string scontrol = "scontrol";
+  std::string sinfo = "sinfo";
+  std::string partition;  ///< empty: the default partition
+  int cpus_per_node = 0;  ///< what each node must offer the gate
+  int gpus_per_node = 0;
 };
 
 /// One operating-system process the orchestrator starts. builtin: one per rank; torchrun: one
@@ -49,7 +80,11 @@ struct LaunchPlan {
   std::vector<PlannedProcess> processes;
   /// The trainer program (argv[0] of the trainer argv), checked by preflight.
   std::string trainer_program;
+  /// bigmac-rank-env when the plan starts ranks through it (srun, several torchrun agents),
+  /// checked by preflight; empty otherwise.
+  std::string rank_env_program;
   std::filesystem::path log_dir;
+  SlurmJob slurm;  ///< meaningful when uses_slurm(launcher)
 };
 
 /// Human-readable rendering for `bigmac-bringup plan`: one block per process, argv quoted for

@@ -1,11 +1,13 @@
 #include "launch/launch_planner.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <array>
 #include <string_view>
 
 #include "core/edit_distance.h"
+#include "launch/launcher_commands.h"
 
 namespace bigmac::launch {
 namespace {
@@ -22,12 +24,15 @@ Expected<LauncherKind> parse_launcher(const std::string& name) {
   if (name == "builtin") return LauncherKind::kBuiltin;
   if (name == "torchrun") return LauncherKind::kTorchrun;
   if (name == "slurm") return LauncherKind::kSlurm;
-  static constexpr std::array<std::string_view, 3> kNames = {"builtin", "torchrun", "slurm"};
+  if (name == "slurm+torchrun") return LauncherKind::kSlurmTorchrun;
+  static constexpr std::array<std::string_view, 4> kNames = {"builtin", "torchrun", "slurm",
+                                                             "slurm+torchrun"};
   auto near = closest_match(name, kNames);
-  return tl::unexpected(
-      config_error("launch.launcher",
-                   fmt::format("unknown launcher '{}'; expected builtin, torchrun or slurm", name),
-                   near ? fmt::format("did you mean '{}'?", *near) : std::string()));
+  return tl::unexpected(config_error(
+      "launch.launcher",
+      fmt::format("unknown launcher '{}'; expected builtin, torchrun, slurm or slurm+torchrun",
+                  name),
+      near ? fmt::format("did you mean '{}'?", *near) : std::string()));
 }
 
 std::vector<std::string> substituted(const std::vector<std::string>& argv,
@@ -50,10 +55,6 @@ std::map<std::string, std::string> distributed_env(const LaunchPlan& plan, int r
           {"LOCAL_RANK", std::to_string(local_rank)},
           {"LOCAL_WORLD_SIZE", std::to_string(plan.nproc_per_node)},
           {"GROUP_RANK", std::to_string(node_rank)}};
-}
-
-bool is_python_script(const std::string& program) {
-  return program.size() > 3 && program.compare(program.size() - 3, 3, ".py") == 0;
 }
 
 }  // namespace
@@ -82,12 +83,14 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
                      fmt::format("nnodes = {} and nproc_per_node = {} must both be at least 1",
                                  lc.nnodes, lc.nproc_per_node)));
   }
-  if (*launcher != LauncherKind::kSlurm && lc.nnodes != 1) {
-    return tl::unexpected(
-        config_error("launch.nnodes",
-                     fmt::format("launcher {} starts ranks on this host only, but nnodes = {}",
-                                 lc.launcher, lc.nnodes),
-                     "use launcher = \"slurm\" for several nodes, or set nnodes = 1"));
+  if (*launcher == LauncherKind::kBuiltin && lc.nnodes != 1) {
+    return tl::unexpected(config_error(
+        "launch.nnodes",
+        fmt::format("the builtin launcher starts every rank on this host, one node, but nnodes "
+                    "= {}",
+                    lc.nnodes),
+        "use launcher = \"slurm\" or \"slurm+torchrun\" for several nodes, \"torchrun\" to "
+        "simulate them on this host, or set nnodes = 1"));
   }
   LaunchPlan plan;
   plan.launcher = *launcher;
@@ -98,6 +101,37 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
   plan.world_size = lc.world_size();
   plan.trainer_program = inputs.trainer_argv.front();
   plan.log_dir = inputs.log_dir;
+  plan.slurm.job_name = !inputs.job_name.empty() ? inputs.job_name
+                                                 : fmt::format("bigmac-{}-{}", ::getpid(),
+                                                               inputs.log_dir.filename().string());
+  // An explicit master address is used as given; otherwise (or when it is a loopback address,
+  // which other nodes cannot reach) srun's ranks meet at the first node of their step, which
+  // bigmac-rank-env resolves there.
+  const config::Setting* addr_setting = config.settings.find("launch.master_addr");
+  const bool loopback = lc.master_addr == "localhost" || lc.master_addr == "::1" ||
+                        lc.master_addr.rfind("127.", 0) == 0;
+  const bool explicit_master_addr = addr_setting != nullptr &&
+                                    addr_setting->origin.kind != config::SourceKind::kDefault &&
+                                    !loopback;
+  if (uses_slurm(plan.launcher)) {
+    auto allocation = read_allocation(inputs.environment);
+    if (!allocation) return tl::unexpected(allocation.error());
+    plan.slurm.scancel = inputs.scancel_program;
+    plan.slurm.scontrol = inputs.scontrol_program;
+    plan.slurm.sinfo = inputs.sinfo_program;
+    plan.slurm.partition = lc.slurm.partition;
+    plan.slurm.explicit_master_addr = explicit_master_addr;
+    plan.slurm.cpus_per_node = lc.nproc_per_node * lc.threads_per_rank;
+    if (*allocation) {
+      plan.slurm.inside_allocation = true;
+      plan.slurm.job_id = (*allocation)->job_id;
+    }
+    if (!explicit_master_addr) {
+      plan.master_addr = *allocation && !(*allocation)->nodes.empty()
+                             ? (*allocation)->nodes.front()
+                             : std::string("<first node of the step>");
+    }
+  }
   if (lc.devices == "auto") {
     plan.devices = inputs.visible_devices.empty() ? "cpu" : "cuda";
   } else if (lc.devices == "cpu" || lc.devices == "cuda") {
@@ -108,6 +142,18 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
                      fmt::format("unknown devices '{}'; expected cpu, cuda or auto", lc.devices)));
   }
   const bool cuda = plan.devices == "cuda";
+  if (uses_slurm(plan.launcher)) {
+    plan.slurm.gpus_per_node = lc.slurm.gpus_per_node > 0 ? lc.slurm.gpus_per_node
+                               : cuda                     ? lc.nproc_per_node
+                                                          : 0;
+  }
+  // With several torchrun agents each worker writes its output to files of its own.
+  const bool worker_files = (plan.launcher == LauncherKind::kTorchrun && plan.nnodes > 1) ||
+                            plan.launcher == LauncherKind::kSlurmTorchrun;
+  if (worker_files || uses_slurm(plan.launcher)) {
+    plan.rank_env_program =
+        inputs.rank_env_program.empty() ? default_rank_env_program() : inputs.rank_env_program;
+  }
   auto device_id = [&](int local_rank) {
     return local_rank < static_cast<int>(inputs.visible_devices.size())
                ? inputs.visible_devices[local_rank]
@@ -130,6 +176,10 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
         r.env["CUDA_VISIBLE_DEVICES"] = device_id(local);
       }
       r.log_path = inputs.log_dir / rank_log_name(std::to_string(r.rank));
+      if (worker_files) {
+        r.stdout_path = inputs.log_dir / fmt::format("rank{}.stdout", r.rank);
+        r.stderr_path = inputs.log_dir / fmt::format("rank{}.stderr", r.rank);
+      }
       plan.ranks.push_back(std::move(r));
     }
   }
@@ -154,77 +204,46 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
       }
       break;
     case LauncherKind::kTorchrun: {
-      PlannedProcess p;
-      for (const RankAssignment& r : plan.ranks) p.ranks.push_back(r.rank);
-      p.spec.rank = 0;
-      // No restarts: a failure is evidence for the gate, not something to retry. A 1 s monitor
-      // interval (default 5 s) lets a worker's exit reach us quickly.
-      // --tee 1 copies each worker's stdout to its file and to our pipe with a [default<i>]:
-      // prefix, which the log parser uses to attribute lines to ranks. torch 1.13 on Python 3.11
-      // cannot parse the values 0 and 3 (its Std IntFlag iteration skips NONE and ALL), and 0 is
-      // the default of --redirects, so stderr is redirected (2) to the per-rank files explicitly.
-      p.spec.argv = {inputs.torchrun_program,
-                     "--nnodes",
-                     "1",
-                     "--nproc_per_node",
-                     std::to_string(plan.nproc_per_node),
-                     "--node_rank",
-                     "0",
-                     "--master_addr",
-                     plan.master_addr,
-                     "--master_port",
-                     std::to_string(plan.master_port),
-                     "--max_restarts",
-                     "0",
-                     "--monitor_interval",
-                     "1",
-                     "--redirects",
-                     "2",
-                     "--tee",
-                     "1",
-                     "--log_dir",
-                     (inputs.log_dir / "torchrun").string()};
-      if (!is_python_script(plan.trainer_program)) p.spec.argv.push_back("--no_python");
-      for (std::string& a :
-           substituted(inputs.trainer_argv,
-                       {{"world_size", world},
-                        {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}})) {
-        p.spec.argv.push_back(std::move(a));
+      const std::vector<std::string> worker_argv = substituted(
+          inputs.trainer_argv, {{"world_size", world},
+                                {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}});
+      const std::string endpoint = fmt::format("{}:{}", plan.master_addr, plan.master_port);
+      for (int node = 0; node < plan.nnodes; ++node) {
+        PlannedProcess p;
+        // Under c10d the agents number themselves: these are the ranks a node gets when the
+        // agents meet in order; the workers' placement lines say which they really got.
+        for (int local = 0; local < plan.nproc_per_node; ++local) {
+          p.ranks.push_back(node * plan.nproc_per_node + local);
+        }
+        p.spec.rank = p.ranks.front();
+        p.spec.argv =
+            torchrun_agent_argv(plan, inputs, std::to_string(node), endpoint, worker_argv);
+        p.spec.env = common;
+        p.spec.working_dir = inputs.working_dir;
+        const std::string name =
+            plan.nnodes > 1 ? fmt::format("torchrun-node{}", node) : std::string("torchrun");
+        p.spec.stdout_path = inputs.log_dir / (name + ".stdout");
+        p.spec.stderr_path = inputs.log_dir / (name + ".stderr");
+        plan.processes.push_back(std::move(p));
       }
-      p.spec.env = common;
-      p.spec.working_dir = inputs.working_dir;
-      p.spec.stdout_path = inputs.log_dir / "torchrun.stdout";
-      p.spec.stderr_path = inputs.log_dir / "torchrun.stderr";
-      plan.processes.push_back(std::move(p));
       break;
     }
-    case LauncherKind::kSlurm: {
+    case LauncherKind::kSlurm:
+    case LauncherKind::kSlurmTorchrun: {
       PlannedProcess p;
       for (const RankAssignment& r : plan.ranks) p.ranks.push_back(r.rank);
       p.spec.rank = 0;
-      // --label prefixes every line with "<rank>: "; --kill-on-bad-exit ends the job step when
-      // one task fails, as the builtin launcher does. RANK/LOCAL_RANK come from SLURM_PROCID and
-      // SLURM_LOCALID inside the allocation.
-      p.spec.argv = {inputs.srun_program,
-                     fmt::format("--nodes={}", plan.nnodes),
-                     fmt::format("--ntasks={}", plan.world_size),
-                     fmt::format("--ntasks-per-node={}", plan.nproc_per_node),
-                     fmt::format("--cpus-per-task={}", lc.threads_per_rank),
-                     "--kill-on-bad-exit=1",
-                     "--label",
-                     "--unbuffered",
-                     "--export=ALL"};
-      if (cuda) p.spec.argv.push_back("--gpus-per-task=1");
-      for (std::string& a :
-           substituted(inputs.trainer_argv,
-                       {{"world_size", world},
-                        {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}})) {
-        p.spec.argv.push_back(std::move(a));
+      std::vector<std::string> program = substituted(
+          inputs.trainer_argv, {{"world_size", world},
+                                {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}});
+      if (plan.launcher == LauncherKind::kSlurmTorchrun) {
+        // {node_rank}, {master_addr} and {master_port} are filled in on each node by the
+        // per-node wrapper.
+        program = torchrun_agent_argv(plan, inputs, "{node_rank}", "{master_addr}:{master_port}",
+                                      program);
       }
+      p.spec.argv = srun_argv(plan, lc, inputs, explicit_master_addr, program);
       p.spec.env = common;
-      p.spec.env["MASTER_ADDR"] = plan.master_addr;
-      p.spec.env["MASTER_PORT"] = std::to_string(plan.master_port);
-      p.spec.env["WORLD_SIZE"] = world;
       p.spec.working_dir = inputs.working_dir;
       p.spec.stdout_path = inputs.log_dir / "srun.stdout";
       p.spec.stderr_path = inputs.log_dir / "srun.stderr";

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -8,6 +9,7 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "launch/launch_plan.h"
+#include "launch/slurm_query.h"
 
 namespace bigmac::launch {
 
@@ -31,10 +33,24 @@ struct PlanInputs {
   std::map<std::string, std::string> extra_env;  ///< BIGMAC_* values, for every rank
   std::string torchrun_program = "torchrun";
   std::string srun_program = "srun";
+  std::string scontrol_program = "scontrol";
+  std::string scancel_program = "scancel";
+  std::string sinfo_program = "sinfo";
+  /// bigmac-rank-env (the exec-wrapper under srun and torchrun's agents of several nodes);
+  /// empty: the one next to this program.
+  std::string rank_env_program;
+  /// The orchestrator's environment, where SLURM_JOB_ID says whether it runs inside an
+  /// allocation (tests pass a map).
+  EnvLookup environment = [](const char* name) { return std::getenv(name); };
+  /// srun's --job-name (outside an allocation it names the job, which scancel then finds);
+  /// empty: bigmac-<pid>-<log_dir's name>.
+  std::string job_name;
 };
 
 /// Plans the ranks of one gate from the [launch] layer. Input errors name the config key.
-/// builtin and torchrun start processes on this host only, so they need launch.nnodes = 1.
+/// builtin starts processes on this host only and needs launch.nnodes = 1; torchrun with
+/// nnodes > 1 starts one agent per node on this host (c10d rendezvous), simulating nodes;
+/// slurm and slurm+torchrun start them through srun on the nodes of an allocation.
 Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs& inputs);
 
 /// Replaces `{name}` for every entry of `values` in `text`; other braces are left alone.

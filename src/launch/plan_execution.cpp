@@ -7,6 +7,9 @@
 #include "launch/error_line.h"
 #include "launch/log_file_tail.h"
 #include "launch/process_record.h"
+#include "launch/rank_placement.h"
+#include "launch/slurm_step.h"
+#include "launch/srun_report.h"
 #include "launch/torchrun_failure.h"
 #include "logs/log_stream.h"
 
@@ -28,13 +31,16 @@ struct LiveProcess {
   logs::LogStream err;
   ErrorLine process_error;  // stderr lines that name no rank
   std::string stderr_tail;  // the last bytes of stderr, for launcher summaries (torchrun)
+  SrunReport srun;          // srun's and slurmstepd's own lines (slurm launchers)
 };
 
-/// A rank's own log file, followed while it runs.
+/// A file a rank writes itself (its log, or its stdout/stderr under several torchrun agents),
+/// followed while it runs.
 struct RankLogFile {
   int rank = 0;
   LogFileTail tail;
   logs::LogStream stream;
+  RecordSource source = RecordSource::kLogFile;
 };
 
 class Execution {
@@ -61,6 +67,11 @@ class Execution {
   void on_output(int spec_rank, proc::Stream stream, std::string_view bytes);
   void handle(LiveProcess& live, proc::Stream stream, const std::vector<logs::Record>& records);
   void on_exit(const proc::RankExit& exit, bool during_teardown);
+  /// A text line of `rank` (-1: none) from a stderr: a placement line, one of srun's own
+  /// lines, or the rank's error text. True for a placement line: the launcher's bookkeeping,
+  /// which goes no further.
+  bool note_stderr_line(LiveProcess* live, int rank, bool known, const std::string& text);
+  std::vector<int> ranks_of(const LiveProcess& live) const;
   void follow_log_files(bool at_end);
   void attribute_torchrun_failure(const LiveProcess& live, ProcessFailure& failure);
   std::optional<RunStatus> verdict_now();
@@ -76,6 +87,7 @@ class Execution {
   std::vector<LiveProcess> live_;
   std::map<int, std::size_t> by_spec_rank_;
   std::map<int, ErrorLine> rank_errors_;
+  std::map<int, RankPlacement> placements_;
   std::vector<ProcessFailure> failures_;
   WatchdogVerdict last_verdict_;
   std::map<int, Watchdog::RankState> at_stop_;
@@ -95,7 +107,12 @@ void Execution::follow_log_files(bool at_end) {
     for (const logs::Record& record : scratch_) {
       const int rank = logs::origin_of(record).rank;
       watchdog_.observe(observation_of(record, rank < 0 ? file.rank : rank, now));
-      if (on_record_) on_record_(record, RecordSource::kLogFile);
+      if (file.source == RecordSource::kStderr) {
+        if (const auto* text = std::get_if<logs::TextLine>(&record)) {
+          if (note_stderr_line(nullptr, file.rank, true, text->text)) continue;
+        }
+      }
+      if (on_record_) on_record_(record, file.source);
     }
   }
 }
@@ -123,13 +140,15 @@ void Execution::handle(LiveProcess& live, proc::Stream stream,
   for (const logs::Record& record : records) {
     int rank = logs::origin_of(record).rank;
     // A line that names no rank belongs to the process's only rank; with several ranks behind
-    // one process (torchrun's own messages) it is nobody's progress.
+    // one process (torchrun's own messages) it is nobody's progress. Under slurm+torchrun
+    // srun's label names a node's agent, not a rank: ranks speak through their own files.
     if (rank < 0 && ranks.size() == 1) rank = ranks.front();
+    if (plan_.launcher == LauncherKind::kSlurmTorchrun) rank = -1;
     const bool known = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
     if (known) watchdog_.observe(observation_of(record, rank, now));
     if (stream == proc::Stream::kStderr) {
       if (const auto* text = std::get_if<logs::TextLine>(&record)) {
-        (known ? rank_errors_[rank] : live.process_error).add(text->text);
+        if (note_stderr_line(&live, rank, known, text->text)) continue;
       }
     }
     if (on_record_) {
@@ -146,7 +165,7 @@ void Execution::on_exit(const proc::RankExit& exit, bool during_teardown) {
   live.exit = exit.status;
   live.ended = clock_.now();
   live.stopped_by_us = during_teardown;
-  for (int rank : live.planned->ranks) watchdog_.rank_exited(rank);
+  for (int rank : ranks_of(live)) watchdog_.rank_exited(rank);
   if (exit.status.success() || during_teardown) return;
   ProcessFailure failure;
   failure.rank = exit.rank;
@@ -162,7 +181,41 @@ void Execution::on_exit(const proc::RankExit& exit, bool during_teardown) {
                                  ? own->second.best()
                                  : live.process_error.best();
   if (plan_.launcher == LauncherKind::kTorchrun) attribute_torchrun_failure(live, failure);
+  if (uses_slurm(plan_.launcher)) {
+    attribute_srun_failure(live.srun, plan_, placements_, rank_errors_, failure);
+  }
+  if (auto placed = placements_.find(failure.rank); placed != placements_.end()) {
+    if (failure.node.empty()) failure.node = placed->second.node;
+  }
   failures_.push_back(std::move(failure));
+}
+
+bool Execution::note_stderr_line(LiveProcess* live, int rank, bool known, const std::string& text) {
+  if (auto placement = parse_placement_line(text)) {
+    placements_[placement->rank] = *placement;
+    return true;
+  }
+  if (live != nullptr && uses_slurm(plan_.launcher) && live->srun.add(text)) {
+    live->process_error.add(text);
+  } else if (known) {
+    rank_errors_[rank].add(text);
+  } else if (live != nullptr) {
+    live->process_error.add(text);
+  }
+  return false;
+}
+
+std::vector<int> Execution::ranks_of(const LiveProcess& live) const {
+  // Torchrun agents of several nodes number themselves at the rendezvous: a worker's placement
+  // names its agent (its parent), which says whose ranks an agent really carries.
+  if (plan_.launcher == LauncherKind::kTorchrun && plan_.nnodes > 1) {
+    std::vector<int> ranks;
+    for (const auto& [rank, p] : placements_) {
+      if (p.parent == live.pid) ranks.push_back(rank);
+    }
+    if (!ranks.empty()) return ranks;
+  }
+  return live.planned->ranks;
 }
 
 void Execution::attribute_torchrun_failure(const LiveProcess& live, ProcessFailure& failure) {
@@ -175,6 +228,11 @@ void Execution::attribute_torchrun_failure(const LiveProcess& live, ProcessFailu
   failure.status = cause->status;
   std::string line = torchrun_rank_error_line(plan_.log_dir / "torchrun", cause->local_rank);
   if (!line.empty()) failure.first_error_line = std::move(line);
+  // Workers of several agents write their own stderr files (bigmac-rank-env --output).
+  if (auto own = rank_errors_.find(cause->rank);
+      own != rank_errors_.end() && !own->second.best().empty()) {
+    failure.first_error_line = own->second.best();
+  }
 }
 
 std::optional<RunStatus> Execution::verdict_now() {
@@ -194,9 +252,16 @@ RunResult Execution::run() {
   live_.reserve(plan_.processes.size());
   if (options_.follow_log_files) {
     for (const RankAssignment& r : plan_.ranks) {
-      if (r.log_path.empty()) continue;
-      log_files_.push_back(RankLogFile{r.rank, LogFileTail(r.log_path),
-                                       logs::LogStream(options_.format, r.rank, options_.fields)});
+      const std::pair<const std::filesystem::path*, RecordSource> files[] = {
+          {&r.log_path, RecordSource::kLogFile},
+          {&r.stdout_path, RecordSource::kStdout},
+          {&r.stderr_path, RecordSource::kStderr}};
+      for (const auto& [path, source] : files) {
+        if (path->empty()) continue;
+        log_files_.push_back(RankLogFile{r.rank, LogFileTail(*path),
+                                         logs::LogStream(options_.format, r.rank, options_.fields),
+                                         source});
+      }
     }
   }
   const proc::OutputSink sink = [this](int r, proc::Stream s, std::string_view b) {
@@ -230,6 +295,7 @@ RunResult Execution::run() {
   }
   if (launch_error) {
     for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
+    if (uses_slurm(plan_.launcher)) cancel_slurm_job(plan_, placements_);
     RunResult result = finish(RunStatus::kLaunchFailed);
     result.launch_error = launch_error;
     return result;
@@ -248,7 +314,11 @@ RunResult Execution::run() {
   // What every rank looked like when the run was stopped, before teardown output arrives.
   at_stop_ = watchdog_.ranks();
   stop_time_ = clock_.now();
+  const bool stopped_running = runner_.running() > 0;
   for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
+  if (uses_slurm(plan_.launcher) && (stopped_running || *status != RunStatus::kSucceeded)) {
+    cancel_slurm_job(plan_, placements_);
+  }
   return finish(*status);
 }
 
@@ -272,31 +342,53 @@ RunResult Execution::finish(RunStatus status) {
   if (!result.failures.empty()) result.root_cause = result.failures.front();
   if (status == RunStatus::kStalled) result.stalls = last_verdict_.stalls;
   result.non_finite = last_verdict_.non_finite;
+  // Each rank once, with the process that carried it (agents' placements first).
+  std::map<int, const LiveProcess*> carrier;
   for (const LiveProcess& live : live_) {
-    for (int rank : live.planned->ranks) {
-      RankOutcome o;
-      o.rank = rank;
-      o.pid = live.pid;
-      o.exit = live.exit;
-      o.stopped_by_us = live.stopped_by_us;
-      auto own = rank_errors_.find(rank);
-      o.first_error_line = own != rank_errors_.end() ? own->second.best() : std::string();
-      if (o.first_error_line.empty() && plan_.launcher == LauncherKind::kTorchrun) {
-        o.first_error_line = torchrun_rank_error_line(plan_.log_dir / "torchrun", rank);
-      }
-      if (o.first_error_line.empty()) o.first_error_line = live.process_error.best();
-      auto state = watchdog_.ranks().find(rank);
-      if (state != watchdog_.ranks().end()) {
-        o.rendezvous_done = state->second.rendezvous_done;
-        o.last_step = state->second.last_step;
-      }
-      auto stopped = at_stop_.find(rank);
-      if (stopped != at_stop_.end() && !stopped->second.exited) {
-        o.silent_at_stop = stop_time_ - stopped->second.last_progress;
-      }
-      if (live.first_output) o.first_output = *live.first_output - live.started;
-      if (live.ended) o.duration = *live.ended - live.started;
-      result.ranks.push_back(std::move(o));
+    for (int rank : ranks_of(live)) carrier.emplace(rank, &live);
+  }
+  for (const LiveProcess& live : live_) {
+    for (int rank : live.planned->ranks) carrier.emplace(rank, &live);
+  }
+  for (const auto& [rank, carried_by] : carrier) {
+    const LiveProcess& live = *carried_by;
+    RankOutcome o;
+    o.rank = rank;
+    o.pid = live.pid;
+    o.exit = live.exit;
+    o.stopped_by_us = live.stopped_by_us;
+    auto own = rank_errors_.find(rank);
+    if (own != rank_errors_.end()) {
+      o.first_error_line = own->second.best();
+      o.error_lines = own->second.last_lines();
+    }
+    if (o.first_error_line.empty() && plan_.launcher == LauncherKind::kTorchrun) {
+      o.first_error_line = torchrun_rank_error_line(plan_.log_dir / "torchrun", rank);
+    }
+    if (o.first_error_line.empty()) o.first_error_line = live.process_error.best();
+    if (auto placed = placements_.find(rank); placed != placements_.end()) {
+      o.node = placed->second.node;
+    }
+    if (uses_slurm(plan_.launcher)) {
+      apply_srun_report(live.srun, plan_, placements_, result.root_cause, o);
+    }
+    auto state = watchdog_.ranks().find(rank);
+    if (state != watchdog_.ranks().end()) {
+      o.rendezvous_done = state->second.rendezvous_done;
+      o.last_step = state->second.last_step;
+    }
+    auto stopped = at_stop_.find(rank);
+    if (stopped != at_stop_.end() && !stopped->second.exited) {
+      o.silent_at_stop = stop_time_ - stopped->second.last_progress;
+    }
+    if (live.first_output) o.first_output = *live.first_output - live.started;
+    if (live.ended) o.duration = *live.ended - live.started;
+    result.ranks.push_back(std::move(o));
+  }
+  for (const LiveProcess& live : live_) {
+    for (const std::string& node : live.srun.failed_nodes()) result.failed_nodes.push_back(node);
+    for (const std::string& line : live.srun.node_failure_lines()) {
+      result.node_failure_lines.push_back(line);
     }
   }
   std::sort(result.ranks.begin(), result.ranks.end(),

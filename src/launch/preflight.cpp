@@ -8,6 +8,7 @@
 #include <set>
 
 #include "launch/process_record.h"
+#include "launch/slurm_preflight.h"
 #include "proc/port_probe.h"
 #include "proc/program_path.h"
 
@@ -162,6 +163,7 @@ std::string PreflightReport::render() const {
   if (problems.empty()) return fmt::format("preflight: {} checks passed\n", passed.size());
   std::string out;
   for (const Error& e : problems) out += "preflight: " + e.format() + "\n";
+  for (const std::string& note : notes) out += "preflight: note: " + note + "\n";
   return out;
 }
 
@@ -169,10 +171,15 @@ PreflightReport run_preflight(const LaunchPlan& plan, const PreflightOptions& op
   PreflightReport report;
   Checks checks(report);
   checks.run("plan consistency", [&](Errors& out) { check_consistency(plan, out); });
-  checks.run("master address", [&](Errors& out) { check_address(plan, out); });
-  // With slurm the master runs on the first node of the allocation, not necessarily here.
-  if (options.check_port && plan.launcher != LauncherKind::kSlurm) {
-    checks.run("master port", [&](Errors& out) { check_port(plan, out); });
+  if (!uses_slurm(plan.launcher)) {
+    checks.run("master address", [&](Errors& out) { check_address(plan, out); });
+    if (options.check_port) checks.run("master port", [&](Errors& out) { check_port(plan, out); });
+  } else {
+    // With srun the master is the first node of the step, not necessarily this host.
+    if (plan.slurm.explicit_master_addr) {
+      checks.run("master address", [&](Errors& out) { check_address(plan, out); });
+    }
+    checks.run("slurm", [&](Errors& out) { check_slurm(plan, out, report.notes); });
   }
   if (plan.devices == "cuda") {
     DeviceInventory inventory = options.devices ? *options.devices : probe_devices();
@@ -184,6 +191,10 @@ PreflightReport run_preflight(const LaunchPlan& plan, const PreflightOptions& op
   const fs::path log_root = plan.log_dir.empty() ? options.run_dir : plan.log_dir;
   checks.run("disk", [&](Errors& out) { check_disk(log_root, options.min_free_bytes, out); });
   checks.run("trainer", [&](Errors& out) { check_program(plan.trainer_program, "trainer", out); });
+  if (!plan.rank_env_program.empty()) {
+    checks.run("rank wrapper",
+               [&](Errors& out) { check_program(plan.rank_env_program, "launch.launcher", out); });
+  }
   if (plan.launcher != LauncherKind::kBuiltin && !plan.processes.empty() &&
       !plan.processes.front().spec.argv.empty()) {
     checks.run("launcher", [&](Errors& out) {

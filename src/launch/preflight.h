@@ -24,6 +24,7 @@ struct PreflightOptions {
 struct PreflightReport {
   Errors problems;
   std::vector<std::string> passed;  ///< names of the checks that ran and passed
+  std::vector<std::string> notes;   ///< what could not be checked, and why
 
   bool ok() const { return problems.empty(); }
   /// One line per problem ("preflight: ..."), or "preflight: N checks passed".
@@ -34,6 +35,7 @@ struct PreflightReport {
 /// resolvable, ranks per node <= visible GPUs and one distinct device per local rank (cuda
 /// only), identical MASTER_ADDR/MASTER_PORT/WORLD_SIZE and distinct RANKs, no leftovers of an
 /// earlier run of the run directory, free disk for logs, trainer and launcher executable.
+/// With srun: Slurm's commands and controller, nodes, CPUs and GPUs (slurm_preflight.h).
 PreflightReport run_preflight(const LaunchPlan& plan, const PreflightOptions& options);
 
 }  // namespace bigmac::launch

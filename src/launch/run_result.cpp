@@ -23,8 +23,9 @@ std::string_view run_status_name(RunStatus status) {
 }
 
 std::string ProcessFailure::describe() const {
-  std::string out = fmt::format("rank {} (pid {}) {} after {:.1f} s", rank, pid, status.describe(),
-                                seconds_of(at));
+  std::string out =
+      fmt::format("rank {}{} (pid {}) {} after {:.1f} s", rank, node.empty() ? "" : " on " + node,
+                  pid, status.describe(), seconds_of(at));
   if (!first_error_line.empty()) out += ": " + first_error_line;
   return out;
 }
@@ -35,6 +36,7 @@ std::string RunResult::summary() const {
   if (launch_error) out += "\n  " + launch_error->format();
   if (root_cause) out += "\n  root cause: " + root_cause->describe();
   for (std::size_t i = 1; i < failures.size(); ++i) out += "\n  then: " + failures[i].describe();
+  for (const std::string& line : node_failure_lines) out += "\n  node failure: " + line;
   for (const Stall& s : stalls) out += "\n  " + s.describe();
   if (non_finite) out += "\n  " + non_finite->describe();
   return out;

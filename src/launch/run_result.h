@@ -33,8 +33,9 @@ struct ProcessFailure {
   proc::ExitStatus status;
   std::string first_error_line;
   Clock::duration at{};  ///< since the launch started
+  std::string node;      ///< where the rank ran, when the launcher said (srun, bigmac-rank-env)
 
-  /// "rank 1 (pid 4242) exit code 3 after 2.1 s: RuntimeError: ..."
+  /// "rank 1 on n2 (pid 4242) exit code 3 after 2.1 s: RuntimeError: ..."
   std::string describe() const;
 };
 
@@ -45,6 +46,11 @@ struct RankOutcome {
   std::optional<proc::ExitStatus> exit;  ///< empty when never started
   bool stopped_by_us = false;            ///< ended by our teardown (TERM/KILL), not by itself
   std::string first_error_line;          ///< from its stderr; empty when it printed none
+  /// Its last stderr lines (launcher labels and prefixes stripped, launcher lines left out),
+  /// oldest first: what a verdict quotes for a rank that exited non-zero.
+  std::vector<std::string> error_lines;
+  std::string node;          ///< the node it ran on, when known ("n2", this host's name)
+  bool node_failed = false;  ///< Slurm reported its node failed (down) during the run
   bool rendezvous_done = false;
   std::optional<std::int64_t> last_step;
   /// How long it had been silent when the run was stopped (only ranks still running then):
@@ -63,6 +69,9 @@ struct RunResult {
   std::vector<Stall> stalls;
   std::optional<NonFiniteLoss> non_finite;
   std::optional<Error> launch_error;
+  /// Nodes Slurm reported failed during the run, and the lines that said so.
+  std::vector<std::string> failed_nodes;
+  std::vector<std::string> node_failure_lines;
   pid_t process_group = 0;
   Clock::duration duration{};
 

@@ -11,6 +11,9 @@ nlohmann::json to_json(const AttemptResult& r) {
     item["exit_code"] = k.exit_code ? nlohmann::json(*k.exit_code) : nlohmann::json(nullptr);
     if (!k.signal.empty()) item["signal"] = k.signal;
     if (!k.first_error_line.empty()) item["first_error_line"] = k.first_error_line;
+    if (!k.node.empty()) item["node"] = k.node;
+    if (k.node_failed) item["node_failed"] = true;
+    if (!k.error_lines.empty()) item["error_lines"] = k.error_lines;
     ranks.push_back(std::move(item));
   }
   return {{"status", r.status},
@@ -34,6 +37,9 @@ AttemptResult attempt_result_from_json(const nlohmann::json& j) {
     rank.signal = k.value("signal", "");
     rank.duration_s = k.value("duration_s", 0.0);
     rank.first_error_line = k.value("first_error_line", "");
+    rank.node = k.value("node", "");
+    rank.node_failed = k.value("node_failed", false);
+    rank.error_lines = k.value("error_lines", std::vector<std::string>{});
     r.ranks.push_back(std::move(rank));
   }
   return r;
@@ -56,6 +62,9 @@ AttemptResult attempt_result_of(const launch::RunResult& result, double started_
     }
     if (rank.duration) r.duration_s = launch::seconds_of(*rank.duration);
     r.first_error_line = rank.first_error_line;
+    r.node = rank.node;
+    r.node_failed = rank.node_failed;
+    r.error_lines = rank.error_lines;
     out.ranks.push_back(std::move(r));
   }
   return out;

@@ -16,6 +16,9 @@ struct RankResult {
   std::string signal;            ///< "SIGKILL" when a signal ended it
   double duration_s = 0;
   std::string first_error_line;
+  std::string node;                      ///< where it ran, when the launcher said
+  bool node_failed = false;              ///< Slurm reported that node failed
+  std::vector<std::string> error_lines;  ///< its last stderr lines, prefixes stripped
 };
 
 /// `result.json` of one gate attempt: when it started, how long it ran, how each rank ended.

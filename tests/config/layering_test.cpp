@@ -187,5 +187,28 @@ TEST_F(ConfigTest, TextValuesAreTypedBySchema) {
   EXPECT_EQ(c.trainer.command, (std::vector<std::string>{"a", "b"}));
 }
 
+TEST_F(ConfigTest, SlurmTableReadsFromFileEnvironmentAndSet) {
+  Config c = load_ok(
+      "[launch]\nlauncher = \"slurm\"\n[launch.slurm]\npartition = \"gpu\"\n"
+      "extra_args = [\"--exclude=n3\"]\n",
+      {"launch.slurm.time=00:30:00"}, {{"BIGMAC_LAUNCH_SLURM_GPUS_PER_NODE", "4"}});
+  EXPECT_EQ(c.launch.launcher, "slurm");
+  EXPECT_EQ(c.launch.slurm.partition, "gpu");
+  EXPECT_EQ(c.launch.slurm.time, "00:30:00");
+  EXPECT_EQ(c.launch.slurm.gpus_per_node, 4);
+  EXPECT_EQ(c.launch.slurm.extra_args, (std::vector<std::string>{"--exclude=n3"}));
+  const Setting* partition = c.settings.find("launch.slurm.partition");
+  ASSERT_NE(partition, nullptr);
+  EXPECT_EQ(partition->origin.line, 4);
+}
+
+TEST_F(ConfigTest, SlurmTableKeysAreChecked) {
+  Errors errors = load_errors("[launch.slurm]\npartiton = \"gpu\"\ngpus_per_node = -1\n");
+  EXPECT_THAT(join(errors), HasSubstr("did you mean 'partition'?"));
+  EXPECT_THAT(join(errors), HasSubstr("launch.slurm.gpus_per_node"));
+  EXPECT_THAT(join(load_errors("", {"launch.launcher=slurm+torchrum"})),
+              HasSubstr("slurm+torchrun"));
+}
+
 }  // namespace
 }  // namespace bigmac::config

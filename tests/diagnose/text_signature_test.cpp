@@ -233,6 +233,53 @@ TEST(TextSignatures, FallbackInsideAnExplainedTracebackIsDropped) {
   EXPECT_EQ(diagnoses[0].id, "state_dict_size_mismatch");
 }
 
+TEST(TextSignatures, SlurmNodeFailureNamesTheNode) {
+  // srun 22.05.8 and slurmstepd on the local test cluster, n2 set down mid-step.
+  const auto diagnoses = diagnose_fixture("slurm/node_failure.log");
+  ASSERT_GE(diagnoses.size(), 2u);
+  EXPECT_EQ(diagnoses[0].id, "slurm_node_failure");
+  EXPECT_EQ(diagnoses[0].klass, "node_failure");
+  EXPECT_THAT(diagnoses[0].symptom, HasSubstr("node n2 failed"));
+  EXPECT_EQ(diagnoses[1].id, "slurm_step_cancelled_node_failure");
+}
+
+TEST(TextSignatures, AFailedRanksOwnLastLinesAreMatchedFirst) {
+  auto files = collect_log_files(
+      {std::string(BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures/nccl/watchdog_after_oom")});
+  ASSERT_TRUE(files);
+  std::vector<logs::RankLog> logs;
+  for (const auto& f : *files) {
+    auto ranks = read_log_records(f);
+    ASSERT_TRUE(ranks);
+    std::move(ranks->begin(), ranks->end(), std::back_inserter(logs));
+  }
+  // Alone, the out-of-memory line (specificity 95) leads; the rank that exited non-zero said
+  // something else on its stderr, and that is matched before everything else.
+  const std::vector<RankErrorLines> own = {
+      {1, {"Traceback (most recent call last):", "RuntimeError: Address already in use"}}};
+  MetricInput input;
+  input.logs = logs;
+  input.exit_errors = own;
+  const auto diagnoses = diagnoser().diagnose(input);
+  ASSERT_GE(diagnoses.size(), 2u);
+  EXPECT_EQ(diagnoses[0].id, "eaddrinuse_generic");
+  EXPECT_EQ(diagnoses[0].failed_rank, 1);
+  EXPECT_EQ(diagnoses[0].evidence.front().file, "rank1.stderr (last lines)");
+  EXPECT_EQ(diagnoses[1].id, "cuda_out_of_memory");
+  // A signature found in those lines is not repeated from the full logs.
+  const std::vector<RankErrorLines> oom = {
+      {2,
+       {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 2 has a "
+        "total capacity of 79.11 GiB of which 12.73 GiB is free. Including non-PyTorch "
+        "memory, this process has 66.37 GiB memory in use."}}};
+  input.exit_errors = oom;
+  const auto again = diagnoser().diagnose(input);
+  EXPECT_EQ(std::count_if(again.begin(), again.end(),
+                          [](const Diagnosis& d) { return d.id == "cuda_out_of_memory"; }),
+            1);
+  EXPECT_EQ(again[0].id, "cuda_out_of_memory");
+}
+
 TEST(TextSignatures, CleanRunHasNoDiagnosis) { EXPECT_TRUE(diagnose_fixture("clean").empty()); }
 
 }  // namespace

@@ -53,13 +53,55 @@ TEST(ExitStatus, RanksStoppedAtANonFiniteLossAreLeftToFiniteLoss) {
   }
   const CheckResult r = run_check(check_exit_status, stopped, p);
   EXPECT_TRUE(r.passed) << r.message;
-  EXPECT_NE(r.message.find("4 stopped by the orchestrator at a non-finite loss"),
-            std::string::npos)
+  EXPECT_NE(r.message.find("4 stopped by the orchestrator at a non-finite loss"), std::string::npos)
       << r.message;
 
   // A rank that crashed by itself still fails, even when others were stopped.
   stopped.ranks[1].exit = RankEnding{true, 3, {}, false, {}, false};
   EXPECT_FALSE(run_check(check_exit_status, stopped, p).passed);
+}
+
+TEST(ExitStatus, AFailedRanksOwnStderrLinesAndNodeAreTheEvidenceAheadOfStoppedRanks) {
+  const GatePlan p = plan("dp");
+  GateEvidence e = dp_evidence();
+  for (RankEvidence& r : e.ranks) {
+    r.exit = RankEnding{
+        true, {}, "SIGKILL", false, "stopped by the orchestrator after another rank failed", false};
+    r.exit.stopped = true;
+    r.exit.node = r.rank < 2 ? "n1" : "n2";
+  }
+  RankEnding& failed = e.ranks[3].exit;
+  failed = RankEnding{true, 2, {}, false, {}, false};
+  failed.node = "n2";
+  failed.error_lines = {"Traceback (most recent call last):",
+                        "bigmac-train: error: RANK and WORLD_SIZE must be set together"};
+  e.ranks[3].context.add(logs::TextLine{at(3, 9), "a stdout line, not the evidence", false});
+  const CheckResult r = run_check(check_exit_status, e, p);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("first: rank 3: exit 2 on node n2"), std::string::npos) << r.message;
+  ASSERT_GE(r.evidence.size(), 3u);
+  EXPECT_EQ(r.evidence[0].text, "rank 3: exit 2 on node n2");
+  EXPECT_EQ(r.evidence[1].text, "stderr: Traceback (most recent call last):");
+  EXPECT_EQ(r.evidence[2].text,
+            "stderr: bigmac-train: error: RANK and WORLD_SIZE must be set together");
+  EXPECT_NE(r.evidence[3].text.find("rank 0: killed by SIGKILL on node n1 (stopped by the "
+                                    "orchestrator after another rank failed)"),
+            std::string::npos)
+      << r.evidence[3].text;
+}
+
+TEST(ExitStatus, RanksOnAFailedNodeSaySo) {
+  const GatePlan p = plan("dp");
+  GateEvidence e = dp_evidence();
+  e.ranks[2].exit = RankEnding{true, {}, "SIGTERM", false, {}, false};
+  e.ranks[2].exit.stopped = true;
+  e.ranks[2].exit.node = "n2";
+  e.ranks[2].exit.node_failed = true;
+  const CheckResult r = run_check(check_exit_status, e, p);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("rank 2: killed by SIGTERM on node n2 (Slurm reported the node failed)"),
+            std::string::npos)
+      << r.message;
 }
 
 TEST(ProcessGroupFormed, EveryRankWithThePlannedWorld) {

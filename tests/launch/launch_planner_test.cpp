@@ -136,16 +136,31 @@ TEST(LaunchPlanner, TorchrunRunsPythonScriptsThroughPython) {
   EXPECT_EQ(plan->processes[0].spec.argv.back(), "3");
 }
 
-TEST(LaunchPlanner, SlurmRendersOneSrunForTheWholeJob) {
+/// No SLURM_* variables: the orchestrator runs outside an allocation.
+const char* no_env(const char*) { return nullptr; }
+
+TEST(LaunchPlanner, SlurmStartsEveryRankThroughTheWrapper) {
   config::Config c = make_config("slurm", 4, "cuda");
   c.launch.nnodes = 2;
-  c.launch.master_addr = "node001";
-  auto plan = plan_launch(c, make_inputs());
+  c.launch.slurm.partition = "gpu";
+  c.launch.slurm.time = "00:30:00";
+  c.launch.slurm.extra_args = {"--exclude=n3", "--mem=0"};
+  PlanInputs in = make_inputs();
+  in.environment = no_env;
+  in.rank_env_program = "/opt/bigmac/bigmac-rank-env";
+  in.job_name = "bigmac-test";
+  auto plan = plan_launch(c, in);
   ASSERT_TRUE(plan) << plan.error().format();
   ASSERT_EQ(plan->processes.size(), 1u);
   EXPECT_EQ(plan->world_size, 8);
+  EXPECT_FALSE(plan->slurm.inside_allocation);
+  EXPECT_EQ(plan->slurm.cpus_per_node, 8);
+  EXPECT_EQ(plan->slurm.gpus_per_node, 4);
   const std::vector<std::string>& argv = plan->processes[0].spec.argv;
   const std::vector<std::string> head = {"srun",
+                                         "--partition=gpu",
+                                         "--time=00:30:00",
+                                         "--job-name=bigmac-test",
                                          "--nodes=2",
                                          "--ntasks=8",
                                          "--ntasks-per-node=4",
@@ -155,13 +170,124 @@ TEST(LaunchPlanner, SlurmRendersOneSrunForTheWholeJob) {
                                          "--unbuffered",
                                          "--export=ALL",
                                          "--gpus-per-task=1",
+                                         "--exclude=n3",
+                                         "--mem=0",
+                                         "/opt/bigmac/bigmac-rank-env",
+                                         "--from",
+                                         "slurm",
+                                         "--master-port",
+                                         "29555",
+                                         "--scontrol",
+                                         "scontrol",
+                                         "--",
                                          "/opt/bigmac/bigmac-train"};
+  ASSERT_GT(argv.size(), head.size());
   EXPECT_TRUE(std::equal(head.begin(), head.end(), argv.begin()));
-  EXPECT_EQ(plan->processes[0].spec.env.at("MASTER_ADDR"), "node001");
-  EXPECT_EQ(plan->processes[0].spec.env.at("WORLD_SIZE"), "8");
+  // The wrapper derives RANK and WORLD_SIZE per task; srun is not given half of them.
+  EXPECT_EQ(plan->processes[0].spec.env.count("WORLD_SIZE"), 0u);
+  EXPECT_EQ(plan->processes[0].spec.env.count("RANK"), 0u);
+  EXPECT_TRUE(contains(argv, "/run/gate/rank{rank}.log"));
+  EXPECT_EQ(plan->master_addr, "<first node of the step>");
   EXPECT_EQ(plan->ranks[5].node_rank, 1);
   EXPECT_EQ(plan->ranks[5].local_rank, 1);
-  EXPECT_EQ(plan->ranks[5].env.at("RANK"), "5");
+}
+
+TEST(LaunchPlanner, SlurmInsideAnAllocationAddsAStepAndLeavesJobOptions) {
+  config::Config c = make_config("slurm", 2);
+  c.launch.nnodes = 2;
+  c.launch.slurm.partition = "gpu";
+  c.launch.slurm.account = "proj";
+  PlanInputs in = make_inputs();
+  in.environment = [](const char* name) -> const char* {
+    const std::string n = name;
+    if (n == "SLURM_JOB_ID") return "77";
+    if (n == "SLURM_JOB_NODELIST") return "node[007-008]";
+    return nullptr;
+  };
+  auto plan = plan_launch(c, in);
+  ASSERT_TRUE(plan) << plan.error().format();
+  EXPECT_TRUE(plan->slurm.inside_allocation);
+  EXPECT_EQ(plan->slurm.job_id, "77");
+  EXPECT_EQ(plan->master_addr, "node007");
+  const std::vector<std::string>& argv = plan->processes[0].spec.argv;
+  EXPECT_FALSE(contains(argv, "--partition=gpu"));
+  EXPECT_FALSE(contains(argv, "--account=proj"));
+  EXPECT_FALSE(contains(argv, "--master-addr"));
+}
+
+TEST(LaunchPlanner, SlurmPassesAnExplicitMasterAddress) {
+  config::Config c = make_config("slurm", 2);
+  c.launch.master_addr = "10.0.0.5";
+  c.settings.entries.push_back(
+      config::Setting{"launch.master_addr",
+                      std::string("10.0.0.5"),
+                      config::Origin{config::SourceKind::kCommandLine, "--set", 0, 0},
+                      {}});
+  PlanInputs in = make_inputs();
+  in.environment = no_env;
+  auto plan = plan_launch(c, in);
+  ASSERT_TRUE(plan) << plan.error().format();
+  const std::vector<std::string>& argv = plan->processes[0].spec.argv;
+  auto at = std::find(argv.begin(), argv.end(), "--master-addr");
+  ASSERT_NE(at, argv.end());
+  EXPECT_EQ(*(at + 1), "10.0.0.5");
+  EXPECT_TRUE(plan->slurm.explicit_master_addr);
+
+  // A loopback address cannot be reached from another node: the first node is used instead.
+  c.launch.master_addr = "127.0.0.1";
+  auto loopback = plan_launch(c, in);
+  ASSERT_TRUE(loopback);
+  EXPECT_FALSE(loopback->slurm.explicit_master_addr);
+  EXPECT_EQ(loopback->master_addr, "<first node of the step>");
+}
+
+TEST(LaunchPlanner, SlurmTorchrunRunsOneAgentPerNodeWithC10dRendezvous) {
+  config::Config c = make_config("slurm+torchrun", 2);
+  c.launch.nnodes = 2;
+  PlanInputs in = make_inputs();
+  in.environment = no_env;
+  in.rank_env_program = "/opt/bigmac/bigmac-rank-env";
+  in.job_name = "bigmac-test";
+  auto plan = plan_launch(c, in);
+  ASSERT_TRUE(plan) << plan.error().format();
+  ASSERT_EQ(plan->processes.size(), 1u);
+  const std::vector<std::string>& argv = plan->processes[0].spec.argv;
+  EXPECT_TRUE(contains(argv, "--ntasks=2"));
+  EXPECT_TRUE(contains(argv, "--ntasks-per-node=1"));
+  EXPECT_TRUE(contains(argv, "--cpus-per-task=4"));  // 2 ranks x 2 threads
+  EXPECT_TRUE(contains(argv, "slurm-node"));
+  EXPECT_TRUE(contains(argv, "torchrun"));
+  EXPECT_TRUE(contains(argv, "{node_rank}"));
+  EXPECT_TRUE(contains(argv, "{master_addr}:{master_port}"));
+  EXPECT_TRUE(contains(argv, "c10d"));
+  EXPECT_TRUE(contains(argv, "/run/gate/torchrun-node{node_rank}"));
+  // Workers write their own output files through the wrapper.
+  EXPECT_TRUE(contains(argv, "--output"));
+  EXPECT_EQ(plan->ranks[3].stderr_path, "/run/gate/rank3.stderr");
+  EXPECT_EQ(plan->ranks[3].stdout_path, "/run/gate/rank3.stdout");
+}
+
+TEST(LaunchPlanner, TorchrunWithSeveralNodesStartsOneAgentPerNodeOnThisHost) {
+  config::Config c = make_config("torchrun", 2);
+  c.launch.nnodes = 2;
+  PlanInputs in = make_inputs();
+  in.rank_env_program = "/opt/bigmac/bigmac-rank-env";
+  in.job_name = "bigmac-test";
+  auto plan = plan_launch(c, in);
+  ASSERT_TRUE(plan) << plan.error().format();
+  ASSERT_EQ(plan->processes.size(), 2u);
+  for (int node = 0; node < 2; ++node) {
+    const std::vector<std::string>& argv = plan->processes[node].spec.argv;
+    auto at = std::find(argv.begin(), argv.end(), "--node_rank");
+    ASSERT_NE(at, argv.end());
+    EXPECT_EQ(*(at + 1), std::to_string(node));
+    EXPECT_TRUE(contains(argv, "127.0.0.1:29555"));
+    EXPECT_TRUE(contains(argv, "--rdzv_backend"));
+    EXPECT_TRUE(contains(argv, "bigmac-test"));  // one rendezvous id for both agents
+    EXPECT_TRUE(contains(argv, "/run/gate/torchrun-node" + std::to_string(node)));
+    EXPECT_EQ(plan->processes[node].ranks, (std::vector<int>{node * 2, node * 2 + 1}));
+  }
+  EXPECT_EQ(plan->ranks[2].stderr_path, "/run/gate/rank2.stderr");
 }
 
 TEST(LaunchPlanner, ErrorsNameTheKeyAndSuggest) {
@@ -176,6 +302,7 @@ TEST(LaunchPlanner, ErrorsNameTheKeyAndSuggest) {
   ASSERT_FALSE(nodes);
   EXPECT_EQ(nodes.error().key, "launch.nnodes");
   EXPECT_NE(nodes.error().message.find("nnodes = 2"), std::string::npos);
+  EXPECT_NE(nodes.error().hint.find("slurm"), std::string::npos);
 
   auto devices = plan_launch(make_config("builtin", 2, "tpu"), make_inputs());
   ASSERT_FALSE(devices);

@@ -104,7 +104,8 @@ TEST(ReportInput, AttemptResultRoundTrips) {
   AttemptResult r{"failed",
                   1764412800.5,
                   3.25,
-                  {{0, 0, "", 3.2, ""}, {1, std::nullopt, "SIGKILL", 3.1, "boom"}}};
+                  {{0, 0, "", 3.2, "", "n1", false, {}},
+                   {1, std::nullopt, "SIGKILL", 3.1, "boom", "n2", true, {"Traceback", "boom"}}}};
   const AttemptResult back = attempt_result_from_json(to_json(r));
   EXPECT_EQ(back.status, "failed");
   EXPECT_DOUBLE_EQ(back.started_at, 1764412800.5);
@@ -113,6 +114,9 @@ TEST(ReportInput, AttemptResultRoundTrips) {
   EXPECT_FALSE(back.ranks[1].exit_code);
   EXPECT_EQ(back.ranks[1].signal, "SIGKILL");
   EXPECT_EQ(back.ranks[1].first_error_line, "boom");
+  EXPECT_EQ(back.ranks[0].node, "n1");
+  EXPECT_TRUE(back.ranks[1].node_failed);
+  EXPECT_EQ(back.ranks[1].error_lines, (std::vector<std::string>{"Traceback", "boom"}));
 }
 
 TEST(ReportFiles, WritesAllFourAndAppendsTheStepSummary) {

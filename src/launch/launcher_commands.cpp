@@ -1,0 +1,106 @@
+#include "launch/launcher_commands.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace bigmac::launch {
+namespace {
+
+bool is_python_script(const std::string& program) {
+  return program.size() > 3 && program.compare(program.size() - 3, 3, ".py") == 0;
+}
+
+void append(std::vector<std::string>& to, const std::vector<std::string>& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
+std::string rank_env(const PlanInputs& inputs) {
+  return inputs.rank_env_program.empty() ? default_rank_env_program() : inputs.rank_env_program;
+}
+
+}  // namespace
+
+std::string default_rank_env_program() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("bigmac-rank-env") : (self.parent_path() / "bigmac-rank-env").string();
+}
+
+std::vector<std::string> torchrun_agent_argv(const LaunchPlan& plan, const PlanInputs& inputs,
+                                             const std::string& node_rank,
+                                             const std::string& endpoint,
+                                             const std::vector<std::string>& trainer_argv) {
+  // srun's agents always meet in a c10d rendezvous on the step's first node, found per node.
+  const bool several = plan.nnodes > 1 || plan.launcher == LauncherKind::kSlurmTorchrun;
+  std::vector<std::string> argv = {inputs.torchrun_program, "--nnodes", std::to_string(plan.nnodes),
+                                   "--nproc_per_node", std::to_string(plan.nproc_per_node)};
+  if (several) {
+    // c10d: the agents meet at the endpoint and number themselves; the agent whose host
+    // matches the endpoint serves the store (on one host the first to bind it).
+    append(argv, {"--node_rank", node_rank, "--rdzv_backend", "c10d", "--rdzv_endpoint", endpoint,
+                  "--rdzv_id", plan.slurm.job_name});
+  } else {
+    append(argv, {"--node_rank", "0", "--master_addr", plan.master_addr, "--master_port",
+                  std::to_string(plan.master_port)});
+  }
+  // No restarts: a failure is evidence for the gate, not something to retry. A 1 s monitor
+  // interval (default 5 s) lets a worker's exit reach us quickly.
+  // --tee 1 copies each worker's stdout to its file and to our pipe with a [default<i>]:
+  // prefix, which the log parser uses to attribute lines to ranks. torch 1.13 on Python 3.11
+  // cannot parse the values 0 and 3 (its Std IntFlag iteration skips NONE and ALL), and 0 is
+  // the default of --redirects, so stderr is redirected (2) to the per-rank files explicitly.
+  append(argv, {"--max_restarts", "0", "--monitor_interval", "1", "--redirects", "2", "--tee", "1",
+                "--log_dir",
+                (inputs.log_dir / (several ? "torchrun-node" + node_rank : "torchrun")).string()});
+  const bool python = is_python_script(plan.trainer_program);
+  if (!several) {
+    if (!python) argv.push_back("--no_python");
+    append(argv, trainer_argv);
+    return argv;
+  }
+  // [default<i>] names a local rank, the same on every node: with several agents each worker
+  // writes rank<R>.stdout/.stderr of its own instead, through the wrapper.
+  append(argv, {"--no_python", rank_env(inputs), "--from", "torchrun", "--output",
+                inputs.log_dir.string(), "--"});
+  if (python) append(argv, {"python3", "-u"});
+  append(argv, trainer_argv);
+  return argv;
+}
+
+std::vector<std::string> srun_argv(const LaunchPlan& plan, const config::LaunchConfig& launch,
+                                   const PlanInputs& inputs, bool explicit_master_addr,
+                                   const std::vector<std::string>& program) {
+  const bool per_node = plan.launcher == LauncherKind::kSlurmTorchrun;
+  const config::SlurmConfig& sc = launch.slurm;
+  std::vector<std::string> argv = {inputs.srun_program};
+  // Inside an allocation the job already has its partition, account and time limit.
+  if (!plan.slurm.inside_allocation) {
+    if (!sc.partition.empty()) argv.push_back("--partition=" + sc.partition);
+    if (!sc.account.empty()) argv.push_back("--account=" + sc.account);
+    if (!sc.time.empty()) argv.push_back("--time=" + sc.time);
+  }
+  // --label prefixes every line with "<task>: "; --kill-on-bad-exit ends the step when one
+  // task fails, as the builtin launcher stops the others.
+  append(argv, {"--job-name=" + plan.slurm.job_name, fmt::format("--nodes={}", plan.nnodes),
+                fmt::format("--ntasks={}", per_node ? plan.nnodes : plan.world_size),
+                fmt::format("--ntasks-per-node={}", per_node ? 1 : plan.nproc_per_node),
+                fmt::format("--cpus-per-task={}",
+                            per_node ? plan.slurm.cpus_per_node : launch.threads_per_rank),
+                "--kill-on-bad-exit=1", "--label", "--unbuffered", "--export=ALL"});
+  if (sc.gpus_per_node > 0) {
+    argv.push_back(fmt::format("--gpus-per-node={}", sc.gpus_per_node));
+  } else if (plan.devices == "cuda") {
+    argv.push_back(per_node ? fmt::format("--gpus-per-node={}", plan.nproc_per_node)
+                            : std::string("--gpus-per-task=1"));
+  }
+  append(argv, sc.extra_args);
+  append(argv, {rank_env(inputs), "--from", per_node ? "slurm-node" : "slurm", "--master-port",
+                std::to_string(plan.master_port), "--scontrol", inputs.scontrol_program});
+  if (explicit_master_addr) append(argv, {"--master-addr", plan.master_addr});
+  argv.push_back("--");
+  append(argv, program);
+  return argv;
+}
+
+}  // namespace bigmac::launch

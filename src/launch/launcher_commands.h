@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "launch/launch_plan.h"
+#include "launch/launch_planner.h"
+
+namespace bigmac::launch {
+
+/// The program bigmac-rank-env next to the running program (/proc/self/exe's folder).
+std::string default_rank_env_program();
+
+/// One torchrun agent (node `node_rank` of plan.nnodes). With one node it is torchrun's
+/// standalone form; with several, a c10d rendezvous at master_addr:master_port, each worker
+/// wrapped by bigmac-rank-env so that its output lands in rank<R>.stdout/.stderr. Under
+/// slurm+torchrun `node_rank` and the endpoint are placeholders the per-node wrapper fills in.
+std::vector<std::string> torchrun_agent_argv(const LaunchPlan& plan, const PlanInputs& inputs,
+                                             const std::string& node_rank,
+                                             const std::string& endpoint,
+                                             const std::vector<std::string>& trainer_argv);
+
+/// srun for the whole gate: job options outside an allocation, the task layout, --label, the
+/// [launch.slurm] options, then bigmac-rank-env in front of `program`.
+std::vector<std::string> srun_argv(const LaunchPlan& plan, const config::LaunchConfig& launch,
+                                   const PlanInputs& inputs, bool explicit_master_addr,
+                                   const std::vector<std::string>& program);
+
+}  // namespace bigmac::launch
