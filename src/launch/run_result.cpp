@@ -18,6 +18,8 @@ std::string_view run_status_name(RunStatus status) {
       return "interrupted";
     case RunStatus::kLaunchFailed:
       return "launch failed";
+    case RunStatus::kStoppedEarly:
+      return "stopped early";
   }
   return "?";
 }
@@ -37,6 +39,7 @@ std::string RunResult::summary() const {
   for (std::size_t i = 1; i < failures.size(); ++i) out += "\n  then: " + failures[i].describe();
   for (const Stall& s : stalls) out += "\n  " + s.describe();
   if (non_finite) out += "\n  " + non_finite->describe();
+  if (!stop_reason.empty()) out += "\n  " + stop_reason;
   return out;
 }
 

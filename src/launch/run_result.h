@@ -22,6 +22,7 @@ enum class RunStatus {
   kNonFinite,     ///< the watchdog stopped the run: a non-finite loss
   kInterrupted,   ///< cancelled (Ctrl-C); the CLI exits 130
   kLaunchFailed,  ///< a process could not be started (missing binary, permission)
+  kStoppedEarly,  ///< stopped on request: the gate's records already fail it for good
 };
 
 std::string_view run_status_name(RunStatus status);
@@ -62,6 +63,7 @@ struct RunResult {
   std::optional<ProcessFailure> root_cause;  ///< the earliest failure
   std::vector<Stall> stalls;
   std::optional<NonFiniteLoss> non_finite;
+  std::string stop_reason;  ///< kStoppedEarly: why (RunOptions::stop_request's answer)
   std::optional<Error> launch_error;
   pid_t process_group = 0;
   Clock::duration duration{};
