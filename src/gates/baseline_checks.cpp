@@ -62,6 +62,7 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
         {step_evidence(ctx, step,
                        fmt::format("step {} {}={:.6g} (baseline {:.6g})", step, prefix,
                                    c.observed_value, c.baseline_value))});
+    if (baseline::divergence_is_certain(c)) r.certain_at = step;
     const bool at_first =
         !ctx.baseline->steps.empty() && step == ctx.baseline->steps.front().global_step;
     r.route_back =

@@ -24,11 +24,13 @@ std::vector<std::string> CheckParams::strings(const std::string& key,
 }
 
 CheckResult pass(std::string name, std::string message, std::vector<CheckEvidence> evidence) {
-  return CheckResult{std::move(name), true, std::move(message), std::move(evidence), {}};
+  return CheckResult{std::move(name),     true, std::move(message),
+                     std::move(evidence), {},   std::nullopt};
 }
 
 CheckResult fail(std::string name, std::string message, std::vector<CheckEvidence> evidence) {
-  return CheckResult{std::move(name), false, std::move(message), std::move(evidence), {}};
+  return CheckResult{std::move(name),     false, std::move(message),
+                     std::move(evidence), {},    std::nullopt};
 }
 
 }  // namespace bigmac::gates

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct CheckResult {
   std::string message;
   std::vector<CheckEvidence> evidence;
   std::string route_back;
+  /// Set on a failure that no later record can undo (a logged value already diverged from the
+  /// baseline, a step was logged twice): the step since which it is certain, -1 before the
+  /// first step. A gate still running is stopped there (gates/early_stop.h).
+  std::optional<std::int64_t> certain_at;
 };
 
 /// Typed access to a gate's [params], with the check's default when a key is absent.

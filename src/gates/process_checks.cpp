@@ -18,7 +18,13 @@ CheckResult check_exit_status(const CheckContext& ctx) {
   std::vector<CheckEvidence> bad;
   std::int64_t clean = 0;
   std::int64_t stopped = 0;
-  for (const RankEvidence& r : ctx.evidence.ranks) {
+  // A stalled rank is the cause the others' exits follow from: it comes first.
+  std::vector<const RankEvidence*> order;
+  for (const RankEvidence& r : ctx.evidence.ranks) order.push_back(&r);
+  std::stable_partition(order.begin(), order.end(),
+                        [](const RankEvidence* r) { return r->exit.stalled; });
+  for (const RankEvidence* rank : order) {
+    const RankEvidence& r = *rank;
     if (r.exit.clean()) {
       ++clean;
       continue;
