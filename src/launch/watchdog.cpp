@@ -149,8 +149,10 @@ SilenceLimit Watchdog::limit_for(const RankState& state) const {
 
 WatchdogVerdict Watchdog::check(Clock::time_point now) const {
   WatchdogVerdict verdict;
-  // Stopped when any rank is past its own limit; then every running rank silent at least that
-  // long is listed, because the rank that hung first may have the longer limit.
+  // Stopped when any rank is past its own limit. Then every running rank silent for half that
+  // long is listed too: in a collective hang all stop within a step or so of each other (a
+  // limit is at least ten steps), and the one that stopped first may have the longer limit or
+  // have logged its last line a moment after the others.
   std::optional<Clock::duration> trigger;
   for (const auto& [rank, state] : ranks_) {
     if (state.exited) continue;
@@ -161,7 +163,7 @@ WatchdogVerdict Watchdog::check(Clock::time_point now) const {
     std::vector<std::pair<const RankState*, Stall>> listed;
     for (const auto& [rank, state] : ranks_) {
       const Clock::duration silent = now - state.last_progress;
-      if (state.exited || silent < *trigger) continue;
+      if (state.exited || silent < *trigger / 2) continue;
       const SilenceLimit limit = limit_for(state);
       Stall stall;
       stall.rank = rank;

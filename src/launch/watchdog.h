@@ -82,8 +82,9 @@ struct NonFiniteLoss {
 
 /// What the watchdog concluded at one instant.
 struct WatchdogVerdict {
-  /// The rank that stopped first, then the ranks that went silent after it: least progress
-  /// (before rendezvous, then the lowest step reached), then the earliest last line.
+  /// Once a rank is past its limit: every running rank silent for at least half that limit, the
+  /// rank that stopped first first: least progress (before rendezvous, then the lowest step
+  /// begun or finished), then the earliest last line.
   std::vector<Stall> stalls;
   std::optional<NonFiniteLoss> non_finite;
   bool stop = false;  ///< the gate should be stopped now

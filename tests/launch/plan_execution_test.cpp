@@ -141,9 +141,9 @@ TEST_F(PlanExecutionTest, StallIsReportedWithItsStepAtTheLimitNotAPollLater) {
   runner_.emit_line(0, step_line(0, 4, "1.0"));
   runner_.emit_line(1, step_line(1, 4, "1.0"));
   int idle = 0;
-  // Rank 1 keeps stepping for 4 more seconds; rank 0 goes silent after step 4.
+  // Rank 1 keeps stepping for 6 more seconds; rank 0 goes silent after step 4.
   runner_.on_idle_poll = [&](FakeProcessRunner& r) {
-    if (++idle <= 2) {
+    if (++idle <= 3) {
       r.wait_seconds(2);
       r.emit_line(1, step_line(1, 4 + idle, "0.9"));
     }
@@ -157,7 +157,7 @@ TEST_F(PlanExecutionTest, StallIsReportedWithItsStepAtTheLimitNotAPollLater) {
   EXPECT_EQ(result.stalls[0].silent_for, seconds(10));
   EXPECT_EQ(clock_.now() - start, seconds(10));
   EXPECT_EQ(result.ranks[0].silent_at_stop, seconds(10));
-  EXPECT_EQ(result.ranks[1].silent_at_stop, seconds(6));
+  EXPECT_EQ(result.ranks[1].silent_at_stop, seconds(4));
 }
 
 TEST_F(PlanExecutionTest, NonFiniteLossStopsTheGateAtThatStep) {
