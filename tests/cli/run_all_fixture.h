@@ -41,18 +41,23 @@ class RunAll : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(root_);
   }
 
-  /// run-all (or another command) on the demo config with a small, fast layout.
-  ProgramResult bringup(std::vector<std::string> args, std::vector<std::string> sets = {}) {
+  /// bigmac-bringup `args`, then --set for base_sets() and `sets`.
+  std::vector<std::string> argv_of(const std::vector<std::string>& args,
+                                   const std::vector<std::string>& sets) const {
     std::vector<std::string> argv = {kBinary};
     argv.insert(argv.end(), args.begin(), args.end());
-    for (const std::string& s : base_sets()) {
+    std::vector<std::string> all = base_sets();
+    all.insert(all.end(), sets.begin(), sets.end());
+    for (const std::string& s : all) {
       argv.push_back("--set");
       argv.push_back(s);
     }
-    for (const std::string& s : sets) {
-      argv.push_back("--set");
-      argv.push_back(s);
-    }
+    return argv;
+  }
+
+  /// run-all (or another command) on the demo config with a small, fast layout.
+  ProgramResult bringup(std::vector<std::string> args, std::vector<std::string> sets = {}) {
+    const std::vector<std::string> argv = argv_of(args, sets);
     // From the repository root, as a user runs it: example configs name their scripts
     // relative to it.
     return run_program(argv, {}, BIGMAC_SOURCE_DIR);
@@ -116,17 +121,7 @@ class RunAll : public ::testing::Test {
   /// run-all in the background, to be interrupted: returns once gate `gate` is running.
   void start_until_running(bigmac::testing::RankHarness& harness, const std::string& gate,
                            const std::vector<std::string>& sets = {}) {
-    std::vector<std::string> argv = {kBinary};
-    for (const std::string& a : run_args()) argv.push_back(a);
-    for (const std::string& s : base_sets()) {
-      argv.push_back("--set");
-      argv.push_back(s);
-    }
-    for (const std::string& s : sets) {
-      argv.push_back("--set");
-      argv.push_back(s);
-    }
-    harness.spawn(argv, {}, root_ / "out.txt", root_ / "err.txt");
+    harness.spawn(argv_of(run_args(), sets), {}, root_ / "out.txt", root_ / "err.txt");
     const bool running = bigmac::testing::wait_until(
         [&] {
           std::ifstream in(root_ / "run" / "state.json");
