@@ -28,6 +28,11 @@ CheckResult pass(std::string name, std::string message, std::vector<CheckEvidenc
                      std::move(evidence), {},   std::nullopt};
 }
 
+CheckResult certain(CheckResult failed, std::int64_t step) {
+  failed.certain_at = step;
+  return failed;
+}
+
 CheckResult fail(std::string name, std::string message, std::vector<CheckEvidence> evidence) {
   return CheckResult{std::move(name),     false, std::move(message),
                      std::move(evidence), {},    std::nullopt};

@@ -58,6 +58,9 @@ struct CheckContext {
 /// Result builders used by every check.
 CheckResult pass(std::string name, std::string message, std::vector<CheckEvidence> evidence = {});
 CheckResult fail(std::string name, std::string message, std::vector<CheckEvidence> evidence = {});
+/// `failed`, marked as a failure no later record can undo, certain since `step` (-1: records
+/// logged before the first step, such as `layout` or `batch`).
+CheckResult certain(CheckResult failed, std::int64_t step);
 
 /// CheckEvidence from any record's origin.
 template <class R>

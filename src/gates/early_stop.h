@@ -25,9 +25,11 @@ bool stops_on_divergence(const GateSpec& spec);
 
 /// The decision, on the records a running gate has logged so far: the first check (in the
 /// gate's order) whose failure is already certain — a baseline comparison whose policy says no
-/// later step can undo it, a step logged twice or out of order, a wrong samples/step — or
-/// nullopt. Checks that fail only because the run is not over yet (missing steps, no `done`,
-/// ranks still running) never count. Pure.
+/// later step can undo it, a step logged twice or out of order, a wrong samples/step, and any
+/// failure a logged record proves for good (a layout, a parameter count or digest, a shape, a
+/// loss on a middle stage, a second checkpoint writer) — or nullopt. Checks that fail only
+/// because the run is not over yet (missing steps, no `done`, ranks still running, a stage
+/// whose layout has not arrived) never count. Pure.
 std::optional<CertainFailure> certain_failure(const GateSpec& spec, const GatePlan& plan,
                                               const GateEvidence& so_far,
                                               const baseline::Baseline* reference);

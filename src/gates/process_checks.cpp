@@ -101,10 +101,15 @@ CheckResult check_single_checkpoint_writer(const CheckContext& ctx) {
   }
   if (writers.empty()) return fail(name, "no rank wrote a checkpoint: nothing to check");
   if (writers.size() > 1) {
-    return fail(name,
-                fmt::format("{} ranks wrote checkpoints: [{}]; exactly one (rank 0) must",
-                            writers.size(), fmt::join(writers, ",")),
-                std::move(evidence));
+    std::int64_t second = 0;  // a second writer is final from its first checkpoint
+    for (const RankEvidence& r : ctx.evidence.ranks) {
+      if (r.rank == writers[1]) second = r.checkpoints.front().step;
+    }
+    return certain(fail(name,
+                        fmt::format("{} ranks wrote checkpoints: [{}]; exactly one (rank 0) must",
+                                    writers.size(), fmt::join(writers, ",")),
+                        std::move(evidence)),
+                   second);
   }
   return pass(name, fmt::format("only rank {} wrote checkpoints", writers.front()),
               std::move(evidence));

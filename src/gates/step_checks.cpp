@@ -17,12 +17,6 @@ CheckResult no_steps(const char* name) {
   return fail(name, "no step records: nothing to check (did the trainer log `step` events?)");
 }
 
-// The batch arithmetic a rank logs before its first step is what every step will use.
-CheckResult certain_before_step_0(CheckResult r) {
-  r.certain_at = -1;
-  return r;
-}
-
 }  // namespace
 
 CheckResult check_finite_loss(const CheckContext& ctx) {
@@ -170,13 +164,13 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
           fmt::format("micro_batch_size={} grad_accum={} dp={} samples_per_step={}",
                       b.micro_batch_size, b.grad_accum, b.dp, b.samples_per_step);
       if (product != b.samples_per_step) {
-        return certain_before_step_0(
-            fail(name,
-                 fmt::format("rank {} logs samples_per_step {} but micro × accum × dp = "
-                             "{} × {} × {} = {}",
-                             r.rank, b.samples_per_step, b.micro_batch_size, b.grad_accum, b.dp,
-                             product),
-                 {evidence_of(b, line)}));
+        return certain(fail(name,
+                            fmt::format("rank {} logs samples_per_step {} but micro × accum × dp = "
+                                        "{} × {} × {} = {}",
+                                        r.rank, b.samples_per_step, b.micro_batch_size,
+                                        b.grad_accum, b.dp, product),
+                            {evidence_of(b, line)}),
+                       -1);
       }
       if (product != want) {
         std::string fix;
@@ -189,12 +183,13 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
         } else {
           fix = fmt::format("choose micro × accum × dp = {}", want);
         }
-        return certain_before_step_0(
+        return certain(
             fail(name,
                  fmt::format("rank {} runs {} samples/step ({} × {} × {}) but {} has {}: {}",
                              r.rank, product, b.micro_batch_size, b.grad_accum, b.dp,
                              reference ? "the baseline" : "the plan", want, fix),
-                 {evidence_of(b, line)}));
+                 {evidence_of(b, line)}),
+            -1);
       }
     }
     for (const logs::StepRecord& s : r.steps) {

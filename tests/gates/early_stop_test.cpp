@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gates/pipeline_checks.h"
+#include "gates/shape_checks.h"
 #include "record_builder.h"
 
 namespace bigmac::gates {
@@ -123,6 +125,34 @@ TEST_F(EarlyStop, AStoppedGateIsJudgedOnWhatItLoggedAndSaysWhereItStopped) {
   const GateVerdict back = verdict_from_json(to_json(v));
   EXPECT_EQ(back.stopped_early, v.stopped_early);
   EXPECT_EQ(back.first_failure()->certain_at, 2);
+}
+
+TEST(CertainFailures, WhatALoggedRecordProvesIsFinalWhatIsStillMissingIsNot) {
+  const GateEvidence pp = pipeline_evidence(2, 4, 1, "1f1b");
+  const GatePlan pp2 = plan("pp2", 1);
+  ASSERT_TRUE(run_check(check_layer_coverage, pp, pp2).passed);
+
+  GateEvidence overlap = pp;
+  overlap.ranks[1].layouts[0].first_layer = 1;  // layer 1 on both stages
+  const CheckResult twice = run_check(check_layer_coverage, overlap, pp2);
+  EXPECT_FALSE(twice.passed);
+  EXPECT_EQ(twice.certain_at, -1) << "layouts come once, before step 0";
+
+  GateEvidence missing = pp;
+  missing.ranks[1].layouts.clear();  // stage 1's layout may still arrive
+  const CheckResult absent = run_check(check_layer_coverage, missing, pp2);
+  EXPECT_FALSE(absent.passed);
+  EXPECT_FALSE(absent.certain_at.has_value()) << absent.message;
+
+  GateEvidence middle = pp;
+  logs::LossRecord loss;
+  loss.at = at(0, 99);
+  loss.global_step = 0;
+  loss.stage = 0;
+  middle.ranks[0].losses.push_back(loss);
+  const CheckResult on_stage_0 = run_check(check_no_middle_stage_loss, middle, plan("shapes", 1));
+  EXPECT_FALSE(on_stage_0.passed);
+  EXPECT_EQ(on_stage_0.certain_at, 0);
 }
 
 }  // namespace
