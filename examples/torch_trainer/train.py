@@ -247,6 +247,8 @@ class Trainer:
             block_forever()
         if self.crash == (self.rank, step) and not (self.model.is_first or self.model.is_last):
             raise RuntimeError(f"rank {self.rank}: stage {self.stage} failed at step {step}")
+        # Begun: a rank hung before this line is told from the ranks that wait for it inside.
+        self.log("heartbeat", global_step=step, phase="start")
         start = time.time()
         lr = self.lr_at(step)
         for group in self.optimizer.param_groups:

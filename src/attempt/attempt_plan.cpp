@@ -15,7 +15,8 @@ namespace fs = std::filesystem;
 
 Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateSpec& spec,
                                    const Reference* reference, const fs::path& run_dir, int attempt,
-                                   const std::vector<std::string>& visible_devices) {
+                                   const std::vector<std::string>& visible_devices,
+                                   int master_port) {
   const auto& specs = context.catalog.specs;
   const auto at = std::find_if(specs.begin(), specs.end(),
                                [&](const gates::GateSpec& s) { return s.id == spec.id; });
@@ -30,6 +31,7 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
                                reference ? reference->samples_per_step() : std::nullopt);
   if (!gate) return tl::unexpected(gate.error());
   plan.gate = std::move(*gate);
+  if (master_port > 0) plan.gate.config.launch.master_port = master_port;
 
   const config::Config& cfg = plan.gate.config;
   const bool yaml = cfg.trainer.kind == "command" && cfg.trainer.gate_config_format == "yaml";

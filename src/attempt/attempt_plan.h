@@ -30,10 +30,12 @@ struct AttemptPlan {
 /// Plans attempt `attempt` of `spec` in `run_dir` against `reference` (nullptr: none yet, the
 /// single-process samples/step is then the reference). `visible_devices` are the CUDA devices
 /// the ranks may use (ignored on CPU). Errors are bad input: a value that cannot be conserved,
-/// a launch that cannot be planned.
+/// a launch that cannot be planned. `master_port` > 0 replaces launch.master_port (the port
+/// claimed for this attempt when the configured one was taken, launch/master_port.h).
 Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateSpec& spec,
                                    const Reference* reference, const std::filesystem::path& run_dir,
-                                   int attempt, const std::vector<std::string>& visible_devices);
+                                   int attempt, const std::vector<std::string>& visible_devices,
+                                   int master_port = 0);
 
 /// Writes what the ranks are started from into the attempt folder: the gate file and
 /// launch-plan.json. The error names the file that could not be written.

@@ -40,6 +40,16 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   launch::RunOptions options = launch::run_options_for(cfg.launch);
   options.cancel = services.cancel;
   options.process_record = run_dir / launch::kProcessRecordName;
+  if (gates::stops_on_divergence(*plan.spec)) {
+    options.stop_request = [&]() -> std::optional<std::string> {
+      gates::GateEvidence so_far;
+      for (int rank : ranks_seen) so_far.add_rank_log(watch.rank_log(rank), gates::RankEnding{});
+      watch.certain = gates::certain_failure(*plan.spec, plan.gate, so_far,
+                                             reference ? &reference->baseline : nullptr);
+      if (!watch.certain) return std::nullopt;
+      return watch.certain->check + ": " + watch.certain->message;
+    };
+  }
   watch.result = launch::execute_plan(
       plan.launch, *runner, *services.clock, options,
       [&](const logs::Record& record, launch::RecordSource source) {
@@ -70,15 +80,20 @@ gates::RankEnding rank_exit(const launch::RankOutcome& outcome, const launch::Ru
       exit.exit_code = outcome.exit->exit_code;
     }
   }
+  // The first stall is the rank that went silent first; the others waited for it.
   for (const launch::Stall& stall : result.stalls) {
-    if (stall.rank == outcome.rank) {
-      exit.stalled = true;
-      exit.detail = stall.describe();
-    }
+    if (stall.rank != outcome.rank) continue;
+    exit.stalled = &stall == &result.stalls.front();
+    exit.detail = exit.stalled
+                      ? stall.describe()
+                      : fmt::format("stopped by the orchestrator after rank {} stalled: {}",
+                                    result.stalls.front().rank, stall.describe());
   }
   if (outcome.stopped_by_us && result.status == launch::RunStatus::kNonFinite) {
     exit.stopped_at_non_finite = true;
     exit.detail = "stopped by the orchestrator: " + result.non_finite->describe();
+  } else if (outcome.stopped_by_us && result.status == launch::RunStatus::kStoppedEarly) {
+    exit.detail = "stopped by the orchestrator: " + result.stop_reason;
   } else if (exit.detail.empty() && outcome.stopped_by_us) {
     exit.detail = "stopped by the orchestrator after another rank failed";
   }

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 
 #include "attempt/attempt_plan.h"
 #include "attempt/attempt_services.h"
 #include "attempt/run_context.h"
+#include "gates/early_stop.h"
 #include "gates/gate_evidence.h"
 #include "launch/run_result.h"
 #include "logs/rank_log.h"
@@ -20,13 +22,17 @@ struct AttemptWatch {
   /// A trainer may write its events to both; the log file wins when it has any line.
   std::map<int, logs::RankLog> from_file;
   std::map<int, logs::RankLog> from_streams;
+  /// Why the ranks were stopped early (launch status kStoppedEarly): the gate's first failure
+  /// that no later record could undo, found on the records as they came.
+  std::optional<gates::CertainFailure> certain;
 
   /// One rank's records: its log file's when it wrote one (plus the context lines of its
   /// streams), else its streams'.
   logs::RankLog rank_log(int rank) const;
 };
 
-/// Starts the plan's ranks on a fresh runner and watches them to the end (watchdog, Ctrl-C),
+/// Starts the plan's ranks on a fresh runner and watches them to the end (watchdog, Ctrl-C, and
+/// the gate's first certain failure unless the gate says stop_on_divergence = false),
 /// reporting ranks coming up and the loss owner's steps (against `reference`) to progress.
 AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* reference,
                               const std::filesystem::path& run_dir, AttemptServices& services);

@@ -9,6 +9,8 @@
 #include "attempt/attempt_verdict.h"
 #include "attempt/attempt_watch.h"
 #include "baseline/baseline.h"
+#include "gates/early_stop.h"
+#include "launch/master_port.h"
 #include "launch/preflight.h"
 
 namespace bigmac::attempt {
@@ -62,6 +64,14 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
                                                : std::vector<std::string>{};
   auto plan = plan_attempt(context, *spec, reference, run_dir, attempt, devices);
   if (!plan) return aborted(plan.error().format());
+  // Claimed until the ranks are gone, so that no other run takes the port after preflight.
+  auto port = launch::reserve_master_port(plan->gate.config.launch);
+  if (!port) return aborted(port.error().format());
+  if (port->port != plan->gate.config.launch.master_port) {
+    plan = plan_attempt(context, *spec, reference, run_dir, attempt, devices, port->port);
+    if (!plan) return aborted(plan.error().format());
+    services.progress->message(port->note);
+  }
   if (auto written = write_attempt_plan(*plan); !written) {
     return aborted(written.error().format());
   }
@@ -90,6 +100,10 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
 
   const gates::GateEvidence evidence = gather_evidence(watch);
   gates::GateVerdict verdict = evaluate(*plan, evidence, reference);
+  if (watch.result.status == launch::RunStatus::kStoppedEarly && watch.certain) {
+    verdict = gates::judge_stopped_early(std::move(verdict), *watch.certain, evidence, gp,
+                                         reference ? &reference->baseline : nullptr);
+  }
   std::vector<diagnose::Diagnosis> diagnoses;
   if (verdict.passed && plan->index == 0 && !reference) {
     auto recorded = record_run_baseline(context, run_dir, *plan, evidence);
@@ -105,6 +119,10 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   }
   if (auto w = persist_attempt(*plan, watch, evidence, verdict, diagnoses); !w) {
     return aborted(w.error().format());
+  }
+  // The port was taken between preflight and the bind: infrastructure, not the trainer's fault.
+  if (!diagnoses.empty() && diagnoses.front().klass == "port_in_use") {
+    return aborted("master port collision: " + diagnoses.front().symptom);
   }
   progress.gate_finished(gate,
                          verdict.passed ? gates::GateStatus::kPassed : gates::GateStatus::kFailed,

@@ -170,6 +170,17 @@ MetricComparison compare_metric(const Baseline& reference, const Baseline& obser
   return c;
 }
 
+bool divergence_is_certain(const MetricComparison& c) {
+  if (!c.first_divergent_step) return false;
+  switch (c.tolerance.policy) {
+    case Policy::kExact:
+    case Policy::kRelative:
+    case Policy::kMagnitude:
+      return true;
+  }
+  return false;
+}
+
 std::string fingerprint_difference(const Fingerprint& o, const Fingerprint& r) {
   std::vector<std::string> parts;
   auto add = [&](const char* name, const std::string& a, const std::string& b) {

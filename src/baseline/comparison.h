@@ -65,6 +65,13 @@ struct MetricComparison {
 MetricComparison compare_metric(const Baseline& reference, const Baseline& observed, Metric metric,
                                 const Tolerance& tolerance);
 
+/// Whether a failed tolerance check of a run that is still going (its first steps only) is
+/// final: no later step can undo it. Every policy states it: exact, relative and magnitude judge
+/// each step on its own, so the first divergent step is final; a policy that needs later steps
+/// to confirm a divergence answers from its own definition. A run that is stopped as soon as
+/// this holds is judged on what it logged so far.
+bool divergence_is_certain(const MetricComparison& comparison);
+
 /// The named outcome of DESIGN §4.
 enum class Outcome {
   kMatch,       ///< exact and tolerance checks pass

@@ -27,12 +27,15 @@ struct LaunchConfig {
   int nproc_per_node = 4;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  std::string devices = "cpu";       ///< cpu | cuda | auto
-  std::string backend = "auto";      ///< auto | gloo | nccl
-  std::string launcher = "builtin";  ///< builtin | torchrun | slurm | slurm+torchrun
-  int threads_per_rank = 1;          ///< torch intra-op threads of each rank (OMP_NUM_THREADS)
-  double init_timeout_s = 60;        ///< rendezvous / process group creation limit
-  double stall_timeout_s = 60;       ///< no progress from a rank for this long = stalled
+  std::string devices = "cpu";      ///< cpu | cuda | auto
+  std::string backend = "auto";     ///< auto | gloo | nccl
+  std::string launcher = "builtin"; ///< builtin | torchrun | slurm | slurm+torchrun
+  int threads_per_rank = 1;         ///< torch intra-op threads of each rank (OMP_NUM_THREADS)
+  double init_timeout_s = 60;       ///< rendezvous / process group creation limit
+  double stall_timeout_s = 60;      ///< the most silence a rank is allowed after rendezvous
+  double stall_min_s = 5;           ///< the adaptive stall limit's floor
+  double stall_factor = 10;         ///< adaptive stall limit = factor × median step time
+  bool pick_free_port = false;      ///< master_port taken: use the next free port above it
   SlurmConfig slurm;
 
   int world_size() const { return nnodes * nproc_per_node; }

@@ -76,7 +76,16 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("launch", "init_timeout_s", kLaunch, kFloat, launch.init_timeout_s,
                    "limit for forming the process group", 0, kNone),
       BIGMAC_FIELD("launch", "stall_timeout_s", kLaunch, kFloat, launch.stall_timeout_s,
-                   "a rank with no log progress for this long is stalled", 0, kNone),
+                   "the most silence allowed a rank after rendezvous (the adaptive limit's cap)", 0,
+                   kNone),
+      BIGMAC_FIELD("launch", "stall_min_s", kLaunch, kFloat, launch.stall_min_s,
+                   "after 2 timed steps a rank is stalled when silent for max(stall_min_s, "
+                   "stall_factor × its median step time)",
+                   0, kNone),
+      BIGMAC_FIELD("launch", "stall_factor", kLaunch, kFloat, launch.stall_factor,
+                   "see stall_min_s (0: no adaptive limit, stall_timeout_s always)", 0, kNone),
+      BIGMAC_FIELD("launch", "pick_free_port", kLaunch, kBool, launch.pick_free_port,
+                   "when master_port is taken, use the next free port above it", kNone, kNone),
       // [launch.slurm]
       BIGMAC_FIELD("launch.slurm", "partition", kLaunch, kString, launch.slurm.partition,
                    "srun --partition outside an allocation (empty: the default one)", kNone, kNone),

@@ -233,8 +233,81 @@ void samples_per_step(const MetricInput& in, std::vector<Finding>& out) {
                  evidence.rank});
 }
 
+// The first step whose lr differs from the baseline's by the world size (or dp, or its square
+// root), with the factor; nullptr when none does.
+struct LrScaling {
+  const Sourced<logs::StepRecord>* step = nullptr;
+  double ratio = 0;
+  double baseline_lr = 0;
+  std::int64_t dp = 0;
+  std::string scaled_by;  ///< the factor in the words of the setting that explains it
+};
+
+LrScaling lr_scaled_with_world(const MetricInput& in,
+                               const std::vector<Sourced<logs::StepRecord>>& steps) {
+  const auto& base = *in.baseline;
+  LrScaling out;
+  for (const auto& s : steps) {
+    const auto step = s.record->global_step;
+    if (!s.record->lr || step < 0 || static_cast<std::size_t>(step) >= base.lr.size() ||
+        !base.lr[static_cast<std::size_t>(step)]) {
+      continue;
+    }
+    if (!close_to(*s.record->lr, *base.lr[static_cast<std::size_t>(step)], in.limits.lr_rtol, 0)) {
+      out.step = &s;
+      break;
+    }
+  }
+  if (out.step == nullptr) return out;
+  std::int64_t dp = 0;
+  for (const auto& b : all_of<logs::BatchRecord>(in.logs)) dp = std::max(dp, b.record->dp);
+  int world = 0;
+  for (const auto& run : all_of<logs::RunRecord>(in.logs))
+    world = std::max(world, run.record->world_size);
+  out.baseline_lr = *base.lr[static_cast<std::size_t>(out.step->record->global_step)];
+  out.ratio = out.baseline_lr != 0 ? *out.step->record->lr / out.baseline_lr : 0;
+  out.dp = dp > 0 ? dp : world;
+  const auto matches = [&](double n) { return n > 1 && std::fabs(out.ratio - n) <= 0.01 * n; };
+  if (matches(static_cast<double>(dp))) {
+    out.scaled_by = fmt::format("data-parallel size (dp {})", dp);
+  } else if (matches(static_cast<double>(world))) {
+    out.scaled_by = fmt::format("world size ({})", world);
+  } else if (matches(std::sqrt(static_cast<double>(dp)))) {
+    out.scaled_by = fmt::format("square root of the data-parallel size (√{} = {})", dp,
+                                number(std::sqrt(static_cast<double>(dp))));
+  } else {
+    out.step = nullptr;
+  }
+  return out;
+}
+
+// A gate stopped at grad_norm's divergence while the loss still matched: the gradients differ
+// though the forward pass agrees.
+void grad_norm_while_loss_matches(const MetricInput& in,
+                                  const std::vector<Sourced<logs::StepRecord>>& steps,
+                                  std::vector<Finding>& out) {
+  const auto& base = in.baseline->grad_norm;
+  for (const auto& s : steps) {
+    const auto step = s.record->global_step;
+    if (!s.record->grad_norm || step < 0 || static_cast<std::size_t>(step) >= base.size() ||
+        !base[static_cast<std::size_t>(step)]) {
+      continue;
+    }
+    const double expected = *base[static_cast<std::size_t>(step)];
+    if (close_to(*s.record->grad_norm, expected, in.limits.grad_norm_rtol, 0)) continue;
+    out.push_back({"grad_norm_diverges_while_loss_matches",
+                   {{"step", std::to_string(step)},
+                    {"grad_norm", number(*s.record->grad_norm)},
+                    {"baseline_grad_norm", number(expected)}},
+                   {step_evidence(s)},
+                   s.record->at.rank});
+    return;
+  }
+}
+
 // Loss against the baseline: wrong from step 0 (→ shapes), or right at first then diverging
-// (→ dp; the learning rate scaled with the world size when the logged lr says so).
+// (→ dp; the learning rate scaled with the world size when the logged lr says so). A gate
+// stopped at the lr's divergence, before the loss could follow, gets the lr finding alone.
 void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   if (in.baseline == nullptr || in.baseline->loss.empty()) return;
   const auto by_rank = steps_by_rank(in.logs);
@@ -255,7 +328,21 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
       break;
     }
   }
-  if (diverged == nullptr) return;
+  const LrScaling lr = base.lr.empty() ? LrScaling{} : lr_scaled_with_world(in, *steps);
+  if (diverged == nullptr) {
+    if (lr.step == nullptr) grad_norm_while_loss_matches(in, *steps, out);
+    if (lr.step != nullptr) {
+      out.push_back({"lr_scaled_before_loss_diverged",
+                     {{"step", std::to_string(lr.step->record->global_step)},
+                      {"ratio", number(lr.ratio)},
+                      {"lr", number(*lr.step->record->lr)},
+                      {"baseline_lr", number(lr.baseline_lr)},
+                      {"dp", std::to_string(lr.dp)}},
+                     {step_evidence(*lr.step)},
+                     lr.step->record->at.rank});
+    }
+    return;
+  }
   const logs::StepRecord& r = *diverged->record;
   const std::string baseline_loss = number(*base.loss[static_cast<std::size_t>(r.global_step)]);
   if (r.global_step == 0) {
@@ -265,58 +352,23 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
                    r.at.rank});
     return;
   }
-  // The first step whose lr differs from the baseline's.
-  const Sourced<logs::StepRecord>* lr_differs = nullptr;
-  for (const auto& s : *steps) {
-    const auto step = s.record->global_step;
-    if (!s.record->lr || step < 0 || static_cast<std::size_t>(step) >= base.lr.size() ||
-        !base.lr[static_cast<std::size_t>(step)]) {
-      continue;
-    }
-    if (!close_to(*s.record->lr, *base.lr[static_cast<std::size_t>(step)], in.limits.lr_rtol, 0)) {
-      lr_differs = &s;
-      break;
-    }
-  }
-  std::int64_t dp = 0;
-  for (const auto& b : all_of<logs::BatchRecord>(in.logs)) dp = std::max(dp, b.record->dp);
-  int world = 0;
-  for (const auto& run : all_of<logs::RunRecord>(in.logs))
-    world = std::max(world, run.record->world_size);
-  if (world == 0 && in.launch != nullptr) world = in.launch->planned_world_size;
-  if (lr_differs != nullptr) {
-    const auto step = static_cast<std::size_t>(lr_differs->record->global_step);
-    const double base_lr = *base.lr[step];
-    const double ratio = base_lr != 0 ? *lr_differs->record->lr / base_lr : 0;
-    const auto matches = [&](double n) { return n > 1 && std::fabs(ratio - n) <= 0.01 * n; };
-    // What the lr was multiplied by, in the words of the setting that explains the factor.
-    std::string scaled_by;
-    if (matches(static_cast<double>(dp))) {
-      scaled_by = fmt::format("data-parallel size (dp {})", dp);
-    } else if (matches(static_cast<double>(world))) {
-      scaled_by = fmt::format("world size ({})", world);
-    } else if (matches(std::sqrt(static_cast<double>(dp)))) {
-      scaled_by = fmt::format("square root of the data-parallel size (√{} = {})", dp,
-                              number(std::sqrt(static_cast<double>(dp))));
-    }
-    if (!scaled_by.empty()) {
-      // The logged baseline lr may be a warmup fraction; the setting to keep is train.lr.
-      const std::string keep =
-          in.configured.lr ? fmt::format("train.lr at its configured {}", number(*in.configured.lr))
-                           : std::string("train.lr at the value the baseline ran with");
-      out.push_back({"lr_scaled_with_world_size",
-                     {{"step", std::to_string(r.global_step)},
-                      {"lr_step", std::to_string(step)},
-                      {"ratio", number(ratio)},
-                      {"lr", number(*lr_differs->record->lr)},
-                      {"baseline_lr", number(base_lr)},
-                      {"dp", std::to_string(dp > 0 ? dp : world)},
-                      {"scaled_by", scaled_by},
-                      {"keep", keep}},
-                     {step_evidence(*lr_differs), step_evidence(*diverged)},
-                     r.at.rank});
-      return;
-    }
+  if (lr.step != nullptr) {
+    // The logged baseline lr may be a warmup fraction; the setting to keep is train.lr.
+    const std::string keep =
+        in.configured.lr ? fmt::format("train.lr at its configured {}", number(*in.configured.lr))
+                         : std::string("train.lr at the value the baseline ran with");
+    out.push_back({"lr_scaled_with_world_size",
+                   {{"step", std::to_string(r.global_step)},
+                    {"lr_step", std::to_string(lr.step->record->global_step)},
+                    {"ratio", number(lr.ratio)},
+                    {"lr", number(*lr.step->record->lr)},
+                    {"baseline_lr", number(lr.baseline_lr)},
+                    {"dp", std::to_string(lr.dp)},
+                    {"scaled_by", lr.scaled_by},
+                    {"keep", keep}},
+                   {step_evidence(*lr.step), step_evidence(*diverged)},
+                   r.at.rank});
+    return;
   }
   out.push_back({"loss_diverges_after_match",
                  {{"step", std::to_string(r.global_step)},
@@ -336,6 +388,8 @@ const std::vector<MetricRuleSpec>& specs() {
       {"samples_per_step_mismatch", {"found", "expected", "micro", "accum", "dp", "setting"}},
       {"lr_scaled_with_world_size",
        {"step", "lr_step", "ratio", "lr", "baseline_lr", "dp", "scaled_by", "keep"}},
+      {"lr_scaled_before_loss_diverged", {"step", "ratio", "lr", "baseline_lr", "dp"}},
+      {"grad_norm_diverges_while_loss_matches", {"step", "grad_norm", "baseline_grad_norm"}},
       {"loss_diverges_after_match", {"step", "loss", "baseline_loss"}},
       {"loss_wrong_from_first_step", {"loss", "baseline_loss"}},
       {"stage_without_forward", {"stage", "first_layer", "last_layer", "split_point"}},

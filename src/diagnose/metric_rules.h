@@ -67,6 +67,7 @@ struct MetricLimits {
   double loss_rtol = 1e-3;
   double loss_atol = 1e-5;
   double lr_rtol = 1e-6;
+  double grad_norm_rtol = 1e-2;     ///< grad_norm this far from the baseline's differs clearly
   int grad_growth_steps = 5;        ///< consecutive increases that count as growing
   double grad_growth_factor = 2.0;  ///< and the growth over them at least this
   double idle_limit_s = 60;         ///< a pipeline stage idle longer than this starves

@@ -64,6 +64,7 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
                                    c.observed_value, c.baseline_value))});
     r.divergence = MetricDivergence{std::string(baseline::metric_name(metric)), step,
                                     c.observed_value, c.baseline_value, tol};
+    if (baseline::divergence_is_certain(c)) r.certain_at = step;
     const bool at_first =
         !ctx.baseline->steps.empty() && step == ctx.baseline->steps.front().global_step;
     r.route_back =
@@ -113,12 +114,14 @@ CheckResult check_param_count(const CheckContext& ctx) {
   std::vector<CheckEvidence> evidence;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::ModelRecord& m : r.models) {
+      // The model and layout events come once, before step 0: what they say is final.
       if (total && *total != m.param_count) {
-        return fail(
-            name,
-            fmt::format("rank {} counts {} parameters, rank {} counted {}", r.rank, m.param_count,
-                        evidence.front().rank, *total),
-            {evidence.front(), evidence_of(m, fmt::format("param_count={}", m.param_count))});
+        return certain(
+            fail(name,
+                 fmt::format("rank {} counts {} parameters, rank {} counted {}", r.rank,
+                             m.param_count, evidence.front().rank, *total),
+                 {evidence.front(), evidence_of(m, fmt::format("param_count={}", m.param_count))}),
+            -1);
       }
       total = m.param_count;
       if (evidence.empty())
@@ -148,11 +151,14 @@ CheckResult check_param_count(const CheckContext& ctx) {
       std::vector<CheckEvidence> ev{evidence.front()};
       std::size_t i = 0;
       for (const auto& [stage, l] : stages) ev.push_back(evidence_of(*l, parts[i++]));
-      return fail(name,
-                  fmt::format("stages hold {} parameters ({}) minus {} tied duplicates = {}, "
-                              "but the model has {}",
-                              sum, fmt::join(parts, ", "), tied, sum - tied, *total),
-                  std::move(ev));
+      CheckResult r = fail(name,
+                           fmt::format("stages hold {} parameters ({}) minus {} tied duplicates = "
+                                       "{}, but the model has {}",
+                                       sum, fmt::join(parts, ", "), tied, sum - tied, *total),
+                           std::move(ev));
+      // Final once every stage has logged its layout; a stage still to come may add its part.
+      const bool all_stages = static_cast<int>(stages.size()) == ctx.plan.config.parallel.pp_size;
+      return all_stages ? certain(std::move(r), -1) : r;
     }
     detail = fmt::format(
         "; stages sum to it ({}{})", fmt::join(parts, ", "),
@@ -161,10 +167,11 @@ CheckResult check_param_count(const CheckContext& ctx) {
   }
   if (ctx.baseline && ctx.baseline->structure.param_count &&
       *ctx.baseline->structure.param_count != *total) {
-    return fail(name,
-                fmt::format("the model has {} parameters, the baseline {}", *total,
-                            *ctx.baseline->structure.param_count),
-                std::move(evidence));
+    return certain(fail(name,
+                        fmt::format("the model has {} parameters, the baseline {}", *total,
+                                    *ctx.baseline->structure.param_count),
+                        std::move(evidence)),
+                   -1);
   }
   return pass(name,
               fmt::format("{} parameters on every rank{}{}", *total,
@@ -181,23 +188,26 @@ CheckResult check_param_digest(const CheckContext& ctx) {
       if (!first) {
         first = m;
       } else if (first->param_digest != m.param_digest) {
-        return fail(name,
-                    fmt::format("initial parameters differ between ranks: {} on rank {}, {} on "
-                                "rank {} (seed not shared?)",
-                                first->param_digest, first->at.rank, m.param_digest, m.at.rank),
-                    {evidence_of(*first, "param_digest=" + first->param_digest),
-                     evidence_of(m, "param_digest=" + m.param_digest)});
+        return certain(
+            fail(name,
+                 fmt::format("initial parameters differ between ranks: {} on rank {}, {} on "
+                             "rank {} (seed not shared?)",
+                             first->param_digest, first->at.rank, m.param_digest, m.at.rank),
+                 {evidence_of(*first, "param_digest=" + first->param_digest),
+                  evidence_of(m, "param_digest=" + m.param_digest)}),
+            -1);
       }
     }
   }
   if (!first) return fail(name, "no param_digest logged: nothing to compare");
   if (ctx.baseline && !ctx.baseline->structure.param_digest.empty() &&
       ctx.baseline->structure.param_digest != first->param_digest) {
-    return fail(name,
-                fmt::format("initial parameters {} differ from the baseline's {} (seed or "
-                            "model config changed?)",
-                            first->param_digest, ctx.baseline->structure.param_digest),
-                {evidence_of(*first, "param_digest=" + first->param_digest)});
+    return certain(fail(name,
+                        fmt::format("initial parameters {} differ from the baseline's {} (seed "
+                                    "or model config changed?)",
+                                    first->param_digest, ctx.baseline->structure.param_digest),
+                        {evidence_of(*first, "param_digest=" + first->param_digest)}),
+                   -1);
   }
   return pass(name, fmt::format("initial parameter digest {} on every rank{}", first->param_digest,
                                 ctx.baseline ? ", as in the baseline" : ""));

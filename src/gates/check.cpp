@@ -24,11 +24,16 @@ std::vector<std::string> CheckParams::strings(const std::string& key,
 }
 
 CheckResult pass(std::string name, std::string message, std::vector<CheckEvidence> evidence) {
-  return CheckResult{std::move(name), true, std::move(message), std::move(evidence), {}, {}};
+  return CheckResult{std::move(name), true, std::move(message), std::move(evidence), {}, {}, {}};
+}
+
+CheckResult certain(CheckResult failed, std::int64_t step) {
+  failed.certain_at = step;
+  return failed;
 }
 
 CheckResult fail(std::string name, std::string message, std::vector<CheckEvidence> evidence) {
-  return CheckResult{std::move(name), false, std::move(message), std::move(evidence), {}, {}};
+  return CheckResult{std::move(name), false, std::move(message), std::move(evidence), {}, {}, {}};
 }
 
 }  // namespace bigmac::gates

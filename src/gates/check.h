@@ -39,6 +39,10 @@ struct CheckResult {
   std::vector<CheckEvidence> evidence;
   std::string route_back;
   std::optional<MetricDivergence> divergence;
+  /// Set on a failure that no later record can undo (a logged value already diverged from the
+  /// baseline, a step was logged twice): the step since which it is certain, -1 before the
+  /// first step. A gate still running is stopped there (gates/early_stop.h).
+  std::optional<std::int64_t> certain_at;
 };
 
 /// Typed access to a gate's [params], with the check's default when a key is absent.
@@ -66,6 +70,9 @@ struct CheckContext {
 /// Result builders used by every check.
 CheckResult pass(std::string name, std::string message, std::vector<CheckEvidence> evidence = {});
 CheckResult fail(std::string name, std::string message, std::vector<CheckEvidence> evidence = {});
+/// `failed`, marked as a failure no later record can undo, certain since `step` (-1: records
+/// logged before the first step, such as `layout` or `batch`).
+CheckResult certain(CheckResult failed, std::int64_t step);
 
 /// CheckEvidence from any record's origin.
 template <class R>

@@ -43,9 +43,10 @@ const CheckResult* GateVerdict::first_failure() const {
 
 std::string GateVerdict::summary() const {
   if (passed) return fmt::format("{} passed ({} checks)", gate_id, results.size());
+  const std::string how = stopped_early.empty() ? "" : " (" + stopped_early + ")";
   const CheckResult* f = first_failure();
-  if (!f) return fmt::format("{} failed", gate_id);
-  return fmt::format("{} failed: {}: {}", gate_id, f->name, f->message);
+  if (!f) return fmt::format("{} failed{}", gate_id, how);
+  return fmt::format("{} failed{}: {}: {}", gate_id, how, f->name, f->message);
 }
 
 GateVerdict evaluate_gate(const GateSpec& spec, const GatePlan& plan, const GateEvidence& evidence,
@@ -76,7 +77,8 @@ GateVerdict evaluate_gate(const GateSpec& spec, const GatePlan& plan, const Gate
 }
 
 std::string format_verdict(const GateVerdict& v) {
-  std::string out = fmt::format("gate {}: {}\n", v.gate_id, v.passed ? "PASSED" : "FAILED");
+  std::string out = fmt::format("gate {}: {}{}\n", v.gate_id, v.passed ? "PASSED" : "FAILED",
+                                v.stopped_early.empty() ? "" : " — " + v.stopped_early);
   for (const CheckResult& r : v.results) {
     out += fmt::format("  {} {:<24} {}\n", r.passed ? "ok  " : "FAIL", r.name, r.message);
     if (r.passed) continue;
@@ -105,12 +107,10 @@ nlohmann::json to_json(const GateVerdict& v) {
                            {"route_back", r.route_back}};
     if (r.divergence) item["divergence"] = divergence_json(*r.divergence);
     results.push_back(std::move(item));
+    if (r.certain_at) results.back()["certain_at"] = *r.certain_at;
   }
-  return {{"gate", v.gate_id},
-          {"passed", v.passed},
-          {"route_back", v.route_back},
-          {"checks", results},
-          {"not_run", v.not_run}};
+  return {{"gate", v.gate_id}, {"passed", v.passed},   {"route_back", v.route_back},
+          {"checks", results}, {"not_run", v.not_run}, {"stopped_early", v.stopped_early}};
 }
 
 GateVerdict verdict_from_json(const nlohmann::json& j) {
@@ -120,12 +120,15 @@ GateVerdict verdict_from_json(const nlohmann::json& j) {
   v.passed = j.value("passed", false);
   v.route_back = j.value("route_back", "");
   v.not_run = j.value("not_run", std::vector<std::string>{});
+  v.stopped_early = j.value("stopped_early", "");
   for (const auto& c : j.value("checks", nlohmann::json::array())) {
     CheckResult r;
     r.name = c.value("name", "");
     r.passed = c.value("passed", false);
     r.message = c.value("message", "");
     r.route_back = c.value("route_back", "");
+    if (c.contains("certain_at") && c["certain_at"].is_number_integer())
+      r.certain_at = c["certain_at"].get<std::int64_t>();
     for (const auto& e : c.value("evidence", nlohmann::json::array())) {
       r.evidence.push_back(
           CheckEvidence{e.value("rank", -1), e.value("line", std::int64_t{0}), e.value("text", "")});

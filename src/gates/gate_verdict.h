@@ -21,9 +21,14 @@ struct GateVerdict {
   /// Checks not run and why ("loss_vs_baseline: no baseline yet; this run records one").
   std::vector<std::string> not_run;
   std::string route_back;  ///< of the first failed check; empty on a pass
+  /// "stopped early at step 1 of 20: lr_vs_baseline failed for good at step 0" when the ranks
+  /// were stopped at a certain failure (gates/early_stop.h); empty when the gate ran out.
+  std::string stopped_early;
 
   const CheckResult* first_failure() const;
-  std::string summary() const;  ///< one line: "dp passed (12 checks)" / "dp failed: check: msg"
+  /// One line: "dp passed (12 checks)" / "dp failed: check: msg" / "dp failed (stopped early at
+  /// step 1 of 20: ...): check: msg".
+  std::string summary() const;
 };
 
 /// Runs the spec's checks over the evidence. `reference` is the baseline (nullptr: none yet;

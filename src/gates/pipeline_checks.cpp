@@ -42,12 +42,14 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
       auto [it, fresh] = by_stage.emplace(l.stage, &l);
       if (!fresh &&
           (it->second->first_layer != l.first_layer || it->second->last_layer != l.last_layer)) {
-        return fail(name,
-                    fmt::format("replicas of stage {} disagree: layers {}..{} on rank {}, "
-                                "{}..{} on rank {}",
-                                l.stage, it->second->first_layer, it->second->last_layer,
-                                it->second->at.rank, l.first_layer, l.last_layer, l.at.rank),
-                    {evidence_of(*it->second, "layout"), evidence_of(l, "layout")});
+        return certain(
+            fail(name,
+                 fmt::format("replicas of stage {} disagree: layers {}..{} on rank {}, "
+                             "{}..{} on rank {}",
+                             l.stage, it->second->first_layer, it->second->last_layer,
+                             it->second->at.rank, l.first_layer, l.last_layer, l.at.rank),
+                 {evidence_of(*it->second, "layout"), evidence_of(l, "layout")}),
+            -1);
       }
     }
   }
@@ -67,19 +69,23 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
     if (l->first_layer < 0 || l->last_layer < l->first_layer) {
       // A stage without layers only passes activations on: the split point that made it is
       // outside (0, num_layers), or two split points coincide.
-      return fail(name,
-                  fmt::format("stage {} owns no layer (layers {}..{}); every stage needs at "
-                              "least one: check the split point before it (each split point "
-                              "inside (0, {}))",
-                              stage, l->first_layer, l->last_layer, layers),
-                  {evidence_of(*l, ranges.back())});
+      return certain(
+          fail(name,
+               fmt::format("stage {} owns no layer (layers {}..{}); every stage needs at "
+                           "least one: check the split point before it (each split point "
+                           "inside (0, {}))",
+                           stage, l->first_layer, l->last_layer, layers),
+               {evidence_of(*l, ranges.back())}),
+          -1);
     }
     for (int layer = l->first_layer; layer <= l->last_layer; ++layer) {
       if (layer >= layers) {
-        return fail(name,
-                    fmt::format("stage {} claims layer {} but the model has {} layers (0..{})",
-                                stage, layer, layers, layers - 1),
-                    {evidence_of(*l, ranges.back())});
+        return certain(
+            fail(name,
+                 fmt::format("stage {} claims layer {} but the model has {} layers (0..{})", stage,
+                             layer, layers, layers - 1),
+                 {evidence_of(*l, ranges.back())}),
+            -1);
       }
       owners[static_cast<std::size_t>(layer)].push_back(stage);
     }
@@ -87,8 +93,9 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
   for (int layer = 0; layer < layers; ++layer) {
     const auto& o = owners[static_cast<std::size_t>(layer)];
     if (o.size() != 1) {
-      return fail(name, fmt::format("layer {} is held by {} stages [{}] ({})", layer, o.size(),
-                                    fmt::join(o, ","), fmt::join(ranges, ", ")));
+      return certain(fail(name, fmt::format("layer {} is held by {} stages [{}] ({})", layer,
+                                            o.size(), fmt::join(o, ","), fmt::join(ranges, ", "))),
+                     -1);
     }
   }
   return pass(name, fmt::format("{} layers each in exactly one of {} stages ({})", layers, stages,

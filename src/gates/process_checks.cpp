@@ -28,7 +28,13 @@ CheckResult check_exit_status(const CheckContext& ctx) {
   std::vector<CheckEvidence> consequences;  // ranks stopped because another failed: listed after
   std::int64_t clean = 0;
   std::int64_t stopped = 0;
-  for (const RankEvidence& r : ctx.evidence.ranks) {
+  // A stalled rank is the cause the others' exits follow from: it comes first.
+  std::vector<const RankEvidence*> order;
+  for (const RankEvidence& r : ctx.evidence.ranks) order.push_back(&r);
+  std::stable_partition(order.begin(), order.end(),
+                        [](const RankEvidence* r) { return r->exit.stalled; });
+  for (const RankEvidence* rank : order) {
+    const RankEvidence& r = *rank;
     if (r.exit.clean()) {
       ++clean;
       continue;
@@ -115,10 +121,15 @@ CheckResult check_single_checkpoint_writer(const CheckContext& ctx) {
   }
   if (writers.empty()) return fail(name, "no rank wrote a checkpoint: nothing to check");
   if (writers.size() > 1) {
-    return fail(name,
-                fmt::format("{} ranks wrote checkpoints: [{}]; exactly one (rank 0) must",
-                            writers.size(), fmt::join(writers, ",")),
-                std::move(evidence));
+    std::int64_t second = 0;  // a second writer is final from its first checkpoint
+    for (const RankEvidence& r : ctx.evidence.ranks) {
+      if (r.rank == writers[1]) second = r.checkpoints.front().step;
+    }
+    return certain(fail(name,
+                        fmt::format("{} ranks wrote checkpoints: [{}]; exactly one (rank 0) must",
+                                    writers.size(), fmt::join(writers, ",")),
+                        std::move(evidence)),
+                   second);
   }
   return pass(name, fmt::format("only rank {} wrote checkpoints", writers.front()),
               std::move(evidence));

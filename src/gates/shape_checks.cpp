@@ -41,13 +41,15 @@ CheckResult check_shape_chain(const CheckContext& ctx) {
       if (in == shapes.end()) continue;
       ++pairs;
       if (out->shape != in->second->shape || out->dtype != in->second->dtype) {
-        return fail(
-            name,
-            fmt::format("step {} micro-batch {}: stage {} {}s [{}] {} but stage {} {}s "
-                        "[{}] {}",
-                        step, mb, stage, from, fmt::join(out->shape, ","), out->dtype, stage + 1,
-                        to, fmt::join(in->second->shape, ","), in->second->dtype),
-            {evidence_of(*out, describe(*out)), evidence_of(*in->second, describe(*in->second))});
+        return certain(
+            fail(name,
+                 fmt::format("step {} micro-batch {}: stage {} {}s [{}] {} but stage {} {}s "
+                             "[{}] {}",
+                             step, mb, stage, from, fmt::join(out->shape, ","), out->dtype,
+                             stage + 1, to, fmt::join(in->second->shape, ","), in->second->dtype),
+                 {evidence_of(*out, describe(*out)),
+                  evidence_of(*in->second, describe(*in->second))}),
+            step);
       }
     }
   }
@@ -68,21 +70,23 @@ CheckResult check_fixed_seq_length(const CheckContext& ctx) {
     for (const logs::BatchRecord& b : r.batches) {
       ++checked;
       if (b.seq_length != seq || (b.input_shape.size() >= 2 && b.input_shape[1] != seq)) {
-        return fail(name,
-                    fmt::format("rank {} batch has seq_length {} (input [{}]), expected {}", r.rank,
-                                b.seq_length, fmt::join(b.input_shape, ","), seq),
-                    {evidence_of(b, "batch")});
+        return certain(fail(name,
+                            fmt::format("rank {} batch has seq_length {} (input [{}]), expected {}",
+                                        r.rank, b.seq_length, fmt::join(b.input_shape, ","), seq),
+                            {evidence_of(b, "batch")}),
+                       -1);
       }
     }
     for (const logs::ShapeRecord& s : r.shapes) {
       if (s.shape.size() < 2) continue;
       ++checked;
       if (s.shape[1] != seq) {
-        return fail(name,
-                    fmt::format("step {} {}: sequence length {}, expected {} (ragged tail or a "
-                                "trimmed boundary?)",
-                                s.global_step, describe(s), s.shape[1], seq),
-                    {evidence_of(s, describe(s))});
+        return certain(fail(name,
+                            fmt::format("step {} {}: sequence length {}, expected {} (ragged "
+                                        "tail or a trimmed boundary?)",
+                                        s.global_step, describe(s), s.shape[1], seq),
+                            {evidence_of(s, describe(s))}),
+                       s.global_step);
       }
     }
   }
@@ -106,11 +110,12 @@ CheckResult check_labels_last_stage_only(const CheckContext& ctx) {
       if (s.name != "labels" && s.where != "labels") continue;
       ++labels;
       if (s.stage != last) {
-        return fail(name,
-                    fmt::format("labels logged on stage {}, only the last stage ({}) may hold "
-                                "them",
-                                s.stage, last),
-                    {evidence_of(s, describe(s))});
+        return certain(fail(name,
+                            fmt::format("labels logged on stage {}, only the last stage ({}) "
+                                        "may hold them",
+                                        s.stage, last),
+                            {evidence_of(s, describe(s))}),
+                       s.global_step);
       }
       auto it = logits.find(std::tuple{s.global_step, s.mb});
       if (it == logits.end()) {
@@ -120,10 +125,12 @@ CheckResult check_labels_last_stage_only(const CheckContext& ctx) {
       }
       const auto& l = it->second->shape;
       if (s.shape.size() < 2 || l.size() < 2 || s.shape[0] != l[0] || s.shape[1] != l[1]) {
-        return fail(name,
-                    fmt::format("step {} micro-batch {}: labels [{}] do not match logits [{}]",
-                                s.global_step, s.mb, fmt::join(s.shape, ","), fmt::join(l, ",")),
-                    {evidence_of(s, describe(s)), evidence_of(*it->second, describe(*it->second))});
+        return certain(
+            fail(name,
+                 fmt::format("step {} micro-batch {}: labels [{}] do not match logits [{}]",
+                             s.global_step, s.mb, fmt::join(s.shape, ","), fmt::join(l, ",")),
+                 {evidence_of(s, describe(s)), evidence_of(*it->second, describe(*it->second))}),
+            s.global_step);
       }
     }
   }
@@ -140,11 +147,13 @@ CheckResult check_no_middle_stage_loss(const CheckContext& ctx) {
     for (const logs::LossRecord& l : r.losses) {
       ++losses;
       if (l.stage != last) {
-        return fail(name,
-                    fmt::format("stage {} computed a loss at step {} micro-batch {}; only the "
-                                "last stage ({}) may",
-                                l.stage, l.global_step, l.mb, last),
-                    {evidence_of(l, fmt::format("loss stage={} value={}", l.stage, l.value))});
+        return certain(
+            fail(name,
+                 fmt::format("stage {} computed a loss at step {} micro-batch {}; only the "
+                             "last stage ({}) may",
+                             l.stage, l.global_step, l.mb, last),
+                 {evidence_of(l, fmt::format("loss stage={} value={}", l.stage, l.value))}),
+            l.global_step);
       }
     }
   }

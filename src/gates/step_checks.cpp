@@ -117,26 +117,33 @@ CheckResult check_step_sequence(const CheckContext& ctx) {
   std::int64_t want = 0;
   std::set<std::int64_t> seen;
   for (const logs::StepRecord& s : *steps) {
+    // A step logged twice or out of order stays so whatever comes next.
     if (seen.count(s.global_step)) {
-      return fail(name, fmt::format("global_step {} logged twice", s.global_step),
-                  {evidence_of(s, fmt::format("duplicate step {}", s.global_step))});
+      CheckResult r = fail(name, fmt::format("global_step {} logged twice", s.global_step),
+                           {evidence_of(s, fmt::format("duplicate step {}", s.global_step))});
+      r.certain_at = s.global_step;
+      return r;
     }
     if (s.global_step != want) {
-      return fail(
-          name,
-          fmt::format(
-              "expected global_step {} next, found {}{}", want, s.global_step,
-              s.global_step > want ? fmt::format(" (gap of {})", s.global_step - want) : ""),
-          {evidence_of(s, fmt::format("step {}", s.global_step))});
+      CheckResult r =
+          fail(name,
+               fmt::format(
+                   "expected global_step {} next, found {}{}", want, s.global_step,
+                   s.global_step > want ? fmt::format(" (gap of {})", s.global_step - want) : ""),
+               {evidence_of(s, fmt::format("step {}", s.global_step))});
+      r.certain_at = s.global_step;
+      return r;
     }
     seen.insert(s.global_step);
     ++want;
   }
   if (want != expected) {
-    return fail(
+    CheckResult r = fail(
         name,
         fmt::format("{} steps logged (0..{}), expected {} ({})", want, want - 1, expected, source),
         {evidence_of(steps->back(), fmt::format("last step {}", steps->back().global_step))});
+    if (want > expected) r.certain_at = expected;  // too few can still grow; too many cannot
+    return r;
   }
   return pass(name, fmt::format("steps 0..{} in order, {} as {}", want - 1, want, source));
 }
@@ -157,12 +164,13 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
           fmt::format("micro_batch_size={} grad_accum={} dp={} samples_per_step={}",
                       b.micro_batch_size, b.grad_accum, b.dp, b.samples_per_step);
       if (product != b.samples_per_step) {
-        return fail(name,
-                    fmt::format("rank {} logs samples_per_step {} but micro × accum × dp = "
-                                "{} × {} × {} = {}",
-                                r.rank, b.samples_per_step, b.micro_batch_size, b.grad_accum, b.dp,
-                                product),
-                    {evidence_of(b, line)});
+        return certain(fail(name,
+                            fmt::format("rank {} logs samples_per_step {} but micro × accum × dp = "
+                                        "{} × {} × {} = {}",
+                                        r.rank, b.samples_per_step, b.micro_batch_size,
+                                        b.grad_accum, b.dp, product),
+                            {evidence_of(b, line)}),
+                       -1);
       }
       if (product != want) {
         std::string fix;
@@ -175,22 +183,27 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
         } else {
           fix = fmt::format("choose micro × accum × dp = {}", want);
         }
-        return fail(name,
-                    fmt::format("rank {} runs {} samples/step ({} × {} × {}) but {} has {}: {}",
-                                r.rank, product, b.micro_batch_size, b.grad_accum, b.dp,
-                                reference ? "the baseline" : "the plan", want, fix),
-                    {evidence_of(b, line)});
+        return certain(
+            fail(name,
+                 fmt::format("rank {} runs {} samples/step ({} × {} × {}) but {} has {}: {}",
+                             r.rank, product, b.micro_batch_size, b.grad_accum, b.dp,
+                             reference ? "the baseline" : "the plan", want, fix),
+                 {evidence_of(b, line)}),
+            -1);
       }
     }
     for (const logs::StepRecord& s : r.steps) {
       if (!s.samples_per_step) continue;
       ++compared;
       if (*s.samples_per_step != want) {
-        return fail(name,
-                    fmt::format("step {} logs samples_per_step {}, expected {}", s.global_step,
-                                *s.samples_per_step, want),
-                    {evidence_of(s, fmt::format("step {} samples_per_step={}", s.global_step,
-                                                *s.samples_per_step))});
+        CheckResult result =
+            fail(name,
+                 fmt::format("step {} logs samples_per_step {}, expected {}", s.global_step,
+                             *s.samples_per_step, want),
+                 {evidence_of(s, fmt::format("step {} samples_per_step={}", s.global_step,
+                                             *s.samples_per_step))});
+        result.certain_at = s.global_step;
+        return result;
       }
     }
   }

@@ -13,12 +13,19 @@ class Clock {
 
   virtual ~Clock() = default;
   virtual time_point now() const = 0;
+  /// The same instant as now() on the wall clock, in seconds since the Unix epoch: what log
+  /// lines carry as their `t`.
+  virtual double wall_seconds() const = 0;
 };
 
 /// The monotonic clock of the machine.
 class SteadyClock final : public Clock {
  public:
   time_point now() const override { return std::chrono::steady_clock::now(); }
+  double wall_seconds() const override {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
 };
 
 /// Seconds as a double, for messages and reports.

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "launch/error_line.h"
+#include "launch/line_clock.h"
 #include "launch/log_file_tail.h"
 #include "launch/process_record.h"
 #include "launch/rank_placement.h"
@@ -73,6 +74,8 @@ class Execution {
   bool note_stderr_line(LiveProcess* live, int rank, bool known, const std::string& text);
   std::vector<int> ranks_of(const LiveProcess& live) const;
   void follow_log_files(bool at_end);
+  void observe(const logs::Record& record, int rank, Clock::time_point now, double now_wall);
+  std::optional<std::string> ask_stop_request();
   void attribute_torchrun_failure(const LiveProcess& live, ProcessFailure& failure);
   std::optional<RunStatus> verdict_now();
   RunResult finish(RunStatus status);
@@ -84,12 +87,16 @@ class Execution {
   const RecordSink& on_record_;
   const Clock::time_point start_;
   Watchdog watchdog_;
+  LineClock line_clock_;
+  bool decisive_records_ = false;  // step/batch records since stop_request was last asked
+  std::optional<Clock::time_point> next_stop_request_;
   std::vector<LiveProcess> live_;
   std::map<int, std::size_t> by_spec_rank_;
   std::map<int, ErrorLine> rank_errors_;
   std::map<int, RankPlacement> placements_;
   std::vector<ProcessFailure> failures_;
   WatchdogVerdict last_verdict_;
+  std::string stop_reason_;
   std::map<int, Watchdog::RankState> at_stop_;
   Clock::time_point stop_time_;
   std::vector<logs::Record> scratch_;
@@ -97,8 +104,20 @@ class Execution {
   std::string file_bytes_;
 };
 
+void Execution::observe(const logs::Record& record, int rank, Clock::time_point now,
+                        double now_wall) {
+  if (std::holds_alternative<logs::StepRecord>(record) ||
+      std::holds_alternative<logs::BatchRecord>(record)) {
+    decisive_records_ = true;
+  }
+  const Clock::time_point logged =
+      line_clock_.place(rank, logs::origin_of(record).t, now, now_wall);
+  watchdog_.observe(observation_of(record, rank, logged));
+}
+
 void Execution::follow_log_files(bool at_end) {
   const Clock::time_point now = clock_.now();
+  const double now_wall = clock_.wall_seconds();
   for (RankLogFile& file : log_files_) {
     file_bytes_.clear();
     scratch_.clear();
@@ -106,7 +125,7 @@ void Execution::follow_log_files(bool at_end) {
     if (at_end) file.stream.finish(scratch_);
     for (const logs::Record& record : scratch_) {
       const int rank = logs::origin_of(record).rank;
-      watchdog_.observe(observation_of(record, rank < 0 ? file.rank : rank, now));
+      observe(record, rank < 0 ? file.rank : rank, now, now_wall);
       if (file.source == RecordSource::kStderr) {
         if (const auto* text = std::get_if<logs::TextLine>(&record)) {
           if (note_stderr_line(nullptr, file.rank, true, text->text)) continue;
@@ -136,6 +155,7 @@ void Execution::on_output(int spec_rank, proc::Stream stream, std::string_view b
 void Execution::handle(LiveProcess& live, proc::Stream stream,
                        const std::vector<logs::Record>& records) {
   const Clock::time_point now = clock_.now();
+  const double now_wall = clock_.wall_seconds();
   const std::vector<int>& ranks = live.planned->ranks;
   for (const logs::Record& record : records) {
     int rank = logs::origin_of(record).rank;
@@ -145,7 +165,7 @@ void Execution::handle(LiveProcess& live, proc::Stream stream,
     if (rank < 0 && ranks.size() == 1) rank = ranks.front();
     if (plan_.launcher == LauncherKind::kSlurmTorchrun) rank = -1;
     const bool known = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
-    if (known) watchdog_.observe(observation_of(record, rank, now));
+    if (known) observe(record, rank, now, now_wall);
     if (stream == proc::Stream::kStderr) {
       if (const auto* text = std::get_if<logs::TextLine>(&record)) {
         if (note_stderr_line(&live, rank, known, text->text)) continue;
@@ -245,7 +265,23 @@ std::optional<RunStatus> Execution::verdict_now() {
     return last_verdict_.stalls.empty() ? RunStatus::kNonFinite : RunStatus::kStalled;
   }
   if (runner_.running() == 0) return RunStatus::kSucceeded;
+  if (auto reason = ask_stop_request()) {
+    stop_reason_ = std::move(*reason);
+    return RunStatus::kStoppedEarly;
+  }
   return std::nullopt;
+}
+
+std::optional<std::string> Execution::ask_stop_request() {
+  if (!options_.stop_request || !decisive_records_) return std::nullopt;
+  const Clock::time_point asked = clock_.now();
+  if (next_stop_request_ && asked < *next_stop_request_) return std::nullopt;
+  decisive_records_ = false;
+  std::optional<std::string> reason = options_.stop_request();
+  // Its cost grows with the records; asking again only after ten times that long keeps it
+  // under a tenth of the run while a step is still seen at once when steps are slower.
+  next_stop_request_ = clock_.now() + 9 * (clock_.now() - asked);
+  return reason;
 }
 
 RunResult Execution::run() {
@@ -342,6 +378,7 @@ RunResult Execution::finish(RunStatus status) {
   if (!result.failures.empty()) result.root_cause = result.failures.front();
   if (status == RunStatus::kStalled) result.stalls = last_verdict_.stalls;
   result.non_finite = last_verdict_.non_finite;
+  result.stop_reason = stop_reason_;
   // Each rank once, with the process that carried it (agents' placements first).
   std::map<int, const LiveProcess*> carrier;
   for (const LiveProcess& live : live_) {
@@ -408,12 +445,21 @@ ProgressEvent observation_of(const logs::Record& record, int rank, Clock::time_p
     o.kind = ProgressKind::kStep;
     o.global_step = step->global_step;
     o.loss = step->loss;
+    o.step_ms = step->step_ms;
   } else if (const auto* beat = std::get_if<logs::HeartbeatRecord>(&record)) {
     o.kind = ProgressKind::kHeartbeat;
     o.global_step = beat->global_step;
+    o.began = beat->phase == "start";
   } else if (const auto* layout = std::get_if<logs::LayoutRecord>(&record)) {
     o.kind = ProgressKind::kLayout;
     o.stage = layout->stage;
+  } else if (const auto* eval = std::get_if<logs::EvalRecord>(&record)) {
+    o.kind = eval->phase == "end" ? ProgressKind::kPauseEnd : ProgressKind::kPause;
+    o.global_step = eval->global_step;
+  } else if (const auto* ckpt = std::get_if<logs::CheckpointRecord>(&record)) {
+    // Writing or uploading a checkpoint may go on after the event; the next step ends it.
+    o.kind = ProgressKind::kPause;
+    o.global_step = ckpt->step;
   }
   return o;
 }
@@ -422,6 +468,8 @@ RunOptions run_options_for(const config::LaunchConfig& launch) {
   RunOptions options;
   options.limits.init_timeout = duration_of_seconds(launch.init_timeout_s);
   options.limits.stall_timeout = duration_of_seconds(launch.stall_timeout_s);
+  options.limits.stall_min = duration_of_seconds(launch.stall_min_s);
+  options.limits.stall_factor = launch.stall_factor;
   return options;
 }
 

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "config/config.h"
 #include "launch/clock.h"
@@ -34,9 +36,15 @@ struct RunOptions {
   /// Also follow each rank's own log file (RankAssignment::log_path, the trainer's
   /// `--log-file`), since a trainer may write its events there rather than to stdout.
   bool follow_log_files = true;
+  /// Asked, while ranks run, whether the records so far already decide the gate (a baseline
+  /// comparison that failed for good): a reason stops the run like a stall, with status
+  /// kStoppedEarly. It is asked after new `step` or `batch` records, and at most as often as
+  /// keeps its own cost under a tenth of the time (it reads every record so far).
+  std::function<std::optional<std::string>()> stop_request;
 };
 
-/// RunOptions with the limits of `[launch]` (init_timeout_s, stall_timeout_s); the rest default.
+/// RunOptions with the limits of `[launch]` (init_timeout_s, stall_timeout_s, stall_min_s,
+/// stall_factor); the rest default.
 RunOptions run_options_for(const config::LaunchConfig& launch);
 
 /// Where a record was read: a process's stdout or stderr, or the rank's own log file.
@@ -52,7 +60,7 @@ using RecordSink = std::function<void(const logs::Record& record, RecordSource s
 RunResult execute_plan(const LaunchPlan& plan, proc::ProcessRunner& runner, const Clock& clock,
                        const RunOptions& options, const RecordSink& on_record = {});
 
-/// The watchdog's view of a record of `rank` seen at `time`.
+/// The watchdog's view of a record of `rank` logged at `time`.
 ProgressEvent observation_of(const logs::Record& record, int rank, Clock::time_point time);
 
 }  // namespace bigmac::launch

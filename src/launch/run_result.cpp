@@ -18,6 +18,8 @@ std::string_view run_status_name(RunStatus status) {
       return "interrupted";
     case RunStatus::kLaunchFailed:
       return "launch failed";
+    case RunStatus::kStoppedEarly:
+      return "stopped early";
   }
   return "?";
 }
@@ -39,6 +41,7 @@ std::string RunResult::summary() const {
   for (const std::string& line : node_failure_lines) out += "\n  node failure: " + line;
   for (const Stall& s : stalls) out += "\n  " + s.describe();
   if (non_finite) out += "\n  " + non_finite->describe();
+  if (!stop_reason.empty()) out += "\n  " + stop_reason;
   return out;
 }
 

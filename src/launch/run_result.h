@@ -22,6 +22,7 @@ enum class RunStatus {
   kNonFinite,     ///< the watchdog stopped the run: a non-finite loss
   kInterrupted,   ///< cancelled (Ctrl-C); the CLI exits 130
   kLaunchFailed,  ///< a process could not be started (missing binary, permission)
+  kStoppedEarly,  ///< stopped on request: the gate's records already fail it for good
 };
 
 std::string_view run_status_name(RunStatus status);
@@ -68,6 +69,7 @@ struct RunResult {
   std::optional<ProcessFailure> root_cause;  ///< the earliest failure
   std::vector<Stall> stalls;
   std::optional<NonFiniteLoss> non_finite;
+  std::string stop_reason;  ///< kStoppedEarly: why (RunOptions::stop_request's answer)
   std::optional<Error> launch_error;
   /// Nodes Slurm reported failed during the run, and the lines that said so.
   std::vector<std::string> failed_nodes;

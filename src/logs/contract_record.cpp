@@ -83,6 +83,17 @@ void build_heartbeat(FieldBag& bag, const RecordOrigin& base, std::vector<Record
   auto& r = start<HeartbeatRecord>(bag, base, out);
   bag.require(Key::kGlobalStep);
   bag.read(Key::kGlobalStep, r.global_step);
+  bag.read(Key::kPhase, r.phase);
+  if (!r.phase.empty() && r.phase != "start" && r.phase != "end")
+    bag.fail("field phase: expected start or end");
+}
+
+void build_eval(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<EvalRecord>(bag, base, out);
+  bag.read(Key::kGlobalStep, r.global_step);
+  bag.require(Key::kPhase);
+  bag.read(Key::kPhase, r.phase);
+  if (r.phase != "start" && r.phase != "end") bag.fail("field phase: expected start or end");
 }
 
 void build_mb(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
@@ -147,7 +158,7 @@ constexpr EventBuilder kBuilders[] = {
     {"shape", build_shape},       {"loss", build_loss},           {"run", build_run},
     {"pg_ready", build_pg_ready}, {"batch", build_batch},         {"model", build_model},
     {"layout", build_layout},     {"ckpt", build_ckpt},           {"digest", build_digest},
-    {"done", build_done},
+    {"done", build_done},         {"eval", build_eval},
 };
 
 }  // namespace

@@ -33,6 +33,7 @@ struct RankLog {
   std::vector<CheckpointRecord> checkpoints;
   std::vector<DigestRecord> digests;
   std::vector<DoneRecord> dones;
+  std::vector<EvalRecord> evals;
   ContextWindow context;
   std::int64_t records = 0;      ///< typed records added
   std::int64_t unparseable = 0;  ///< record-looking lines of this rank that could not be read
@@ -89,6 +90,8 @@ const std::vector<R>& RankLog::all() const {
     return checkpoints;
   else if constexpr (std::is_same_v<R, DigestRecord>)
     return digests;
+  else if constexpr (std::is_same_v<R, EvalRecord>)
+    return evals;
   else {
     static_assert(std::is_same_v<R, DoneRecord>, "RankLog::all<R>: R is not a typed record");
     return dones;

@@ -21,6 +21,7 @@ struct EventName {
   std::string_view operator()(const CheckpointRecord&) const { return "ckpt"; }
   std::string_view operator()(const DigestRecord&) const { return "digest"; }
   std::string_view operator()(const DoneRecord&) const { return "done"; }
+  std::string_view operator()(const EvalRecord&) const { return "eval"; }
   std::string_view operator()(const TextLine&) const { return "text"; }
 };
 }  // namespace

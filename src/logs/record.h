@@ -92,6 +92,18 @@ struct StepRecord {
 struct HeartbeatRecord {
   RecordOrigin at;
   std::int64_t global_step = 0;
+  /// "start": the rank began global_step; empty or "end": it finished it. A rank that logs
+  /// when it begins a step lets the watchdog tell the rank that never began it from the ranks
+  /// that wait for it inside.
+  std::string phase;
+};
+
+/// `eval`: the rank pauses training (an evaluation, or other work between steps). From `start`
+/// until its `end` (or the next step) the watchdog allows launch.stall_timeout_s of silence.
+struct EvalRecord {
+  RecordOrigin at;
+  std::int64_t global_step = 0;
+  std::string phase;  ///< "start" or "end"
 };
 
 /// `mb`: one forward or backward pass of one micro-batch on one pipeline stage.
@@ -157,7 +169,7 @@ struct TextLine {
 /// Everything a log stream yields, in line order.
 using Record = std::variant<RunRecord, PgReadyRecord, BatchRecord, ModelRecord, LayoutRecord,
                             StepRecord, HeartbeatRecord, MicroBatchRecord, ShapeRecord, LossRecord,
-                            CheckpointRecord, DigestRecord, DoneRecord, TextLine>;
+                            CheckpointRecord, DigestRecord, DoneRecord, EvalRecord, TextLine>;
 
 /// The origin of any record.
 const RecordOrigin& origin_of(const Record& record);

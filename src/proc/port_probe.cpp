@@ -62,8 +62,7 @@ std::map<unsigned long, int> socket_inodes(int port) {
 
 }  // namespace
 
-std::vector<PortHolder> port_holders(int port) {
-  std::map<unsigned long, int> inodes = socket_inodes(port);
+std::vector<PortHolder> socket_holders(const std::map<unsigned long, std::string>& inodes) {
   std::vector<PortHolder> holders;
   if (inodes.empty()) return holders;
   for (pid_t pid : all_pids()) {
@@ -83,13 +82,19 @@ std::vector<PortHolder> port_holders(int port) {
       PortHolder holder;
       holder.pid = pid;
       holder.command_line = command_line_of(pid);
-      holder.socket_state = tcp_state_name(it->second);
+      holder.socket_state = it->second;
       holders.push_back(std::move(holder));
       break;  // one entry per process is enough
     }
     ::closedir(dir);
   }
   return holders;
+}
+
+std::vector<PortHolder> port_holders(int port) {
+  std::map<unsigned long, std::string> states;
+  for (const auto& [inode, state] : socket_inodes(port)) states[inode] = tcp_state_name(state);
+  return socket_holders(states);
 }
 
 PortProbe probe_port(int port) {

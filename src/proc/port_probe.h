@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,9 @@ PortProbe probe_port(int port);
 /// /proc/net/tcp6 inodes matched against /proc/<pid>/fd links. A socket that is bound but neither
 /// listening nor connected does not appear in those tables, so its holder stays unknown.
 std::vector<PortHolder> port_holders(int port);
+
+/// Processes with a descriptor of one of these sockets (inode -> the state to report), found
+/// through the /proc/<pid>/fd links this user may read.
+std::vector<PortHolder> socket_holders(const std::map<unsigned long, std::string>& inodes);
 
 }  // namespace bigmac::proc

@@ -21,6 +21,7 @@
 
 #include "proc/process_table.h"
 #include "proc/program_path.h"
+#include "proc/rank_shepherd.h"
 
 extern char** environ;
 
@@ -68,35 +69,6 @@ void write_all(int fd, std::string_view bytes) {
     if (n <= 0) return;  // a full disk loses the file copy; streaming to the parser goes on
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
-}
-
-// Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(pid_t parent, pid_t pgid, int in, int out, int err, int report,
-                             const char* dir, const char* program, char* const* argv,
-                             char* const* envp) {
-  ::setpgid(0, pgid);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // The parent may have died before prctl took effect; then nobody would kill us.
-  if (::getppid() != parent) ::_exit(128 + SIGKILL);
-  // Ignored signals survive exec; a rank must start with default dispositions and no mask.
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
-  }
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::dup2(in, STDIN_FILENO);
-  ::dup2(out, STDOUT_FILENO);
-  ::dup2(err, STDERR_FILENO);
-  if (dir != nullptr && ::chdir(dir) != 0) {
-    int e = errno;
-    [[maybe_unused]] ssize_t n = ::write(report, &e, sizeof e);
-    ::_exit(127);
-  }
-  ::execve(program, argv, envp);
-  int e = errno;
-  [[maybe_unused]] ssize_t n = ::write(report, &e, sizeof e);
-  ::_exit(127);
 }
 
 }  // namespace
@@ -156,11 +128,23 @@ Expected<pid_t> PosixProcessRunner::spawn(const RankSpec& spec) {
   std::vector<char*> envp = c_strings(env_strings);
   const std::string dir = spec.working_dir.string();
 
+  ShepherdLaunch launch;
+  launch.orchestrator = self_;
+  launch.stdin_fd = null_in.get();
+  launch.stdout_fd = out.write.get();
+  launch.stderr_fd = err.write.get();
+  launch.report_fd = report.write.get();
+  launch.working_dir = dir.empty() ? nullptr : dir.c_str();
+  launch.program = program->c_str();
+  launch.argv = argv.data();
+  launch.envp = envp.data();
+  launch.end_signal = shepherd_end_signal();
+
   pid_t pid = ::fork();
   if (pid < 0) return fail(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
-    exec_child(self_, pgid_, null_in.get(), out.write.get(), err.write.get(), report.write.get(),
-               dir.empty() ? nullptr : dir.c_str(), program->c_str(), argv.data(), envp.data());
+    ::setpgid(0, pgid_);
+    run_rank_shepherd(launch);
   }
   // Both sides set the group so that neither order of scheduling leaves a window.
   ::setpgid(pid, pgid_ == 0 ? pid : pgid_);
@@ -332,6 +316,18 @@ std::vector<RankExit> PosixProcessRunner::terminate(std::chrono::milliseconds gr
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       PollResult r = poll(std::max(left, std::chrono::milliseconds(1)), sink);
       exits.insert(exits.end(), r.exited.begin(), r.exited.end());
+    }
+    if (running() > 0) {
+      // Each shepherd kills its rank and everything the rank started, also what left the
+      // group; a bounded wait for that, then SIGKILL to the group for anything stuck.
+      for (const auto& child : children_) {
+        if (!child->reaped) ::kill(child->pid, shepherd_end_signal());
+      }
+      const auto end_deadline = Clock::now() + std::chrono::seconds(5);
+      while (running() > 0 && Clock::now() < end_deadline) {
+        PollResult r = poll(std::chrono::milliseconds(100), sink);
+        exits.insert(exits.end(), r.exited.begin(), r.exited.end());
+      }
     }
     if (running() > 0) {
       ::killpg(pgid_, SIGKILL);

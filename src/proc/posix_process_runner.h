@@ -8,15 +8,20 @@
 
 namespace bigmac::proc {
 
-/// The real ProcessRunner: fork + execve, one process group per runner, PR_SET_PDEATHSIG so a
-/// rank dies with the orchestrator, pipes read with poll() and pidfds so that exits wake the loop
-/// without a SIGCHLD handler. Each stream is copied to its own file while it streams, so a rank
-/// that prints 100 MB never blocks on a full pipe.
+/// The real ProcessRunner: fork + execve, one process group per runner, pipes read with poll()
+/// and pidfds so that exits wake the loop without a SIGCHLD handler. Each stream is copied to its
+/// own file while it streams, so a rank that prints 100 MB never blocks on a full pipe.
 ///
-/// The runner makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER): a grandchild
-/// orphaned by its rank is re-parented to us, so terminate() can reap it instead of leaving a
-/// zombie to an init that may not reap. PR_SET_PDEATHSIG fires when the *thread* that spawned a
-/// rank exits, so spawn from a thread that lives as long as the run (normally the main thread).
+/// Every rank runs under a shepherd (proc/rank_shepherd.h): a forked copy of this process that
+/// is the rank's parent and a child subreaper, and exits the way the rank did. The shepherd gets
+/// PR_SET_PDEATHSIG, so when the orchestrator dies — SIGKILL included — it kills the rank and
+/// everything the rank started (torchrun's workers, a command trainer's own children, also those
+/// in another process group or session) before it exits. The pids this runner reports are the
+/// shepherds'. PR_SET_PDEATHSIG fires when the *thread* that spawned a rank exits, so spawn from
+/// a thread that lives as long as the run (normally the main thread).
+///
+/// The runner also makes the calling process a child subreaper, so a shepherd's leftovers come
+/// back to it and terminate() can reap them instead of leaving zombies to an init that may not.
 class PosixProcessRunner final : public ProcessRunner {
  public:
   PosixProcessRunner();

@@ -248,6 +248,9 @@ struct Trainer::State {
     if (setup.faults.crashes(rank, step)) std::abort();
     if (setup.faults.hangs(rank, step)) block_forever();
     if (pp > 1 && setup.faults.stalls(stage, step)) block_forever();
+    // A rank that hangs before this line is the one the watchdog names, not the ranks that
+    // began the step and wait for it in a collective.
+    log.write(log.event("heartbeat").field("global_step", step).field("phase", "start"));
     auto start = Clock::now();
     const double lr = lr_at(step);
     for (auto& group_options : optimizer->param_groups()) {

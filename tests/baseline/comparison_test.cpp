@@ -47,6 +47,22 @@ TEST(CompareMetric, ExactRelativeMagnitude) {
   EXPECT_FALSE(far.within);
 }
 
+TEST(CompareMetric, OnARunStillGoingEveryPolicyOfTodayFailsForGoodAtItsFirstDivergentStep) {
+  const Baseline ref = series({4.0, 3.0, 2.0, 1.5, 1.2});
+  const Baseline two_steps_in = series({4.0, 3.6});
+  for (const Tolerance& t :
+       {Tolerance{Policy::kExact, 0, 0, 1}, Tolerance{Policy::kRelative, 1e-3, 0, 1},
+        Tolerance{Policy::kMagnitude, 0, 0, 1.1}}) {
+    const MetricComparison c = compare_metric(ref, two_steps_in, Metric::kLoss, t);
+    EXPECT_EQ(c.missing, 3) << t.describe();
+    EXPECT_TRUE(divergence_is_certain(c)) << t.describe();
+  }
+  // Within tolerance so far: whatever is missing, nothing is certain yet.
+  const MetricComparison fine =
+      compare_metric(ref, series({4.0, 3.0}), Metric::kLoss, {Policy::kRelative, 1e-3, 0, 1});
+  EXPECT_FALSE(divergence_is_certain(fine));
+}
+
 TEST(CompareMetric, NonFiniteIsNeverWithin) {
   auto c = compare_metric(series({1.0, 1.0}), series({1.0, NAN}), Metric::kLoss,
                           {Policy::kMagnitude, 0, 0, 1e9});

@@ -2,136 +2,11 @@
 // with real processes, and the fault matrix — each injected fault stopped at the gate that must
 // catch it, by the check that must fire, with the run state saying so.
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-
-#include <nlohmann/json.hpp>
-
-#include "testing/rank_harness.h"
-#include "testing/run_program.h"
+#include "run_all_fixture.h"
 
 namespace {
 
-using ::testing::HasSubstr;
-using bigmac::testing::ProgramResult;
-using bigmac::testing::run_program;
-namespace fs = std::filesystem;
-
-const std::string kBinary = std::string(BIGMAC_BIN_DIR) + "/bigmac-bringup";
-const std::string kDemo = std::string(BIGMAC_SOURCE_DIR) + "/configs/demo.toml";
-const std::string kTorchTrainer = std::string(BIGMAC_SOURCE_DIR) + "/configs/torch-trainer.toml";
-
-/// A fresh run directory per test and a port range of its own, so tests can run in parallel.
-class RunAll : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("bigmac-runall-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(root_);
-  }
-
-  /// run-all (or another command) on the demo config with a small, fast layout.
-  ProgramResult bringup(std::vector<std::string> args, std::vector<std::string> sets = {}) {
-    std::vector<std::string> argv = {kBinary};
-    argv.insert(argv.end(), args.begin(), args.end());
-    for (const std::string& s : base_sets()) {
-      argv.push_back("--set");
-      argv.push_back(s);
-    }
-    for (const std::string& s : sets) {
-      argv.push_back("--set");
-      argv.push_back(s);
-    }
-    // From the repository root, as a user runs it: example configs name their scripts
-    // relative to it.
-    return run_program(argv, {}, BIGMAC_SOURCE_DIR);
-  }
-
-  std::vector<std::string> base_sets() const {
-    // A free port per test keeps parallel ctest runs apart.
-    return {"launch.master_port=" + std::to_string(port_), "launch.stall_timeout_s=20",
-            "launch.init_timeout_s=20",
-            "trainer.binary=" + std::string(BIGMAC_BIN_DIR) + "/bigmac-train"};
-  }
-
-  /// The configuration under test: the built-in trainer's demo unless a fixture says otherwise.
-  virtual std::string config() const { return kDemo; }
-
-  std::vector<std::string> run_args(const std::string& command = "run-all") const {
-    return {command, "-c", config(), "--run-dir", (root_ / "run").string(), "--no-baseline"};
-  }
-
-  nlohmann::json state() const {
-    std::ifstream in(root_ / "run" / "state.json");
-    return nlohmann::json::parse(in);
-  }
-
-  /// A field of one gate's row in state.json ("status", "failed_check").
-  std::string gate_field(const std::string& gate, const std::string& field) const {
-    const nlohmann::json s = state();
-    for (const auto& g : s.at("gates")) {
-      if (g.at("id") == gate) return g.value(field, "");
-    }
-    return "missing";
-  }
-  std::string gate_status(const std::string& gate) const { return gate_field(gate, "status"); }
-
-  /// Processes whose command line names this test's run directory (ranks left behind).
-  std::vector<pid_t> leftovers() const {
-    std::vector<pid_t> found;
-    const std::string needle = (root_ / "run").string();
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-      const std::string name = entry.path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-      std::string cmdline((std::istreambuf_iterator<char>(in)), {});
-      const pid_t pid = std::stoi(name);
-      if (cmdline.find(needle) != std::string::npos &&
-          bigmac::testing::process_state(pid) != 'Z') {
-        found.push_back(pid);
-      }
-    }
-    return found;
-  }
-
-  /// run-all in the background, to be interrupted: returns once gate `gate` is running.
-  void start_until_running(bigmac::testing::RankHarness& harness, const std::string& gate) {
-    std::vector<std::string> argv = {kBinary};
-    for (const std::string& a : run_args()) argv.push_back(a);
-    for (const std::string& s : base_sets()) {
-      argv.push_back("--set");
-      argv.push_back(s);
-    }
-    harness.spawn(argv, {}, root_ / "out.txt", root_ / "err.txt");
-    const bool running = bigmac::testing::wait_until(
-        [&] {
-          std::ifstream in(root_ / "run" / "state.json");
-          if (!in) return false;
-          try {
-            const nlohmann::json s = nlohmann::json::parse(in);
-            for (const auto& g : s.at("gates")) {
-              if (g.at("id") == gate && g.at("status") == "running") return true;
-            }
-          } catch (const std::exception&) {
-          }
-          return false;
-        },
-        std::chrono::milliseconds(120000));
-    ASSERT_TRUE(running) << "gate " << gate << " never started";
-  }
-
-  fs::path root_;
-  int port_ = bigmac::testing::free_port();
-};
+using namespace bigmac::testing::e2e;
 
 TEST_F(RunAll, SingleAndDataParallelPassAndRecordABaseline) {
   ProgramResult r = bringup({"run-all", "-c", kDemo, "--run-dir", (root_ / "run").string(),
@@ -202,23 +77,6 @@ TEST_F(RunAll, CtrlCStopsTheRanksSavesTheStateAndResumeFinishes) {
   EXPECT_EQ(gate_status("single"), "passed");
   EXPECT_EQ(gate_status("target"), "passed");
   EXPECT_THAT(resumed.out, ::testing::Not(HasSubstr("invalidated")));
-}
-
-TEST_F(RunAll, SigkillMidGateLosesNothingAndResumeReruns) {
-  bigmac::testing::RankHarness harness;
-  start_until_running(harness, "dp");
-  harness.signal_all(SIGKILL);
-  ASSERT_TRUE(harness.wait_all(std::chrono::milliseconds(20000)));
-  // The ranks die with their parent (PR_SET_PDEATHSIG); nothing is left behind.
-  EXPECT_TRUE(bigmac::testing::wait_until([&] { return leftovers().empty(); },
-                                          std::chrono::milliseconds(20000)));
-  EXPECT_EQ(gate_status("single"), "passed");
-  EXPECT_EQ(gate_status("dp"), "running");
-
-  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--no-baseline"});
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
-  EXPECT_EQ(gate_status("dp"), "passed");
-  EXPECT_EQ(gate_status("target"), "passed");
 }
 
 TEST_F(RunAll, ATrimmedPipelineBoundaryIsDiagnosedAsAShapeMismatchWithTheGateToReturnTo) {
@@ -338,7 +196,7 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
 // | split_out_of_range                   | pp2    | layer_coverage           |
 // | boundary_seq_trim=4, boundary_dtype  | pp2    | exit_status              |
 // | stage_stall=1:3                      | pp2    | exit_status (stalled)    |
-// | untied_sync                          | pp2    | loss_vs_baseline         |
+// | untied_sync                          | pp2    | grad_norm_vs_baseline    |
 // | middle_stage_loss                    | shapes | no_middle_stage_loss     |
 // | all_ranks_checkpoint                 | target | single_checkpoint_writer |
 INSTANTIATE_TEST_SUITE_P(
@@ -369,7 +227,8 @@ INSTANTIATE_TEST_SUITE_P(
         FaultRow{"boundary_dtype", {"faults.boundary_dtype=bf16"}, "pp2", "exit_status"},
         FaultRow{"stage_stall", {"faults.stage_stall=1:3", "launch.stall_timeout_s=3"}, "pp2",
                  "exit_status"},
-        FaultRow{"untied_sync", {"faults.untied_sync=true"}, "pp2", "loss_vs_baseline"},
+        // grad_norm differs from step 0, the loss from step 1: the gate stops at step 0.
+        FaultRow{"untied_sync", {"faults.untied_sync=true"}, "pp2", "grad_norm_vs_baseline"},
         FaultRow{"middle_stage_loss", {"faults.middle_stage_loss=true"}, "shapes",
                  "no_middle_stage_loss"},
         FaultRow{"all_ranks_checkpoint", {"faults.all_ranks_checkpoint=true"}, "target",

@@ -225,6 +225,38 @@ TEST(MetricRules, LrScaledWithTheWorldSizeWhenNoBatchEventSaysDp) {
   EXPECT_THAT(d->fix, HasSubstr("configured 0.001 and do not multiply it by the world size (2)"));
 }
 
+TEST(MetricRules, AGateStoppedAtTheScaledLrBeforeTheLossDivergedIsStillDiagnosed) {
+  // The gate stopped at step 0's lr (a certain divergence): the loss had no time to follow.
+  logs::BatchRecord batch;
+  batch.dp = 4;
+  BaselineValues b = baseline_losses();
+  auto all = run({{"r.log", {batch, step(0, 0, 4.0, 1.0, 4e-3)}}}, &b);
+  EXPECT_EQ(find(all, "lr_scaled_with_world_size"), nullptr);
+  const Diagnosis* d = find(all, "lr_scaled_before_loss_diverged");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->gate, "dp");
+  EXPECT_THAT(d->symptom, HasSubstr("lr at step 0 is 0.004, the baseline's 0.001 (× 4)"));
+  EXPECT_THAT(d->cause, HasSubstr("dp 4"));
+  // An lr that differs by no factor of the world size is not blamed on it.
+  EXPECT_EQ(find(run({{"r.log", {batch, step(0, 0, 4.0, 1.0, 3e-3)}}}, &b),
+                 "lr_scaled_before_loss_diverged"),
+            nullptr);
+}
+
+TEST(MetricRules, GradNormDivergingWhileTheLossMatchesPointsAtGradientSync) {
+  // pp2 with the tied embedding's gradients not summed: the loss matches at step 0, grad_norm
+  // does not, and the gate stopped there.
+  BaselineValues b = baseline_losses();
+  b.grad_norm = std::vector<std::optional<double>>(6, 2.92003);
+  auto all = run({{"r.log", {step(1, 0, 4.0, 2.73136, 1e-3)}}}, &b);
+  const Diagnosis* d = find(all, "grad_norm_diverges_while_loss_matches");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->gate, "pp2");
+  EXPECT_EQ(d->failed_rank, 1);
+  EXPECT_THAT(d->symptom, HasSubstr("from step 0 (2.73136 vs 2.92003)"));
+  EXPECT_TRUE(run({{"r.log", {step(1, 0, 4.0, 2.92, 1e-3)}}}, &b).empty());
+}
+
 TEST(MetricRules, LossDivergingWithSameLrIsNamedWithoutBlamingLr) {
   BaselineValues b = baseline_losses();
   std::vector<logs::Record> records;

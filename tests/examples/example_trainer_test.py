@@ -121,6 +121,11 @@ def of(evs, name):
     return [e for e in evs if e["ev"] == name]
 
 
+def finished(evs):
+    """Heartbeats of finished steps (each step also has one with phase "start")."""
+    return [e for e in of(evs, "heartbeat") if e.get("phase", "end") == "end"]
+
+
 def step_values(evs):
     steps = of(evs, "step")
     return [s["global_step"] for s in steps], [(s["loss"], s["grad_norm"]) for s in steps]
@@ -301,7 +306,7 @@ class Faults(TrainerCase):
         # second — "Connection closed by peer" — when rank 1 goes away.)
         self.assertRegex(text, r"rank +: 1 \(local_rank: 1\)\n +exitcode +: 1 ")
         for rank in (0, 1):
-            self.assertEqual([e["global_step"] for e in of(logs[rank], "heartbeat")], [0, 1, 2])
+            self.assertEqual([e["global_step"] for e in finished(logs[rank])], [0, 1, 2])
             self.assertEqual(of(logs[rank], "done"), [])
 
     def test_hang_rank_stops_progress_until_killed(self):
@@ -314,7 +319,7 @@ class Faults(TrainerCase):
                 out = {}
                 for r in (0, 1):
                     p = d / f"rank{r}.log"
-                    out[r] = len(of(events(p), "heartbeat")) if p.exists() else 0
+                    out[r] = len(finished(events(p))) if p.exists() else 0
                 return out
 
             end = time.monotonic() + DEADLINE_S

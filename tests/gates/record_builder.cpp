@@ -47,7 +47,7 @@ std::vector<logs::Record> healthy_rank(int rank, int world, int steps, bool owns
   out.emplace_back(layout);
   for (int i = 0; i < steps; ++i) {
     const double t = 102 + i;
-    out.emplace_back(logs::HeartbeatRecord{at(rank, ++line, t), i});
+    out.emplace_back(logs::HeartbeatRecord{at(rank, ++line, t), i, ""});
     if (!owns_steps) continue;
     logs::StepRecord s;
     s.at = at(rank, ++line, t + 0.5);

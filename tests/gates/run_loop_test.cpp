@@ -17,7 +17,7 @@ GateOutcome pass_outcome(const std::string& gate, const std::string& seed = "123
   GateOutcome o;
   o.verdict.gate_id = gate;
   o.verdict.passed = true;
-  o.verdict.results.push_back(CheckResult{"finite_loss", true, "ok", {}, {}, {}});
+  o.verdict.results.push_back(CheckResult{"finite_loss", true, "ok", {}, {}, {}, {}});
   o.inputs.config = {{"train.seed", seed}};
   o.inputs.trainer = "bigmac-train 100 1";
   return o;
@@ -27,7 +27,7 @@ GateOutcome fail_outcome(const std::string& gate, const std::string& check,
                          const std::string& route) {
   GateOutcome o;
   o.verdict.gate_id = gate;
-  o.verdict.results.push_back(CheckResult{check, false, "numbers", {}, route, {}});
+  o.verdict.results.push_back(CheckResult{check, false, "numbers", {}, route, {}, {}});
   o.verdict.route_back = route;
   return o;
 }

@@ -198,6 +198,44 @@ TEST_F(PlanExecutionProcessTest, RankHangingAfterAStepStallsThereWhileOthersFini
   expect_nothing_left();
 }
 
+// The adaptive limit with real programs and the real clock: steps of 200 ms give a limit of
+// max(2 s, 10 × 0.2 s) = 2 s once two steps are timed. Silences ten times a step are needed to
+// trip it, so a loaded machine does not.
+class AdaptiveLimitTest : public PlanExecutionProcessTest {
+ protected:
+  void SetUp() override {
+    PlanExecutionProcessTest::SetUp();
+    options_.limits = {seconds(60), seconds(60), true, seconds(2), 10, 2};
+  }
+};
+
+TEST_F(AdaptiveLimitTest, AFirstStepTwentyTimesSlowerIsNoStall) {
+  // Step 0 takes 4 s, twice the limit the later steps get.
+  RunResult result = run(plan(1, {"train", "6", "step-ms", "200", "first-step-ms", "4000"}));
+  EXPECT_EQ(result.status, RunStatus::kSucceeded) << result.summary();
+  expect_nothing_left();
+}
+
+TEST_F(AdaptiveLimitTest, AnAnnouncedEvaluationIsNoStall) {
+  // Before step 3 the rank logs `eval` start, is silent for 4 s, then logs `eval` end.
+  RunResult result =
+      run(plan(1, {"train", "6", "step-ms", "200", "eval-at", "3", "eval-ms", "4000"}));
+  EXPECT_EQ(result.status, RunStatus::kSucceeded) << result.summary();
+  expect_nothing_left();
+}
+
+TEST_F(AdaptiveLimitTest, AHangAfterTimedStepsStallsAtTheAdaptiveLimitWithItsDerivation) {
+  RunResult result = run(plan(1, {"train", "8", "step-ms", "200", "hang-at", "4"}));
+  EXPECT_EQ(result.status, RunStatus::kStalled) << result.summary();
+  ASSERT_EQ(result.stalls.size(), 1u);
+  EXPECT_EQ(result.stalls[0].last_step, 3);
+  EXPECT_EQ(result.stalls[0].limit, seconds(2));
+  EXPECT_EQ(result.stalls[0].limit_basis, "max(stall_min_s 2 s, 10 × median step 0.200 s)");
+  EXPECT_NE(result.summary().find("limit 2.0 s: max(stall_min_s 2 s"), std::string::npos)
+      << result.summary();
+  expect_nothing_left();
+}
+
 TEST_F(PlanExecutionProcessTest, NonFiniteLossStopsTheRunAtItsStep) {
   LaunchPlan p = plan(2, {"train", "2", "hang-at", "1"});
   set_args(p, 0, {"train", "1000", "nan-at", "1", "hang-at", "2"});

@@ -123,10 +123,14 @@ TEST_F(PlanExecutionTest, FirstRankPastItsLimitEndsTheRunAndStubbornRanksAreKill
   RunResult result = run();
   EXPECT_EQ(result.status, RunStatus::kStalled) << result.summary();
   ASSERT_FALSE(result.stalls.empty());
-  // Rank 0 passed rendezvous and stalls at 10 s; the verdict comes then, before rank 1's 30 s.
-  EXPECT_EQ(result.stalls[0].rank, 0);
-  EXPECT_FALSE(result.stalls[0].before_rendezvous);
-  EXPECT_EQ(result.stalls[0].silent_for, seconds(10));
+  // Rank 0 passed rendezvous and stalls at 10 s; the verdict comes then, before rank 1's 30 s,
+  // and names rank 1 first: it never reached the rendezvous rank 0 waits in.
+  ASSERT_EQ(result.stalls.size(), 2u);
+  EXPECT_EQ(result.stalls[0].rank, 1);
+  EXPECT_TRUE(result.stalls[0].before_rendezvous);
+  EXPECT_EQ(result.stalls[1].rank, 0);
+  EXPECT_FALSE(result.stalls[1].before_rendezvous);
+  EXPECT_EQ(result.stalls[1].silent_for, seconds(10));
   EXPECT_EQ(runner_.sigkill_sent(), 1);
   EXPECT_EQ(result.ranks[1].exit->signal, SIGKILL);
 }
@@ -137,9 +141,9 @@ TEST_F(PlanExecutionTest, StallIsReportedWithItsStepAtTheLimitNotAPollLater) {
   runner_.emit_line(0, step_line(0, 4, "1.0"));
   runner_.emit_line(1, step_line(1, 4, "1.0"));
   int idle = 0;
-  // Rank 1 keeps stepping for 4 more seconds; rank 0 goes silent after step 4.
+  // Rank 1 keeps stepping for 6 more seconds; rank 0 goes silent after step 4.
   runner_.on_idle_poll = [&](FakeProcessRunner& r) {
-    if (++idle <= 2) {
+    if (++idle <= 3) {
       r.wait_seconds(2);
       r.emit_line(1, step_line(1, 4 + idle, "0.9"));
     }
@@ -153,7 +157,7 @@ TEST_F(PlanExecutionTest, StallIsReportedWithItsStepAtTheLimitNotAPollLater) {
   EXPECT_EQ(result.stalls[0].silent_for, seconds(10));
   EXPECT_EQ(clock_.now() - start, seconds(10));
   EXPECT_EQ(result.ranks[0].silent_at_stop, seconds(10));
-  EXPECT_EQ(result.ranks[1].silent_at_stop, seconds(6));
+  EXPECT_EQ(result.ranks[1].silent_at_stop, seconds(4));
 }
 
 TEST_F(PlanExecutionTest, NonFiniteLossStopsTheGateAtThatStep) {
@@ -189,6 +193,61 @@ TEST_F(PlanExecutionTest, CancelTearsDownAndReportsInterrupted) {
   EXPECT_EQ(result.status, RunStatus::kInterrupted);
   EXPECT_EQ(runner_.sigterm_sent(), 1);
   EXPECT_TRUE(result.failures.empty());
+}
+
+TEST_F(PlanExecutionTest, AStopRequestEndsTheRunAsStoppedEarlyAtTheStepThatDecidedIt) {
+  for (int r = 0; r < 2; ++r) runner_.emit_line(r, pg_ready_line(r));
+  runner_.emit_line(0, step_line(0, 0, "4.0"));
+  int steps_seen_when_asked = -1;
+  options_.stop_request = [&]() -> std::optional<std::string> {
+    steps_seen_when_asked = 0;
+    for (const logs::Record& r : records_) {
+      if (const auto* s = std::get_if<logs::StepRecord>(&r)) {
+        ++steps_seen_when_asked;
+        if (s->loss && *s->loss > 8) return "loss diverges at step 1";
+      }
+    }
+    return std::nullopt;
+  };
+  int idle = 0;
+  runner_.on_idle_poll = [&](FakeProcessRunner& r) {
+    r.wait_seconds(1);
+    ++idle;
+    r.emit_line(0, step_line(0, idle, idle == 1 ? "9.0" : "3.0"));
+  };
+  RunResult result = run();
+  EXPECT_EQ(result.status, RunStatus::kStoppedEarly) << result.summary();
+  EXPECT_EQ(result.stop_reason, "loss diverges at step 1");
+  EXPECT_EQ(steps_seen_when_asked, 2) << "decided at the step that settled it, not later";
+  EXPECT_EQ(runner_.sigterm_sent(), 1);
+  EXPECT_TRUE(result.ranks[0].stopped_by_us);
+  EXPECT_TRUE(result.failures.empty());
+  EXPECT_NE(result.summary().find("stopped early"), std::string::npos);
+  EXPECT_NE(result.summary().find("loss diverges at step 1"), std::string::npos);
+}
+
+TEST_F(PlanExecutionTest, AStopRequestIsAskedOnlyAfterNewStepsAndNeverOnceTheRanksExited) {
+  int asked = 0;
+  options_.stop_request = [&]() -> std::optional<std::string> {
+    ++asked;
+    return "stop";
+  };
+  for (int r = 0; r < 2; ++r) {
+    runner_.emit_line(r, pg_ready_line(r));
+    runner_.emit_line(
+        r, "{\"ev\":\"heartbeat\",\"rank\":" + std::to_string(r) + ",\"t\":0,\"global_step\":0}");
+  }
+  int idle = 0;
+  runner_.on_idle_poll = [&](FakeProcessRunner& r) {
+    if (++idle == 3) {
+      r.emit_line(0, step_line(0, 0, "4.0"));
+      r.exit(0, 0);
+      r.exit(1, 0);
+    }
+  };
+  RunResult result = run();
+  EXPECT_EQ(result.status, RunStatus::kSucceeded) << result.summary();
+  EXPECT_EQ(asked, 0);
 }
 
 TEST_F(PlanExecutionTest, SpawnFailureStopsWhatStartedAndSaysWhy) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "proc/process_table.h"
+#include "testing/rank_harness.h"
 
 namespace bigmac::proc {
 namespace {
@@ -180,18 +181,38 @@ TEST_F(PosixProcessRunnerTest, HundredMegabytesOfOutputDoNotStallTheRank) {
   expect_nothing_left(runner.process_group());
 }
 
-TEST_F(PosixProcessRunnerTest, GrandchildThatOutlivesItsRankIsRemoved) {
+TEST_F(PosixProcessRunnerTest, GrandchildIsRemovedWhenItsRankExits) {
+  for (const char* where : {"group", "session"}) {
+    SCOPED_TRACE(where);
+    PosixProcessRunner runner;
+    ASSERT_TRUE(runner.spawn(spec(0, {"grandchild", where})));
+    Seen seen;
+    ASSERT_TRUE(pump_until(runner, seen, [&] { return seen.exits.size() == 1; }));
+    EXPECT_TRUE(seen.exits[0].status.success());
+    ASSERT_EQ(seen.out[0].rfind("grandchild ", 0), 0u) << seen.out[0];
+    const pid_t grandchild = std::stoi(seen.out[0].substr(11));
+    // The shepherd removed it before it reported the rank's exit, wherever it had gone.
+    EXPECT_FALSE(read_process(grandchild).has_value());
+    runner.terminate(milliseconds(1000), seen.sink());
+    expect_nothing_left(runner.process_group());
+  }
+}
+
+TEST_F(PosixProcessRunnerTest, TeardownRemovesAChildThatLeftTheGroup) {
   PosixProcessRunner runner;
-  ASSERT_TRUE(runner.spawn(spec(0, {"grandchild"})));
+  ASSERT_TRUE(runner.spawn(spec(0, {"grandchild", "hang", "session"})));
   Seen seen;
-  ASSERT_TRUE(pump_until(runner, seen, [&] { return seen.exits.size() == 1; }));
-  EXPECT_TRUE(seen.exits[0].status.success());
-  ASSERT_EQ(seen.out[0].rfind("grandchild ", 0), 0u) << seen.out[0];
-  pid_t grandchild = std::stoi(seen.out[0].substr(11));
-  auto before = read_process(grandchild);
-  ASSERT_TRUE(before.has_value()) << "the grandchild should still run after its rank exited";
-  EXPECT_EQ(before->pgid, runner.process_group());
-  runner.terminate(milliseconds(1000), seen.sink());
+  ASSERT_TRUE(
+      pump_until(runner, seen, [&] { return seen.out[0].find('\n') != std::string::npos; }));
+  const pid_t grandchild = std::stoi(seen.out[0].substr(11));
+  ASSERT_TRUE(testing::wait_until(
+      [&] {
+        auto p = read_process(grandchild);
+        return p && p->pgid != runner.process_group();
+      },
+      milliseconds(30000)))
+      << "the grandchild never left the group";
+  runner.terminate(milliseconds(5000), seen.sink());
   EXPECT_FALSE(read_process(grandchild).has_value());
   expect_nothing_left(runner.process_group());
 }
@@ -227,38 +248,56 @@ TEST_F(PosixProcessRunnerTest, RanksDieWithTheOrchestrator) {
   EXPECT_EQ(seen.out[0], "pdeathsig=" + std::to_string(SIGKILL) + "\n");
 }
 
-TEST_F(PosixProcessRunnerTest, RankDiesWhenItsOrchestratorIsKilled) {
-  PosixProcessRunner runner;
-  RankSpec s = spec(0, {});
-  s.argv = {std::string(BIGMAC_BIN_DIR) + "/bigmac-test-orchestrator", kRankProgram};
-  ASSERT_TRUE(runner.spawn(s));
-  Seen seen;
-  ASSERT_TRUE(
-      pump_until(runner, seen, [&] { return seen.out[0].find('\n') != std::string::npos; }));
-  ASSERT_EQ(seen.out[0].rfind("rank ", 0), 0u) << seen.out[0];
-  const pid_t rank = std::stoi(seen.out[0].substr(5));
-  ASSERT_TRUE(read_process(rank).has_value());
-  // SIGKILL: the orchestrator runs no teardown; only the kernel's parent-death signal is left.
-  ::kill(runner.pids()[0], SIGKILL);
-  ASSERT_TRUE(pump_until(runner, seen, [&] { return seen.exits.size() == 1; }));
-  EXPECT_EQ(seen.exits[0].status.signal, SIGKILL);
-  // The orphaned rank is re-parented to us (subreaper) and must die by itself.
-  int status = 0;
-  pid_t reaped = 0;
-  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-  while ((reaped = ::waitpid(rank, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(1));  // polling the condition, with a deadline
+TEST_F(PosixProcessRunnerTest, RankAndItsEscapedChildDieWhenTheOrchestratorIsKilled) {
+  // A real orchestrator process whose rank starts a child in a session of its own (as torch 2's
+  // torchrun does with its workers), killed by SIGKILL: no teardown code of it runs.
+  testing::RankHarness harness;
+  const fs::path rank_out = dir_ / "rank.out";
+  harness.spawn({std::string(BIGMAC_BIN_DIR) + "/bigmac-test-orchestrator", rank_out.string(),
+                 kRankProgram, "grandchild", "hang", "session"},
+                {}, dir_ / "orchestrator.out", dir_ / "orchestrator.err");
+  pid_t shepherd = 0;
+  pid_t grandchild = 0;
+  ASSERT_TRUE(testing::wait_until(
+      [&] {
+        const std::string o = read(dir_ / "orchestrator.out");
+        const std::string r = read(rank_out);
+        if (o.find('\n') == std::string::npos || r.find('\n') == std::string::npos) return false;
+        shepherd = std::stoi(o.substr(5));
+        grandchild = std::stoi(r.substr(11));
+        return true;
+      },
+      milliseconds(30000)))
+      << read(dir_ / "orchestrator.err");
+  const std::vector<ProcessInfo> ranks = children_of(shepherd);
+  ASSERT_EQ(ranks.size(), 1u);
+  const pid_t rank = ranks[0].pid;
+  const pid_t group = read_process(shepherd)->pgid;
+  ASSERT_NE(read_process(grandchild)->pgid, group);
+
+  harness.signal_all(SIGKILL);
+  ASSERT_TRUE(harness.wait_all(milliseconds(30000)));
+  auto gone = [](pid_t pid) {
+    auto p = read_process(pid);
+    return !p || p->zombie();
+  };
+  const bool all_gone = testing::wait_until(
+      [&] {
+        // The shepherd is re-parented to us when this process is a subreaper: reap it then.
+        ::waitpid(shepherd, nullptr, WNOHANG);
+        return gone(shepherd) && gone(rank) && gone(grandchild);
+      },
+      milliseconds(30000));
+  for (pid_t pid : {grandchild, rank, shepherd}) {
+    if (!gone(pid)) ::kill(pid, SIGKILL);  // do not leak them when the check fails
   }
-  if (reaped != rank) ::kill(rank, SIGKILL);  // do not leak it when the check fails
-  ASSERT_EQ(reaped, rank) << "the rank outlived its orchestrator";
-  EXPECT_TRUE(WIFSIGNALED(status));
-  // PR_SET_PDEATHSIG sends SIGKILL; a rank that writes to its dead orchestrator's pipe in the
-  // same instant gets SIGPIPE first. Either way it died with its orchestrator (seen in CI).
-  EXPECT_TRUE(WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGPIPE)
-      << "killed by signal " << WTERMSIG(status);
-  runner.terminate(milliseconds(1000), seen.sink());
-  expect_nothing_left(runner.process_group());
+  ASSERT_TRUE(all_gone) << "shepherd " << gone(shepherd) << " rank " << gone(rank) << " grandchild "
+                        << gone(grandchild);
+  ::waitpid(shepherd, nullptr, WNOHANG);
+  // A zombie whose parent is an init that does not reap is dead all the same.
+  for (const ProcessInfo& p : processes_in_group(group)) {
+    if (!p.zombie()) ADD_FAILURE() << "left in group " << group << ": pid " << p.pid;
+  }
 }
 
 TEST_F(PosixProcessRunnerTest, MissingProgramIsAnErrorNotAnExitCode) {

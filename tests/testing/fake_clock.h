@@ -12,6 +12,11 @@ class FakeClock final : public launch::Clock {
   FakeClock() : now_(std::chrono::steady_clock::time_point{} + std::chrono::hours(1)) {}
 
   time_point now() const override { return now_; }
+  /// The wall clock moves with the steady one, from a fixed epoch offset.
+  double wall_seconds() const override {
+    return kWallAtStart + launch::seconds_of(now_ - (time_point{} + std::chrono::hours(1)));
+  }
+  static constexpr double kWallAtStart = 1.7e9;
   void advance(duration d) { now_ += d; }
   void advance_seconds(double s) { now_ += launch::duration_of_seconds(s); }
 

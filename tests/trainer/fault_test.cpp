@@ -52,7 +52,7 @@ TEST(Faults, SkipStepLogLeavesAGapInTheSteps) {
   TempDir dir;
   TrainLog log = run_single_with(dir, {"--max-steps", "4", "--set", "faults.skip_step_log=2"});
   EXPECT_EQ(logged_steps(log), (std::vector<int>{0, 1, 3}));
-  EXPECT_EQ(log.of("heartbeat").size(), 4u) << "the step itself still ran";
+  EXPECT_EQ(log.finished_heartbeats().size(), 4u) << "the step itself still ran";
 }
 
 TEST(Faults, DupStepLogWritesAStepTwice) {
@@ -91,10 +91,10 @@ TEST(Faults, CrashRankAbortsThatRankAndBreaksTheOthers) {
   EXPECT_NE(job.stderr_of(0).find("error"), std::string::npos) << job.stderr_of(0);
   for (int rank = 0; rank < 2; ++rank) {
     TrainLog log = TrainLog::read(job.log(rank));
-    EXPECT_LE(log.of("heartbeat").size(), 3u) << "rank " << rank;
+    EXPECT_LE(log.finished_heartbeats().size(), 3u) << "rank " << rank;
     EXPECT_TRUE(log.of("done").empty()) << "rank " << rank;
   }
-  EXPECT_EQ(TrainLog::read(job.log(1)).of("heartbeat").size(), 2u);
+  EXPECT_EQ(TrainLog::read(job.log(1)).finished_heartbeats().size(), 2u);
 }
 
 TEST(Faults, HangRankStopsAllProgressUntilKilled) {
@@ -104,7 +104,10 @@ TEST(Faults, HangRankStopsAllProgressUntilKilled) {
                 "launch.init_timeout_s=120"});
   // Steps 0..2 complete on both ranks, then rank 1 blocks and rank 0 waits for it.
   ASSERT_TRUE(wait_until(
-      [&] { return job.count(0, "heartbeat") >= 3 && job.count(1, "heartbeat") >= 3; }, 90000ms))
+      [&] {
+        return job.count(0, "heartbeat") >= 3 && job.count(1, "heartbeat") >= 3 && job.began(0, 3);
+      },
+      90000ms))
       << job.stderr_of(0) << job.stderr_of(1);
   // No progress: over an observation window far longer than a step, both ranks stay alive,
   // write nothing, and the hung rank sleeps in the kernel.

@@ -73,7 +73,7 @@ TEST(SingleRun, TwentyStepsLogEveryFieldAndTheLossFalls) {
   EXPECT_LT(last, first * 0.75) << "loss must fall clearly within 20 steps: " << first << " -> "
                                 << last;
 
-  EXPECT_EQ(log.of("heartbeat").size(), 20u);
+  EXPECT_EQ(log.finished_heartbeats().size(), 20u);
   auto ckpt = log.of("ckpt");
   ASSERT_EQ(ckpt.size(), 1u);
   EXPECT_EQ(ckpt[0].at("step"), 19);

@@ -41,6 +41,15 @@ class TrainLog {
     return out;
   }
 
+  /// `heartbeat` events of finished steps (each step also has one with phase "start").
+  std::vector<nlohmann::json> finished_heartbeats() const {
+    std::vector<nlohmann::json> out;
+    for (const auto& event : of("heartbeat")) {
+      if (event.value("phase", "end") == "end") out.push_back(event);
+    }
+    return out;
+  }
+
   std::vector<double> values(const std::string& ev, const std::string& field) const {
     std::vector<double> out;
     for (const auto& event : of(ev)) out.push_back(number_of(event.at(field)));
@@ -125,13 +134,29 @@ struct RankJob {
     }
   }
 
-  /// Number of `ev` events rank has written so far (0 when the file is not there yet).
+  /// Number of `ev` events rank has written so far (0 when the file is not there yet); for
+  /// "heartbeat", those of finished steps.
   std::size_t count(int rank, const std::string& ev) const {
     std::ifstream in(log(rank));
     std::string needle = "\"ev\":\"" + ev + "\"";
     std::size_t n = 0;
-    for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+    for (std::string line; std::getline(in, line);) {
+      n += line.find(needle) != std::string::npos &&
+           line.find("\"phase\":\"start\"") == std::string::npos;
+    }
     return n;
+  }
+
+  /// Whether rank has logged that it began `step` (a heartbeat with phase "start").
+  bool began(int rank, int step) const {
+    std::ifstream in(log(rank));
+    const std::string needle = "\"global_step\":" + std::to_string(step) + ",";
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"phase\":\"start\"") != std::string::npos &&
+          line.find(needle) != std::string::npos)
+        return true;
+    }
+    return false;
   }
 };
 

@@ -7,13 +7,19 @@
 //   hang-after             print "rendezvous", then hang
 //   ignore-term            ignore SIGTERM, print "ready", hang
 //   flood MB               write MB megabytes to stdout, "flood done" to stderr, exit 0
-//   grandchild [hang]      fork a child that hangs, print "grandchild <pid>", exit 0 (or hang)
+//   grandchild [hang] [session]
+//                          fork a child that hangs (in a session of its own with `session`),
+//                          print "grandchild <pid>", exit 0 (or hang)
 //   env NAME...            print NAME=value for each variable, and cwd=<dir>
 //   pdeathsig              print the parent-death signal number
-//   train STEPS [nan-at K] [hang-at K] [no-pg] [exit N] [log-file PATH]
-//                          bigmac-log v1 lines: run, pg_ready, step/heartbeat per step, done;
-//                          to PATH instead of stdout when given (as bigmac-train --log-file)
+//   train STEPS [nan-at K] [hang-at K] [no-pg] [exit N] [log-file PATH] [step-ms MS]
+//         [first-step-ms MS] [eval-at K eval-ms MS]
+//                          bigmac-log v1 lines with real `t`: run, pg_ready, step/heartbeat per
+//                          step (each step takes MS, step 0 first-step-ms; before step K an
+//                          announced evaluation of eval-ms), done; to PATH instead of stdout when
+//                          given (as bigmac-train --log-file)
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -33,11 +39,27 @@ int env_int(const char* name, int fallback) {
   return v ? std::atoi(v) : fallback;
 }
 
+double now_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void sleep_ms(int ms) {
+  timespec ts{ms / 1000, static_cast<long>(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
 int train(int argc, char** argv) {
   int steps = std::atoi(argv[2]);
   int nan_at = -1;
   int hang_at = -2;
   int exit_code = 0;
+  int step_ms = 0;
+  int first_step_ms = -1;
+  int eval_at = -1;
+  int eval_ms = 0;
   bool pg = true;
   std::FILE* log = stdout;
   for (int i = 3; i < argc; ++i) {
@@ -45,38 +67,66 @@ int train(int argc, char** argv) {
     if (a == "nan-at" && i + 1 < argc) nan_at = std::atoi(argv[++i]);
     if (a == "hang-at" && i + 1 < argc) hang_at = std::atoi(argv[++i]);
     if (a == "exit" && i + 1 < argc) exit_code = std::atoi(argv[++i]);
+    if (a == "step-ms" && i + 1 < argc) step_ms = std::atoi(argv[++i]);
+    if (a == "first-step-ms" && i + 1 < argc) first_step_ms = std::atoi(argv[++i]);
+    if (a == "eval-at" && i + 1 < argc) eval_at = std::atoi(argv[++i]);
+    if (a == "eval-ms" && i + 1 < argc) eval_ms = std::atoi(argv[++i]);
     if (a == "no-pg") pg = false;
     if (a == "log-file" && i + 1 < argc) log = std::fopen(argv[++i], "w");
   }
   if (log == nullptr) return 4;
   int rank = env_int("RANK", 0);
   int world = env_int("WORLD_SIZE", 1);
-  std::fprintf(log, "{\"ev\":\"run\",\"rank\":%d,\"t\":0,\"world_size\":%d,\"local_rank\":%d}\n",
-               rank, world, env_int("LOCAL_RANK", 0));
+  std::fprintf(log, "{\"ev\":\"run\",\"rank\":%d,\"t\":%.6f,\"world_size\":%d,\"local_rank\":%d}\n",
+               rank, now_s(), world, env_int("LOCAL_RANK", 0));
   std::fflush(log);
   if (hang_at == -1) hang();
-  if (pg)
-    std::fprintf(log, "{\"ev\":\"pg_ready\",\"rank\":%d,\"t\":0,\"world_size\":%d}\n", rank, world);
+  if (pg) {
+    std::fprintf(log, "{\"ev\":\"pg_ready\",\"rank\":%d,\"t\":%.6f,\"world_size\":%d}\n", rank,
+                 now_s(), world);
+  }
   for (int s = 0; s < steps; ++s) {
     if (s == hang_at) {
       std::fflush(log);
       hang();
     }
-    if (s == nan_at) {
-      std::fprintf(log, "{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":NaN}\n",
-                   rank, s);
-    } else {
-      std::fprintf(log, "{\"ev\":\"step\",\"rank\":%d,\"t\":0,\"global_step\":%d,\"loss\":%.3f}\n",
-                   rank, s, 4.0 / (1 + s));
+    if (s == eval_at) {
+      // An evaluation between steps: announced, silent for eval_ms, then ended.
+      std::fprintf(
+          log, "{\"ev\":\"eval\",\"rank\":%d,\"t\":%.6f,\"global_step\":%d,\"phase\":\"start\"}\n",
+          rank, now_s(), s);
+      std::fflush(log);
+      sleep_ms(eval_ms);
+      std::fprintf(
+          log, "{\"ev\":\"eval\",\"rank\":%d,\"t\":%.6f,\"global_step\":%d,\"phase\":\"end\"}\n",
+          rank, now_s(), s);
     }
-    std::fprintf(log, "{\"ev\":\"heartbeat\",\"rank\":%d,\"t\":0,\"global_step\":%d}\n", rank, s);
+    const int ms = s == 0 && first_step_ms >= 0 ? first_step_ms : step_ms;
+    if (ms > 0) {
+      std::fflush(log);
+      sleep_ms(ms);
+    }
+    const double t = now_s();
+    if (s == nan_at) {
+      std::fprintf(log,
+                   "{\"ev\":\"step\",\"rank\":%d,\"t\":%.6f,\"global_step\":%d,\"loss\":NaN}\n",
+                   rank, t, s);
+    } else {
+      std::fprintf(log,
+                   "{\"ev\":\"step\",\"rank\":%d,\"t\":%.6f,\"global_step\":%d,\"loss\":%.3f,"
+                   "\"step_ms\":%d}\n",
+                   rank, t, s, 4.0 / (1 + s), ms);
+    }
+    std::fprintf(log, "{\"ev\":\"heartbeat\",\"rank\":%d,\"t\":%.6f,\"global_step\":%d}\n", rank, t,
+                 s);
     std::fflush(log);
   }
   if (exit_code != 0) {
     std::fprintf(stderr, "RuntimeError: rank %d failed on purpose\n", rank);
     return exit_code;
   }
-  std::fprintf(log, "{\"ev\":\"done\",\"rank\":%d,\"t\":0,\"steps\":%d}\n", rank, steps);
+  std::fprintf(log, "{\"ev\":\"done\",\"rank\":%d,\"t\":%.6f,\"steps\":%d}\n", rank, now_s(),
+               steps);
   return 0;
 }
 
@@ -132,11 +182,20 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "grandchild") {
+    bool hangs = false, session = false;
+    for (int i = 2; i < argc; ++i) {
+      hangs |= std::string(argv[i]) == "hang";
+      session |= std::string(argv[i]) == "session";
+    }
     pid_t pid = fork();
-    if (pid == 0) hang();
+    if (pid == 0) {
+      // Out of the rank's process group and session, as torch 2's elastic agent starts workers.
+      if (session) setsid();
+      hang();
+    }
     std::printf("grandchild %d\n", static_cast<int>(pid));
     std::fflush(stdout);
-    if (argc > 2 && std::string(argv[2]) == "hang") hang();
+    if (hangs) hang();
     return 0;
   }
   if (mode == "env") {
