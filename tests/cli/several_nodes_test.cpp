@@ -54,10 +54,11 @@ class SeveralNodes : public ::testing::Test {
 
   std::vector<std::string> argv_of(const std::string& config, std::vector<std::string> extra,
                                    const std::vector<std::string>& sets) const {
-    std::vector<std::string> argv = {kBinary,      "run-all",
-                                     "-c",         config,
-                                     "--run-dir",  (root_ / "run").string(),
-                                     "--baseline", (root_ / "stored-baseline.json").string()};
+    // The first gate's run is the reference: no stored baseline.
+    std::vector<std::string> argv = {kBinary,     "run-all",
+                                     "-c",        config,
+                                     "--run-dir", (root_ / "run").string(),
+                                     "--no-baseline"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     std::vector<std::string> all = {
         "launch.master_port=" + std::to_string(port_), "launch.stall_timeout_s=30",
