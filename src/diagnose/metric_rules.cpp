@@ -264,6 +264,7 @@ LrScaling lr_scaled_with_world(const MetricInput& in,
   int world = 0;
   for (const auto& run : all_of<logs::RunRecord>(in.logs))
     world = std::max(world, run.record->world_size);
+  if (world == 0 && in.launch != nullptr) world = in.launch->planned_world_size;
   out.baseline_lr = *base.lr[static_cast<std::size_t>(out.step->record->global_step)];
   out.ratio = out.baseline_lr != 0 ? *out.step->record->lr / out.baseline_lr : 0;
   out.dp = dp > 0 ? dp : world;
