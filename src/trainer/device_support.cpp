@@ -14,4 +14,12 @@ bool nccl_compiled() {
 #endif
 }
 
+bool gloo_compiled() {
+#ifdef BIGMAC_HAVE_GLOO
+  return true;
+#else
+  return false;
+#endif
+}
+
 }  // namespace bigmac::trainer

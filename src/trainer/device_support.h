@@ -9,4 +9,8 @@ bool cuda_available();
 /// src/trainer/CMakeLists.txt.
 bool nccl_compiled();
 
+/// True when this build can create Gloo groups: Gloo's headers were found beside LibTorch's
+/// (Debian's libgloo-dev; a PyTorch wheel lacks them).
+bool gloo_compiled();
+
 }  // namespace bigmac::trainer

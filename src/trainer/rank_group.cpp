@@ -7,7 +7,14 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#endif
+#ifdef BIGMAC_HAVE_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef BIGMAC_HAVE_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -39,6 +46,7 @@ c10::intrusive_ptr<c10d::Store> make_store(const GroupOptions& options) {
   return c10::make_intrusive<c10d::PrefixStore>("bigmac/", store);
 }
 
+#ifdef BIGMAC_HAVE_GLOO
 std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname) {
     return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
@@ -49,6 +57,37 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
     return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
   }
   return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+/// A Gloo group of `size` ranks over `store`.
+c10::intrusive_ptr<Collectives> gloo_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                           int size, std::chrono::milliseconds timeout,
+                                           const std::string& master_addr) {
+  auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
+  gloo_options->devices.push_back(gloo_device(master_addr));
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, gloo_options);
+}
+#else
+c10::intrusive_ptr<Collectives> gloo_group(const c10::intrusive_ptr<c10d::Store>&, int, int,
+                                           std::chrono::milliseconds, const std::string&) {
+  throw std::runtime_error("this bigmac-train was built without Gloo (no Gloo headers)");
+}
+#endif
+
+/// An NCCL group of `size` ranks over `store` (one GPU per rank).
+c10::intrusive_ptr<Collectives> nccl_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                           int size, std::chrono::milliseconds timeout) {
+#ifdef BIGMAC_HAVE_NCCL
+  auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+  nccl_options->timeout = timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, nccl_options);
+#else
+  static_cast<void>(store);
+  static_cast<void>(rank);
+  static_cast<void>(size);
+  static_cast<void>(timeout);
+  throw std::runtime_error("this bigmac-train was built without NCCL (CPU LibTorch)");
+#endif
 }
 
 }  // namespace
@@ -67,19 +106,10 @@ std::unique_ptr<RankGroup> RankGroup::connect(const GroupOptions& options) {
   group->master_addr_ = options.master_addr;
   group->store_ = make_store(options);
   if (options.backend == "gloo") {
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
-    gloo_options->devices.push_back(gloo_device(options.master_addr));
-    group->group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(group->store_, options.rank,
-                                                                options.world_size, gloo_options);
+    group->group_ = gloo_group(group->store_, options.rank, options.world_size, options.timeout,
+                               options.master_addr);
   } else if (options.backend == "nccl") {
-#ifdef BIGMAC_HAVE_NCCL
-    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
-    nccl_options->timeout = options.timeout;
-    group->group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(group->store_, options.rank,
-                                                                options.world_size, nccl_options);
-#else
-    throw std::runtime_error("this bigmac-train was built without NCCL (CPU LibTorch)");
-#endif
+    group->group_ = nccl_group(group->store_, options.rank, options.world_size, options.timeout);
   } else {
     throw std::runtime_error(fmt::format("unknown backend '{}'", options.backend));
   }
@@ -161,19 +191,9 @@ std::unique_ptr<RankGroup> RankGroup::subgroup(const std::string& name,
   group->master_addr_ = master_addr_;
   group->store_ = c10::make_intrusive<c10d::PrefixStore>(name + "/", store_);
   if (backend_ == "gloo") {
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout_);
-    gloo_options->devices.push_back(gloo_device(master_addr_));
-    group->group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(group->store_, group->rank_,
-                                                                group->size_, gloo_options);
+    group->group_ = gloo_group(group->store_, group->rank_, group->size_, timeout_, master_addr_);
   } else {
-#ifdef BIGMAC_HAVE_NCCL
-    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
-    nccl_options->timeout = timeout_;
-    group->group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(group->store_, group->rank_,
-                                                                group->size_, nccl_options);
-#else
-    throw std::runtime_error("this bigmac-train was built without NCCL (CPU LibTorch)");
-#endif
+    group->group_ = nccl_group(group->store_, group->rank_, group->size_, timeout_);
   }
   return group;
 }

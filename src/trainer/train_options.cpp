@@ -26,6 +26,8 @@ std::string train_usage() {
          "                      by the global rank\n"
          "  --seed N            same as --set train.seed=N\n"
          "  --max-steps N       same as --set train.max_steps=N\n"
+         "  --form-group        form the process group even with world size 1, so that one\n"
+         "                      process runs the backend's collectives (one-GPU NCCL check)\n"
          "  --version           print the version and exit\n"
          "  -h, --help          print this help and exit\n"
          "\n"
@@ -49,6 +51,10 @@ Expected<TrainOptions> parse_train_options(std::span<const std::string> args) {
     }
     if (arg == "--version") {
       options.version = true;
+      continue;
+    }
+    if (arg == "--form-group") {
+      options.form_group = true;
       continue;
     }
     bool takes_value = arg == "-c" || arg == "--config" || arg == "--set" || arg == "--log-file" ||

@@ -16,6 +16,9 @@ struct TrainOptions {
   std::optional<std::string> config_file;  ///< --config / -c
   std::vector<std::string> overrides;      ///< --set k=v (repeatable), --seed, --max-steps
   std::string log_file;                    ///< --log-file; empty or "-" = stdout
+  /// --form-group: form the process group even with world size 1, so that one process runs the
+  /// backend's collectives for real (a one-GPU check of the NCCL path).
+  bool form_group = false;
   bool help = false;
   bool version = false;
 };

@@ -35,7 +35,7 @@ int print_errors(const Errors& errors) {
 }  // namespace
 
 tl::expected<TrainerSetup, Errors> make_setup(config::Config config, RankEnv env,
-                                              std::string log_file) {
+                                              std::string log_file, bool form_group) {
   Errors errors;
   auto faults = parse_fault_plan(config.faults);
   if (!faults) errors.push_back(faults.error());
@@ -107,7 +107,7 @@ tl::expected<TrainerSetup, Errors> make_setup(config::Config config, RankEnv env
   if (backend != "auto" && backend != "gloo" && backend != "nccl") {
     errors.push_back(
         config_error("launch.backend", fmt::format("\"{}\" is not auto, gloo or nccl", backend)));
-  } else if (env.world_size == 1 && env.rank == 0) {
+  } else if (env.world_size == 1 && env.rank == 0 && !form_group) {
     setup.backend = "none";
   } else if (backend == "nccl" || (backend == "auto" && cuda && nccl_compiled())) {
     if (!nccl_compiled()) {
@@ -118,6 +118,12 @@ tl::expected<TrainerSetup, Errors> make_setup(config::Config config, RankEnv env
     }
     setup.backend = "nccl";
   } else {
+    if (!gloo_compiled()) {
+      errors.push_back(make_error(ErrorKind::kInfrastructure,
+                                  "this bigmac-train was built without Gloo (LibTorch's Gloo "
+                                  "headers were missing), so it cannot form a CPU process group",
+                                  "build against a LibTorch with Gloo headers (libgloo-dev)"));
+    }
     setup.backend = "gloo";
   }
   if (!errors.empty()) return tl::unexpected(errors);
@@ -150,7 +156,7 @@ int run_main(int argc, char** argv) {
   for (auto at = log_file.find("{rank}"); at != std::string::npos; at = log_file.find("{rank}")) {
     log_file.replace(at, 6, std::to_string(env->rank));
   }
-  auto setup = make_setup(std::move(*config), std::move(*env), log_file);
+  auto setup = make_setup(std::move(*config), std::move(*env), log_file, options->form_group);
   if (!setup) return print_errors(setup.error());
 
   auto log = LogWriter::open(setup->log_file, setup->env.rank);

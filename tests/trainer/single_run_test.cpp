@@ -102,6 +102,37 @@ TEST(SingleRun, SameSeedSameRunOtherSeedOtherModel) {
   EXPECT_EQ(a.of("step").size(), 2u);
 }
 
+TEST(SingleRun, FormGroupRunsTheCollectivesOfOneProcessAndChangesNoValue) {
+  TempDir dir;
+  auto args = base_args(dir / "plain.jsonl");
+  args.insert(args.end(), {"--max-steps", "3"});
+  ASSERT_EQ(run_single(dir.path(), args).code, 0) << RankJob::read_text(dir / "single.err");
+
+  // The same run forming its (one-rank) process group: every step's gradients and loss go
+  // through the backend's all-reduce. The default backend on CPU is gloo.
+  args = base_args(dir / "group.jsonl");
+  args.insert(args.end(), {"--max-steps", "3", "--form-group"});
+  RankHarness harness;
+  harness.spawn(args,
+                {{"OMP_NUM_THREADS", "1"},
+                 {"MASTER_ADDR", "127.0.0.1"},
+                 {"MASTER_PORT", std::to_string(free_port())}},
+                dir / "group.out", dir / "group.err");
+  ASSERT_TRUE(harness.wait_all(90000ms)) << "bigmac-train --form-group did not finish";
+  ASSERT_EQ(harness.end(0)->code, 0) << RankJob::read_text(dir / "group.err");
+
+  TrainLog plain = TrainLog::read(dir / "plain.jsonl");
+  TrainLog group = TrainLog::read(dir / "group.jsonl");
+  EXPECT_EQ(plain.of("run").at(0).at("backend"), "none");
+  EXPECT_EQ(group.of("run").at(0).at("backend"), "gloo");
+  ASSERT_EQ(group.of("pg_ready").size(), 1u);
+  EXPECT_EQ(group.of("pg_ready").at(0).at("world_size"), 1);
+  EXPECT_EQ(group.values("step", "loss"), plain.values("step", "loss"))
+      << "a sum over one rank changes nothing";
+  EXPECT_EQ(group.of("digest").at(0).at("param_digest"),
+            plain.of("digest").at(0).at("param_digest"));
+}
+
 TEST(SingleRun, ReadsTheConfigFileAndCommandLineOverridesWin) {
   TempDir dir;
   {

@@ -34,6 +34,8 @@ TEST(TrainOptions, UsageErrors) {
   }
   EXPECT_TRUE(parse({"--help"})->help);
   EXPECT_TRUE(parse({"--version"})->version);
+  EXPECT_TRUE(parse({"--form-group"})->form_group);
+  EXPECT_FALSE(parse({})->form_group);
   EXPECT_NE(train_usage().find("--log-file"), std::string::npos);
 }
 
