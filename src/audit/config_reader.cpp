@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "audit/config_entries.h"
+#include "config/schema.h"
 
 namespace bigmac::audit {
 namespace {
@@ -41,6 +42,13 @@ Expected<void> read_config_file(const std::string& text, const std::string& file
     if (e.keys.empty()) continue;
     const auto setting = find_setting(e.keys.back());
     if (!setting) continue;
+    // A key of this tool's own configuration means what its schema says: [launch.slurm]
+    // gpus_per_node is srun's --gpus-per-node, not a spelling of nproc_per_node.
+    if (e.keys.size() >= 2 && e.keys.back() != info(*setting).name) {
+      std::string table = e.keys.front();
+      for (std::size_t i = 1; i + 1 < e.keys.size(); ++i) table += "." + e.keys[i];
+      if (config::find_entry(table, e.keys.back()) != nullptr) continue;
+    }
     config::Layer layer = default_layer;
     for (std::size_t i = e.keys.size() - 1; i-- > 0;) {
       if (auto l = section_layer(e.keys[i])) {
