@@ -1,0 +1,42 @@
+#include "core/file_error.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace bigmac {
+
+Error file_error(const std::filesystem::path& path, std::string_view what, int err,
+                 ErrorKind kind) {
+  std::string hint;
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+      kind = ErrorKind::kInfrastructure;
+      hint =
+          "the disk (or your quota) is full: free space there, or write the run elsewhere "
+          "with --run-dir";
+      break;
+    case EROFS:
+      kind = ErrorKind::kInfrastructure;
+      hint = "the file system is read-only: write the run elsewhere with --run-dir";
+      break;
+    case ELOOP:
+      hint =
+          "it is a symbolic link, and bigmac-bringup never writes through one: remove the "
+          "link";
+      break;
+    case EACCES:
+    case EPERM:
+      hint = "check the permissions of the file and its directory";
+      break;
+    default:
+      break;
+  }
+  Error e = make_error(kind, fmt::format("{}: {}", what, std::strerror(err)), std::move(hint));
+  e.file = path.string();
+  return e;
+}
+
+}  // namespace bigmac
