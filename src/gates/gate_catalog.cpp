@@ -40,6 +40,8 @@ tl::expected<GateCatalog, Errors> GateCatalog::load(const std::filesystem::path&
       catalog.specs.push_back(std::move(*applied));
     }
   }
+  // An override may name a gate to return to, too.
+  if (errors.empty()) check_routes(catalog.specs, errors);
   if (!errors.empty()) return tl::unexpected(errors);
   return catalog;
 }
