@@ -240,7 +240,6 @@ const std::vector<SchemaEntry>& entries() {
 
 constexpr std::string_view kTables[] = {"launch", "launch.slurm", "parallel", "train",
                                         "model",  "trainer",      "faults",   "trace"};
-constexpr std::string_view kGateIds[] = {"single", "dp", "pp2", "shapes", "target"};
 
 }  // namespace
 
@@ -317,6 +316,5 @@ std::optional<std::string_view> derived_explanation(std::string_view key) {
   return std::nullopt;
 }
 
-std::span<const std::string_view> gate_ids() { return kGateIds; }
 
 }  // namespace bigmac::config

@@ -57,7 +57,4 @@ std::span<const std::string_view> schema_tables();
 /// Keys that are computed, never written: name -> how it is derived.
 std::optional<std::string_view> derived_explanation(std::string_view key);
 
-/// Gate ids that `[gates.<id>]` may name.
-std::span<const std::string_view> gate_ids();
-
 }  // namespace bigmac::config

@@ -26,13 +26,19 @@ int fail(std::ostream& err, const Error& error) {
 
 }  // namespace
 
-int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err) {
+int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err,
+                 const std::vector<std::string>& gate_ids) {
   if (options.paths.empty()) {
     return fail(err,
                 make_error(ErrorKind::kUsage, "diagnose needs at least one log file or directory"));
   }
   auto catalog = resolve_catalog(options.catalog);
   if (!catalog) return fail(err, catalog.error());
+  if (!gate_ids.empty()) {
+    if (Errors unknown = unknown_gates(*catalog, gate_ids); !unknown.empty()) {
+      return fail(err, unknown.front());
+    }
+  }
   auto diagnoser = Diagnoser::create(std::move(*catalog));
   if (!diagnoser) return fail(err, diagnoser.error());
 
