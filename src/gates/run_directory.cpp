@@ -152,8 +152,9 @@ Expected<std::string> create_attempt_folder(const std::filesystem::path& folder)
   // The folder is there already: left by a run of this directory whose state.json is gone (or
   // by one killed before it saved the attempt). Reusing it would mix its logs with this
   // attempt's, so it is kept under another name and this attempt gets a new folder.
+  // Only a folder is an earlier attempt's; a file or link there is an error naming it.
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(folder, ec))) {
+  if (!std::filesystem::is_directory(std::filesystem::symlink_status(folder, ec))) {
     return tl::unexpected(create_directory(folder, true).error());
   }
   std::filesystem::path aside;

@@ -49,7 +49,7 @@ std::string attempt_folder(std::size_t gate_index, const std::string& gate, int 
 /// Creates `folder` (an attempt folder) new and empty, so no rank appends to an older log. A
 /// folder already there (its run's state.json was lost, or it died before saving the attempt)
 /// is moved aside to "<folder>.stale-<k>", never reused or deleted; the returned note says so
-/// (empty when nothing was there).
+/// (empty when nothing was there). Anything else at `folder` is an error naming it.
 Expected<std::string> create_attempt_folder(const std::filesystem::path& folder);
 
 /// The pid of the process that holds the run directory's lock now (0 when it is held but the
