@@ -5,7 +5,7 @@
 // a file it planted was not written through or replaced. The table format is described at the
 // top of cases.tsv.
 //
-// BIGMAC_BAD_INPUT_CASES=FILE runs another table (the cases of fixes still pending);
+// BIGMAC_BAD_INPUT_CASES=FILE runs another table (rows of a fix in progress, say);
 // BIGMAC_BAD_INPUT_BINARY=PATH runs the table against another build of the program.
 
 #include <gtest/gtest.h>

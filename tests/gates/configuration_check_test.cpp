@@ -41,7 +41,7 @@ TEST(ConfigurationCheck, WhatOnlyTheGatesRejectedIsRejected) {
       {{"logs.fields.loss=("}, "logs.fields.loss", "malformed regex"},
       {{"launch.nnodes=2", "launch.nproc_per_node=2"},
        "launch.nnodes",
-       "starts ranks on this host only"},
+       "starts every rank on this host, one node"},
       {{"trainer.kind=command", "trainer.command=[\"/bin/true\", \"{nosuch}\"]"},
        "trainer.command",
        "unknown placeholder {nosuch}"},
