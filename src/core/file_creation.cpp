@@ -15,17 +15,6 @@
 namespace bigmac {
 namespace {
 
-std::string_view kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISREG(mode)) return "a regular file";
-  return "something else";
-}
-
 // 64 unpredictable bits; the kernel's generator, else a mix that is at least unique per call
 // (O_EXCL keeps even a predictable name safe from being followed).
 std::uint64_t random_bits() {
@@ -71,7 +60,7 @@ Expected<Fd> create_file(const std::filesystem::path& path, Existing existing, u
       // A FIFO without a reader (opened non-blocking, so at once instead of waiting for one).
       Error e = make_error(
           ErrorKind::kInput,
-          fmt::format("cannot write: it is {}, not a regular file", kind_of(there.st_mode)),
+          fmt::format("cannot write: it is {}, not a regular file", file_kind(there.st_mode)),
           "remove it, or choose another run directory");
       e.file = path.string();
       return tl::unexpected(e);
@@ -89,7 +78,7 @@ Expected<Fd> create_file(const std::filesystem::path& path, Existing existing, u
   if (!S_ISREG(st.st_mode)) {
     Error e =
         make_error(ErrorKind::kInput,
-                   fmt::format("cannot write: it is {}, not a regular file", kind_of(st.st_mode)),
+                   fmt::format("cannot write: it is {}, not a regular file", file_kind(st.st_mode)),
                    "remove it, or choose another run directory");
     e.file = path.string();
     return tl::unexpected(e);
@@ -138,9 +127,10 @@ Expected<void> create_directory(const std::filesystem::path& path, bool exclusiv
     return tl::unexpected(write_error(path, "cannot stat", errno));
   }
   if (!S_ISDIR(st.st_mode)) {
-    Error e = make_error(ErrorKind::kInput,
-                         fmt::format("cannot use it as a directory: it is {}", kind_of(st.st_mode)),
-                         "remove it, or choose another run directory");
+    Error e =
+        make_error(ErrorKind::kInput,
+                   fmt::format("cannot use it as a directory: it is {}", file_kind(st.st_mode)),
+                   "remove it, or choose another run directory");
     e.file = path.string();
     return tl::unexpected(e);
   }

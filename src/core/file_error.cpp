@@ -1,6 +1,7 @@
 #include "core/file_error.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -37,6 +38,17 @@ Error file_error(const std::filesystem::path& path, std::string_view what, int e
   Error e = make_error(kind, fmt::format("{}: {}", what, std::strerror(err)), std::move(hint));
   e.file = path.string();
   return e;
+}
+
+std::string_view file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISREG(mode)) return "a regular file";
+  return "something else";
 }
 
 }  // namespace bigmac

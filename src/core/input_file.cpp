@@ -10,18 +10,6 @@
 #include "core/file_error.h"
 
 namespace bigmac {
-namespace {
-
-std::string_view kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  return "not a regular file";
-}
-
-}  // namespace
 
 Expected<Fd> open_input_file(const std::filesystem::path& path) {
   // Non-blocking so that opening a FIFO without a writer returns at once; cleared below.
@@ -32,7 +20,7 @@ Expected<Fd> open_input_file(const std::filesystem::path& path) {
   if (!S_ISREG(st.st_mode)) {
     Error e =
         make_error(ErrorKind::kInput,
-                   fmt::format("cannot read: it is {}, not a regular file", kind_of(st.st_mode)),
+                   fmt::format("cannot read: it is {}, not a regular file", file_kind(st.st_mode)),
                    S_ISDIR(st.st_mode) ? "name a file inside it" : "give a regular file");
     e.file = path.string();
     return tl::unexpected(e);

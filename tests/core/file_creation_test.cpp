@@ -64,7 +64,7 @@ TEST_F(FileCreationTest, AFifoIsRefusedAtOnceInsteadOfBlocking) {
   // Without O_NONBLOCK the open would wait for a reader forever.
   auto fd = create_file(dir_ / "pipe", Existing::kTruncate);
   ASSERT_FALSE(fd);
-  EXPECT_NE(fd.error().message.find("a FIFO, not a regular file"), std::string::npos)
+  EXPECT_NE(fd.error().message.find("a FIFO (named pipe), not a regular file"), std::string::npos)
       << fd.error().format();
 }
 
