@@ -53,16 +53,16 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
   return plan;
 }
 
-Expected<void> write_attempt_plan(const AttemptPlan& plan) {
-  std::error_code ec;
-  fs::create_directories(plan.dir, ec);
-  if (ec) {
-    return tl::unexpected(
-        make_error(ErrorKind::kInfrastructure,
-                   fmt::format("cannot create {}: {}", plan.dir.string(), ec.message())));
+Expected<std::string> write_attempt_plan(const AttemptPlan& plan) {
+  auto note = gates::create_attempt_folder(plan.dir);  // new and empty, never an older attempt's
+  if (!note) return tl::unexpected(note.error());
+  if (auto w = write_file_atomically(plan.gate_file, plan.gate_file_text); !w) {
+    return tl::unexpected(w.error());
   }
-  if (auto w = write_file_atomically(plan.gate_file, plan.gate_file_text); !w) return w;
-  return launch::write_plan(plan.launch, plan.dir / launch::kLaunchPlanName);
+  if (auto w = launch::write_plan(plan.launch, plan.dir / launch::kLaunchPlanName); !w) {
+    return tl::unexpected(w.error());
+  }
+  return note;
 }
 
 std::string format_attempt_plan(const AttemptPlan& plan) {

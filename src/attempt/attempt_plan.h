@@ -38,8 +38,10 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
                                    int master_port = 0);
 
 /// Writes what the ranks are started from into the attempt folder: the gate file and
-/// launch-plan.json. The error names the file that could not be written.
-Expected<void> write_attempt_plan(const AttemptPlan& plan);
+/// launch-plan.json, in a new attempt folder (gates::create_attempt_folder: one left by an
+/// attempt the run no longer records is moved aside, and the returned note says so; empty
+/// otherwise). The error names the file that could not be written.
+Expected<std::string> write_attempt_plan(const AttemptPlan& plan);
 
 /// `plan`'s text for one gate: the batch arithmetic and layout, then every rank's launch.
 std::string format_attempt_plan(const AttemptPlan& plan);

@@ -72,9 +72,9 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
     if (!plan) return aborted(plan.error().format());
     services.progress->message(port->note);
   }
-  if (auto written = write_attempt_plan(*plan); !written) {
-    return aborted(written.error().format());
-  }
+  auto written = write_attempt_plan(*plan);
+  if (!written) return aborted(written.error().format());
+  if (!written->empty()) services.progress->message(*written);
 
   launch::PreflightOptions preflight_options;
   preflight_options.run_dir = run_dir;

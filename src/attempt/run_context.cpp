@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/config_writer.h"
+#include "gates/configuration_check.h"
 #include "gates/gate_plan.h"
 
 namespace bigmac::attempt {
@@ -13,12 +14,6 @@ fs::path own_directory() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::current_path() : self.parent_path();
-}
-
-fs::path stages_dir(const RunSources& sources) {
-  if (!sources.stages.empty()) return sources.stages;
-  if (fs::is_directory("stages")) return "stages";
-  return BIGMAC_STAGES_DIR;
 }
 
 }  // namespace
@@ -34,7 +29,8 @@ fs::path reports_root() { return "reports"; }
 
 tl::expected<RunContext, Errors> RunContext::create(config::Config config,
                                                     const RunSources& sources) {
-  auto catalog = gates::GateCatalog::load(stages_dir(sources), config);
+  // The one validation `config check` runs too (gates/configuration_check).
+  auto catalog = gates::check_configuration(config, gates::stages_directory(sources.stages));
   if (!catalog) return tl::unexpected(catalog.error());
 
   RunContext ctx;

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 
 namespace bigmac::baseline {
 namespace {
@@ -39,8 +41,15 @@ Expected<std::optional<T>> optional_field(const nlohmann::json& obj, const std::
     if (!it->is_string())
       return tl::unexpected(input_error(path, where + key, "expected a string"));
   } else if constexpr (std::is_integral_v<T>) {
-    if (!it->is_number_integer())
-      return tl::unexpected(input_error(path, where + key, "expected an integer"));
+    const auto value = json_integer(*it);
+    if (!value) {
+      return tl::unexpected(input_error(
+          path, where + key,
+          fmt::format("expected an integer, found {}", it->is_number_unsigned()
+                                                           ? it->dump() + " (too large)"
+                                                           : std::string(json_type_name(*it)))));
+    }
+    return std::optional<T>(*value);
   } else {
     if (!it->is_number())
       return tl::unexpected(input_error(path, where + key, "expected a number"));
@@ -94,6 +103,16 @@ Expected<void> check_recordable(const Baseline& b) {
                                      std::move(hint)));
   };
   if (b.steps.empty()) return refuse("no step records to record", "was the gate's log empty?");
+  for (std::size_t i = 0; i < b.steps.size(); ++i) {
+    const std::int64_t step = b.steps[i].global_step;
+    if (step < 0) return refuse(fmt::format("step {} is negative", step));
+    if (i > 0 && step <= b.steps[i - 1].global_step) {
+      return refuse(
+          fmt::format("step {} logged after step {}: a baseline holds each step once, "
+                      "in order",
+                      step, b.steps[i - 1].global_step));
+    }
+  }
   if (!b.structure.param_count) return refuse("no param_count (no `model` event)");
   for (const BaselineStep& s : b.steps) {
     const std::pair<const char*, const std::optional<double>*> values[] = {
@@ -151,8 +170,14 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
   const nlohmann::json empty = nlohmann::json::object();
   const nlohmann::json& f = json.contains("fingerprint") ? json["fingerprint"] : empty;
   const nlohmann::json& s = json.contains("structure") ? json["structure"] : empty;
-  if (!f.is_object() || !s.is_object())
-    return tl::unexpected(input_error(path, "fingerprint", "expected tables"));
+  for (const auto& [name, table] : {std::pair{"fingerprint", &f}, std::pair{"structure", &s}}) {
+    if (!table->is_object()) {
+      return tl::unexpected(input_error(
+          path, name,
+          fmt::format("expected an object of named values, found {}", json_type_name(*table))));
+    }
+  }
+  const char* table = "fingerprint";
   try {
     b.fingerprint.tool_version = f.value("tool_version", "");
     b.fingerprint.torch_version = f.value("torch_version", "");
@@ -160,13 +185,16 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
     b.fingerprint.device = f.value("device", "");
     b.fingerprint.dtype = f.value("dtype", "");
     b.fingerprint.config_digest = f.value("config_digest", "");
-    b.fingerprint.world_size = f.value("world_size", std::int64_t{0});
+    b.fingerprint.world_size = json_int(f, "world_size", std::int64_t{0});
+    table = "structure";
     b.structure.param_digest = s.value("param_digest", "");
     b.structure.input_dtype = s.value("input_dtype", "");
     b.structure.input_shape = s.value("input_shape", std::vector<std::int64_t>{});
-    b.structure.steps = s.value("steps", std::int64_t{0});
+    b.structure.steps = json_int(s, "steps", std::int64_t{0});
   } catch (const nlohmann::json::exception& e) {
-    return tl::unexpected(input_error(path, "fingerprint", e.what()));
+    // nlohmann's type errors ("type must be string, but is number") name no key; the table does.
+    return tl::unexpected(
+        input_error(path, table, fmt::format("a value of the wrong type: {}", e.what())));
   }
   auto seed = optional_field<std::int64_t>(f, "seed", "fingerprint.", path);
   if (!seed) return tl::unexpected(seed.error());
@@ -181,11 +209,21 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
   for (std::size_t i = 0; i < steps->size(); ++i) {
     const nlohmann::json& step = (*steps)[i];
     const std::string where = fmt::format("steps[{}].", i);
-    if (!step.is_object() || !step.contains("global_step") ||
-        !step["global_step"].is_number_integer())
-      return tl::unexpected(input_error(path, where + "global_step", "expected an integer"));
+    const auto global_step = step.is_object() && step.contains("global_step")
+                                 ? json_integer(step["global_step"])
+                                 : std::nullopt;
+    if (!global_step || *global_step < 0) {
+      return tl::unexpected(
+          input_error(path, where + "global_step", "expected a step number from 0 up"));
+    }
+    if (!b.steps.empty() && *global_step <= b.steps.back().global_step) {
+      return tl::unexpected(
+          input_error(path, where + "global_step",
+                      fmt::format("step {} after step {}: steps must be listed once each, in order",
+                                  *global_step, b.steps.back().global_step)));
+    }
     BaselineStep out;
-    out.global_step = step["global_step"].get<std::int64_t>();
+    out.global_step = *global_step;
     auto loss = optional_field<double>(step, "loss", where, path);
     auto grad = optional_field<double>(step, "grad_norm", where, path);
     auto lr = optional_field<double>(step, "lr", where, path);
@@ -197,18 +235,26 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
     out.loss = *loss;
     out.grad_norm = *grad;
     out.lr = *lr;
+    if (*sps && (**sps < 1 || **sps > std::numeric_limits<int>::max())) {
+      return tl::unexpected(input_error(path, where + "samples_per_step",
+                                        fmt::format("expected a count from 1 to {}, found {}",
+                                                    std::numeric_limits<int>::max(), **sps)));
+    }
     out.samples_per_step = *sps;
     b.steps.push_back(out);
+  }
+  if (b.steps.empty()) {
+    return tl::unexpected(input_error(path, "steps",
+                                      "no steps: a baseline holds the per-step values of a "
+                                      "passed first gate"));
   }
   return b;
 }
 
 Expected<Baseline> load_baseline(const std::filesystem::path& path) {
-  auto text = read_file(path);
-  if (!text) return tl::unexpected(text.error());
-  nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return tl::unexpected(input_error(path.string(), {}, "invalid JSON"));
-  return baseline_from_json(json, path.string());
+  auto json = read_json_file(path);
+  if (!json) return tl::unexpected(json.error());
+  return baseline_from_json(*json, path.string());
 }
 
 Expected<void> save_baseline(const std::filesystem::path& path, const Baseline& baseline) {

@@ -10,6 +10,7 @@
 
 #include "baseline/baseline.h"
 #include "baseline/baseline_diff.h"
+#include "core/input_file.h"
 #include "logs/log_stream.h"
 #include "logs/read_buffer.h"
 
@@ -25,18 +26,21 @@ std::string opt(const std::optional<double>& v) {
 }  // namespace
 
 Expected<std::vector<logs::Record>> read_log_records(const std::filesystem::path& path) {
-  struct Closer {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
   auto unreadable = [&](int err) {
-    Error e = make_error(ErrorKind::kInput,
-                         std::string("cannot read log file: ") + std::strerror(err),
-                         "pass a rank's log file; of a run directory, its rank*.log files");
+    Error e =
+        make_error(ErrorKind::kInput, std::string("cannot read log file: ") + std::strerror(err),
+                   "pass a rank's log file; of a run directory, its rank*.log files");
     e.file = path.string();
     return tl::unexpected(e);
   };
-  std::unique_ptr<std::FILE, Closer> file(std::fopen(path.c_str(), "rb"));
-  if (!file) return unreadable(errno);
+  // A regular file only: a FIFO or /dev/zero would never end (core/input_file).
+  auto opened = open_input_stream(path);
+  if (!opened) {
+    Error e = opened.error();
+    e.hint = "pass a rank's log file; of a run directory, its rank*.log files";
+    return tl::unexpected(e);
+  }
+  InputStream file = std::move(*opened);
   logs::LogStream stream;
   std::vector<logs::Record> records;
   logs::ReadBuffer buffer(std::size_t{1} << 16);

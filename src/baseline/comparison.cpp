@@ -120,6 +120,8 @@ std::string_view outcome_name(Outcome outcome) {
       return "drift";
     case Outcome::kRegression:
       return "regression";
+    case Outcome::kIncomplete:
+      return "incomplete";
     case Outcome::kNothing:
       return "nothing compared";
   }
@@ -141,6 +143,7 @@ MetricComparison compare_metric(const Baseline& reference, const Baseline& obser
     const auto it = seen.find(s.global_step);
     if (!ref || it == seen.end()) {
       ++c.missing;
+      if (!c.first_missing_step) c.first_missing_step = s.global_step;
       continue;
     }
     ++c.compared;
@@ -211,10 +214,12 @@ Comparison compare_runs(const Baseline& reference, const Baseline& observed,
     if (*tolerance) out.metrics.push_back(compare_metric(reference, observed, metric, **tolerance));
   }
   const MetricComparison* worst = nullptr;
+  const MetricComparison* short_of = nullptr;  // compared, but some baseline steps missing
   bool any = false, all_within = true, all_exact = true;
   for (const MetricComparison& m : out.metrics) {
     if (m.compared == 0) continue;
     any = true;
+    if (m.missing > 0 && !short_of) short_of = &m;
     all_exact = all_exact && m.exact;
     if (!m.within) {
       all_within = false;
@@ -230,6 +235,15 @@ Comparison compare_runs(const Baseline& reference, const Baseline& observed,
         fmt::format("{} diverges at step {}: {:.6g} vs baseline {:.6g} (outside {})",
                     metric_name(worst->metric), *worst->first_divergent_step, worst->observed_value,
                     worst->baseline_value, worst->tolerance.describe());
+  } else if (short_of) {
+    // Two matching steps of twenty say nothing about the other eighteen.
+    out.outcome = Outcome::kIncomplete;
+    out.reason = fmt::format(
+        "only {} of the baseline's {} steps with {} are in the log{}", short_of->compared,
+        short_of->compared + short_of->missing, metric_name(short_of->metric),
+        short_of->first_missing_step
+            ? fmt::format(" (first missing: step {})", *short_of->first_missing_step)
+            : "");
   } else if (!all_exact) {
     out.outcome = Outcome::kDrift;
     const std::string diff = fingerprint_difference(observed.fingerprint, reference.fingerprint);

@@ -51,8 +51,9 @@ struct MetricComparison {
   Tolerance tolerance;
   std::int64_t compared = 0;  ///< steps present on both sides with a value on both
   std::int64_t missing = 0;   ///< baseline steps the run lacks (or lacks the value of)
-  bool exact = false;         ///< every compared value bit-equal (false when nothing compared)
-  bool within = false;        ///< every compared value within tolerance (idem)
+  std::optional<std::int64_t> first_missing_step;
+  bool exact = false;   ///< every compared value bit-equal (false when nothing compared)
+  bool within = false;  ///< every compared value within tolerance (idem)
   std::optional<std::int64_t> first_inexact_step;
   std::optional<std::int64_t> first_divergent_step;  ///< first step outside the tolerance
   double max_rel_diff = 0;
@@ -77,6 +78,7 @@ enum class Outcome {
   kMatch,       ///< exact and tolerance checks pass
   kDrift,       ///< only the tolerance check passes
   kRegression,  ///< the tolerance check fails
+  kIncomplete,  ///< what was compared agrees, but baseline steps are missing: a failure
   kNothing,     ///< nothing was compared: a failure, never a pass
 };
 

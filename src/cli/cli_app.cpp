@@ -1,9 +1,14 @@
 #include "cli/cli_app.h"
 
-#include <exception>
-#include <iostream>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "cli/audit_command.h"
 #include "cli/baseline_command.h"
@@ -11,9 +16,42 @@
 #include "cli/diagnose_command.h"
 #include "cli/parse_command.h"
 #include "cli/run_command.h"
+#include "core/edit_distance.h"
 #include "core/exit_code.h"
 
 namespace bigmac::cli {
+namespace {
+
+// CLI11 answers a misspelt command with "A subcommand is required"; this names the word it did
+// not know and suggests the closest command of that level.
+std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* level = &app;
+  std::string path = "bigmac-bringup";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.empty() || arg.front() == '-') return std::nullopt;
+    const auto commands = level->get_subcommands([](const CLI::App*) { return true; });
+    if (commands.empty()) return std::nullopt;
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* c : commands) {
+      names.push_back(c->get_name());
+      if (c->get_name() == arg) next = c;
+    }
+    if (next == nullptr) {
+      const std::vector<std::string_view> views(names.begin(), names.end());
+      const auto near = closest_match(arg, views);
+      return fmt::format("{}: unknown command '{}'{}; the commands are: {}", path, arg,
+                         near ? fmt::format(" (did you mean '{}'?)", *near) : "",
+                         fmt::join(names, ", "));
+    }
+    level = next;
+    path += " " + arg;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"bigmac-bringup: bring a training program from one GPU to many, gate by gate"};
@@ -32,6 +70,10 @@ int run_cli(int argc, char** argv) {
   add_diagnose_command(app, exit_code);
   add_audit_command(app, exit_code);
 
+  if (auto unknown = unknown_command(app, argc, argv)) {
+    std::cerr << "bigmac-bringup: error: " << *unknown << "\n";
+    return to_int(ExitCode::kBadInput);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

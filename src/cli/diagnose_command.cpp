@@ -3,7 +3,10 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/common_options.h"
 #include "diagnose/log_diagnosis.h"
+#include "gates/configuration_check.h"
+#include "gates/gate_spec.h"
 
 namespace bigmac::cli {
 
@@ -19,7 +22,17 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
                   "diagnosis catalog (default: the built-in stages/diagnoses.toml, or "
                   "$BIGMAC_DIAGNOSES)");
   cmd->callback([options, &exit_code] {
-    exit_code = diagnose::run_diagnose(*options, std::cout, std::cerr);
+    // The gates a diagnosis may send the user back to are the gate files' (./stages, else the
+    // installed ones), as for run-all.
+    auto specs = gates::load_gate_specs(gates::stages_directory({}));
+    if (!specs) {
+      print_errors(std::cerr, specs.error());
+      exit_code = to_int(exit_code_for(specs.error()));
+      return;
+    }
+    std::vector<std::string> gate_ids;
+    for (const gates::GateSpec& spec : *specs) gate_ids.push_back(spec.id);
+    exit_code = diagnose::run_diagnose(*options, std::cout, std::cerr, gate_ids);
   });
 }
 

@@ -133,6 +133,12 @@ int run(const RunRequest& request, RunMode mode) {
   const RunCommandOptions& options = invocation->options;
   auto context = make_run_context(options);
   if (!context) return fail(context.error());
+  // The diagnoses route back to gates of the gate files, checked before anything is created.
+  auto catalog = diagnose::builtin_catalog();
+  if (!catalog) return fail({catalog.error()});
+  if (Errors e = diagnose::unknown_gates(*catalog, context->catalog.ids()); !e.empty()) {
+    return fail(e);
+  }
   if (mode == RunMode::kResume && !fs::exists(run_path / "state.json")) {
     return fail({make_error(
         ErrorKind::kInput, fmt::format("no run to resume in {} (no state.json)", run_path.string()),
@@ -184,8 +190,6 @@ int run(const RunRequest& request, RunMode mode) {
     start = gates::Begin{*from, *until, *inputs};
   }
 
-  auto catalog = diagnose::builtin_catalog();
-  if (!catalog) return fail({catalog.error()});
   auto diagnoser = diagnose::Diagnoser::create(std::move(*catalog));
   if (!diagnoser) return fail({diagnoser.error()});
 

@@ -1,10 +1,11 @@
 #include "config/constraints.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "config/layering.h"
+#include "core/checked_integer.h"
 
 namespace bigmac::config {
 namespace {
@@ -14,22 +15,23 @@ void add_derived(Config& c, std::string key, Value value, std::string formula) {
   c.settings.entries.push_back(Setting{std::move(key), value, origin, {{value, origin}}});
 }
 
+// micro × accum × dp, when it fits an int.
+std::optional<int> global_batch(const Config& c) {
+  auto product =
+      checked_multiply(std::int64_t{c.train.micro_batch_size}, c.train.gradient_accumulation_steps);
+  if (product) product = checked_multiply(*product, c.derived.dp);
+  return product ? narrow<int>(*product) : std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::pair<int, int>> parse_rank_pair(std::string_view text) {
   const std::size_t colon = text.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  int a = 0;
-  int b = 0;
-  auto first = text.substr(0, colon);
-  auto second = text.substr(colon + 1);
-  auto r1 = std::from_chars(first.data(), first.data() + first.size(), a);
-  auto r2 = std::from_chars(second.data(), second.data() + second.size(), b);
-  if (r1.ec != std::errc() || r1.ptr != first.data() + first.size() || r2.ec != std::errc() ||
-      r2.ptr != second.data() + second.size()) {
-    return std::nullopt;
-  }
-  return std::pair{a, b};
+  auto a = parse_integer_as<int>(text.substr(0, colon));
+  auto b = parse_integer_as<int>(text.substr(colon + 1));
+  if (!a || !b) return std::nullopt;
+  return std::pair{*a, *b};
 }
 
 void derive(Config& c) {
@@ -38,28 +40,35 @@ void derive(Config& c) {
   add_derived(c, "derived.world_size", std::int64_t{d.world_size},
               fmt::format("launch.nnodes × launch.nproc_per_node = {} × {}", c.launch.nnodes,
                           c.launch.nproc_per_node));
-  const int model_ways = c.parallel.pp_size * c.parallel.tp_size;
-  d.dp = model_ways > 0 && d.world_size % model_ways == 0 ? d.world_size / model_ways : 0;
+  // int64: pp_size × tp_size and the global batch may pass INT_MAX before the constraints
+  // below refuse them.
+  const std::int64_t model_ways = std::int64_t{c.parallel.pp_size} * c.parallel.tp_size;
+  d.dp = model_ways > 0 && d.world_size % model_ways == 0
+             ? static_cast<int>(d.world_size / model_ways)
+             : 0;
   add_derived(c, "derived.dp", std::int64_t{d.dp},
               fmt::format("world_size / (pp_size × tp_size) = {} / ({} × {})", d.world_size,
                           c.parallel.pp_size, c.parallel.tp_size));
-  d.global_batch = c.train.micro_batch_size * c.train.gradient_accumulation_steps * d.dp;
+  d.global_batch = global_batch(c).value_or(0);
   add_derived(c, "derived.global_batch", std::int64_t{d.global_batch},
               fmt::format("micro_batch_size × gradient_accumulation_steps × dp = {} × {} × {}",
                           c.train.micro_batch_size, c.train.gradient_accumulation_steps, d.dp));
-  d.micro_batches = c.parallel.micro_batches > 0 ? c.parallel.micro_batches
-                                                 : c.train.gradient_accumulation_steps;
+  d.micro_batches =
+      c.parallel.micro_batches > 0 ? c.parallel.micro_batches : c.train.gradient_accumulation_steps;
   add_derived(c, "derived.micro_batches", std::int64_t{d.micro_batches},
               c.parallel.micro_batches > 0 ? "parallel.micro_batches"
                                            : "train.gradient_accumulation_steps");
   if (c.model.split_points_auto) {
     c.model.split_points.clear();
     const int pp = c.parallel.pp_size;
-    for (int i = 1; i < pp; ++i) c.model.split_points.push_back(c.model.num_layers * i / pp);
+    // More stages than layers is refused below; expanding it would only cost memory.
+    for (int i = 1; i < pp && pp <= c.model.num_layers; ++i) {
+      c.model.split_points.push_back(static_cast<int>(std::int64_t{c.model.num_layers} * i / pp));
+    }
     std::vector<std::int64_t> points(c.model.split_points.begin(), c.model.split_points.end());
     add_derived(c, "derived.split_points", points,
-                fmt::format("auto: num_layers × i / pp_size for i in 1..{} (num_layers {})",
-                            pp - 1, c.model.num_layers));
+                fmt::format("auto: num_layers × i / pp_size for i in 1..{} (num_layers {})", pp - 1,
+                            c.model.num_layers));
   }
 }
 
@@ -69,14 +78,22 @@ Errors check_constraints(const Config& c) {
   const int world = c.derived.world_size;
   const int pp = c.parallel.pp_size;
   const int tp = c.parallel.tp_size;
-  if (world % (pp * tp) != 0) {
+  if (world % (std::int64_t{pp} * tp) != 0) {
     errors.push_back(error_at_setting(
         t, "parallel.pp_size",
         fmt::format("world_size {} is not divisible by pp_size {} × tp_size {} (= {})", world, pp,
-                    tp, pp * tp),
+                    tp, std::int64_t{pp} * tp),
         fmt::format("dp = world_size / (pp_size × tp_size) must be whole: make "
                     "launch.nnodes × launch.nproc_per_node a multiple of {}, or change pp_size",
-                    pp * tp)));
+                    std::int64_t{pp} * tp)));
+  } else if (!global_batch(c)) {
+    errors.push_back(error_at_setting(
+        t, "train.micro_batch_size",
+        fmt::format("the global batch micro_batch_size {} × gradient_accumulation_steps {} × dp {} "
+                    "is more than {} samples per step",
+                    c.train.micro_batch_size, c.train.gradient_accumulation_steps, c.derived.dp,
+                    std::numeric_limits<int>::max()),
+        "lower micro_batch_size or gradient_accumulation_steps"));
   }
   const int layers = c.model.num_layers;
   if (layers < pp) {
@@ -90,8 +107,7 @@ Errors check_constraints(const Config& c) {
     if (static_cast<int>(sp.size()) != pp - 1) {
       errors.push_back(error_at_setting(
           t, "model.split_points",
-          fmt::format("{} split points given; pp_size {} needs exactly {}", sp.size(), pp,
-                      pp - 1),
+          fmt::format("{} split points given; pp_size {} needs exactly {}", sp.size(), pp, pp - 1),
           "or write split_points = \"auto\""));
     }
     for (std::size_t i = 0; i < sp.size(); ++i) {
@@ -103,10 +119,10 @@ Errors check_constraints(const Config& c) {
                         sp[i], layers)));
       }
       if (i > 0 && sp[i] <= sp[i - 1]) {
-        errors.push_back(error_at_setting(
-            t, "model.split_points",
-            fmt::format("split points must increase strictly, found {} after {}", sp[i],
-                        sp[i - 1])));
+        errors.push_back(
+            error_at_setting(t, "model.split_points",
+                             fmt::format("split points must increase strictly, found {} after {}",
+                                         sp[i], sp[i - 1])));
       }
     }
   }
@@ -151,10 +167,10 @@ Errors check_constraints(const Config& c) {
     }
   }
   if (c.faults.boundary_seq_trim >= c.train.seq_length) {
-    errors.push_back(error_at_setting(
-        t, "faults.boundary_seq_trim",
-        fmt::format("boundary_seq_trim {} must be below seq_length {}",
-                    c.faults.boundary_seq_trim, c.train.seq_length)));
+    errors.push_back(
+        error_at_setting(t, "faults.boundary_seq_trim",
+                         fmt::format("boundary_seq_trim {} must be below seq_length {}",
+                                     c.faults.boundary_seq_trim, c.train.seq_length)));
   }
   return errors;
 }

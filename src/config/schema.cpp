@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
+#include <type_traits>
+
+#include "core/checked_integer.h"
 
 namespace bigmac::config {
 namespace {
@@ -15,7 +19,9 @@ Value to_value(const std::vector<std::string>& v) { return v; }
 
 // Values reaching `set` were already checked against the entry's type and limits.
 void from_value(const Value& v, bool& out) { out = std::get<bool>(v); }
-void from_value(const Value& v, int& out) { out = static_cast<int>(std::get<std::int64_t>(v)); }
+// The entry's limits keep an int member's value in range (member_limit); .value() only throws
+// on a programming fault.
+void from_value(const Value& v, int& out) { out = narrow<int>(std::get<std::int64_t>(v)).value(); }
 void from_value(const Value& v, std::int64_t& out) { out = std::get<std::int64_t>(v); }
 void from_value(const Value& v, double& out) {
   out = std::holds_alternative<double>(v) ? std::get<double>(v)
@@ -41,25 +47,46 @@ void split_points_set(Config& c, const Value& v) {
   c.model.split_points_auto = false;
   c.model.split_points.clear();
   for (std::int64_t p : std::get<std::vector<std::int64_t>>(v)) {
-    c.model.split_points.push_back(static_cast<int>(p));
+    c.model.split_points.push_back(narrow<int>(p).value());  // value_parse checked the range
   }
 }
 
-#define BIGMAC_FIELD(TABLE, KEY, LAYER, TYPE, MEMBER, DOC, MIN, MAX, ...)              \
-  SchemaEntry {                                                                      \
-    TABLE, KEY, Layer::LAYER, ValueType::TYPE, DOC, MIN, MAX, {__VA_ARGS__},         \
-        [](const Config& c) -> Value { return to_value(c.MEMBER); },                 \
-        [](Config& c, const Value& v) { from_value(v, c.MEMBER); }                    \
-  }
-
 constexpr std::optional<std::int64_t> kNone = std::nullopt;
+
+// An integer key's limit, narrowed to what its member can hold: a value past INT_MAX is refused
+// when it is read instead of wrapping when it is stored.
+template <class Member>
+constexpr std::optional<std::int64_t> member_limit(std::optional<std::int64_t> given, bool upper) {
+  if constexpr (std::is_integral_v<Member> && !std::is_same_v<Member, bool>) {
+    const std::int64_t type_limit = upper ? std::int64_t{std::numeric_limits<Member>::max()}
+                                          : std::int64_t{std::numeric_limits<Member>::min()};
+    if (!given) return type_limit;
+    return upper ? std::min(*given, type_limit) : std::max(*given, type_limit);
+  } else {
+    return given;
+  }
+}
+
+#define BIGMAC_ENTRY(ABOVE, TABLE, KEY, LAYER, TYPE, MEMBER, DOC, MIN, MAX, ...)                 \
+  SchemaEntry {                                                                                  \
+    TABLE, KEY, Layer::LAYER, ValueType::TYPE, DOC,                                              \
+        member_limit<std::remove_cvref_t<decltype(std::declval<Config&>().MEMBER)>>(MIN, false), \
+        member_limit<std::remove_cvref_t<decltype(std::declval<Config&>().MEMBER)>>(MAX, true),  \
+        {__VA_ARGS__}, [](const Config& c) -> Value { return to_value(c.MEMBER); },              \
+        [](Config& c, const Value& v) { from_value(v, c.MEMBER); }, ABOVE                        \
+  }
+/// A key whose value must be at least MIN (and at most MAX).
+#define BIGMAC_FIELD(...) BIGMAC_ENTRY(false, __VA_ARGS__)
+/// A key whose value must be more than MIN: a timeout of 0 s would stop every gate at once.
+#define BIGMAC_ABOVE(...) BIGMAC_ENTRY(true, __VA_ARGS__)
 
 const std::vector<SchemaEntry>& entries() {
   static const std::vector<SchemaEntry> table = {
       // [launch]
-      BIGMAC_FIELD("launch", "nnodes", kLaunch, kInt, launch.nnodes, "number of hosts", 1, kNone),
+      BIGMAC_FIELD("launch", "nnodes", kLaunch, kInt, launch.nnodes, "number of hosts", 1,
+                   kMaxNodes),
       BIGMAC_FIELD("launch", "nproc_per_node", kLaunch, kInt, launch.nproc_per_node,
-                   "rank processes per host (the target gate's count)", 1, kNone),
+                   "rank processes per host (the target gate's count)", 1, kMaxProcsPerNode),
       BIGMAC_FIELD("launch", "master_addr", kLaunch, kString, launch.master_addr,
                    "rendezvous host (rank 0's TCPStore)", kNone, kNone),
       BIGMAC_FIELD("launch", "master_port", kLaunch, kInt, launch.master_port,
@@ -73,9 +100,9 @@ const std::vector<SchemaEntry>& entries() {
                    kNone, kNone, "builtin", "torchrun", "slurm", "slurm+torchrun"),
       BIGMAC_FIELD("launch", "threads_per_rank", kLaunch, kInt, launch.threads_per_rank,
                    "intra-op threads of each rank (OMP_NUM_THREADS)", 1, kNone),
-      BIGMAC_FIELD("launch", "init_timeout_s", kLaunch, kFloat, launch.init_timeout_s,
+      BIGMAC_ABOVE("launch", "init_timeout_s", kLaunch, kFloat, launch.init_timeout_s,
                    "limit for forming the process group", 0, kNone),
-      BIGMAC_FIELD("launch", "stall_timeout_s", kLaunch, kFloat, launch.stall_timeout_s,
+      BIGMAC_ABOVE("launch", "stall_timeout_s", kLaunch, kFloat, launch.stall_timeout_s,
                    "the most silence allowed a rank after rendezvous (the adaptive limit's cap)", 0,
                    kNone),
       BIGMAC_FIELD("launch", "stall_min_s", kLaunch, kFloat, launch.stall_min_s,
@@ -99,23 +126,22 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("launch.slurm", "extra_args", kLaunch, kStringList, launch.slurm.extra_args,
                    "more srun arguments, one array entry per argv entry", kNone, kNone),
       // [parallel]
-      BIGMAC_FIELD("parallel", "pp_size", kSchedule, kInt, parallel.pp_size,
-                   "pipeline stages", 1, kNone),
-      BIGMAC_FIELD("parallel", "tp_size", kSchedule, kInt, parallel.tp_size,
-                   "tensor-parallel ways", 1, kNone),
+      BIGMAC_FIELD("parallel", "pp_size", kSchedule, kInt, parallel.pp_size, "pipeline stages", 1,
+                   kMaxWorldSize),
+      BIGMAC_FIELD("parallel", "tp_size", kSchedule, kInt, parallel.tp_size, "tensor-parallel ways",
+                   1, kMaxWorldSize),
       BIGMAC_FIELD("parallel", "schedule", kSchedule, kString, parallel.schedule,
                    "pipeline schedule", kNone, kNone, "1f1b", "gpipe"),
       BIGMAC_FIELD("parallel", "micro_batches", kSchedule, kInt, parallel.micro_batches,
-                   "pipeline micro-batches per step (0: = gradient_accumulation_steps)", 0,
-                   kNone),
+                   "pipeline micro-batches per step (0: = gradient_accumulation_steps)", 0, kNone),
       // [train]
       BIGMAC_FIELD("train", "micro_batch_size", kSchedule, kInt, train.micro_batch_size,
                    "samples per micro-batch", 1, kNone),
       BIGMAC_FIELD("train", "gradient_accumulation_steps", kSchedule, kInt,
                    train.gradient_accumulation_steps, "micro-batches per step per replica", 1,
                    kNone),
-      BIGMAC_FIELD("train", "seq_length", kSchedule, kInt, train.seq_length,
-                   "tokens per sample", 2, kNone),
+      BIGMAC_FIELD("train", "seq_length", kSchedule, kInt, train.seq_length, "tokens per sample", 2,
+                   kNone),
       BIGMAC_FIELD("train", "seed", kSchedule, kInt, train.seed, "seed of weights and data", 0,
                    kNone),
       BIGMAC_FIELD("train", "max_steps", kSchedule, kInt, train.max_steps,
@@ -134,18 +160,25 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("train", "checkpoint_every", kSchedule, kInt, train.checkpoint_every,
                    "steps between checkpoints (0: after the last step only)", 0, kNone),
       // [model]
-      BIGMAC_FIELD("model", "num_layers", kModel, kInt, model.num_layers, "transformer blocks",
-                   1, kNone),
+      BIGMAC_FIELD("model", "num_layers", kModel, kInt, model.num_layers, "transformer blocks", 1,
+                   kNone),
       BIGMAC_FIELD("model", "hidden", kModel, kInt, model.hidden, "hidden size", 1, kNone),
       BIGMAC_FIELD("model", "heads", kModel, kInt, model.heads, "attention heads", 1, kNone),
       BIGMAC_FIELD("model", "vocab", kModel, kInt, model.vocab, "vocabulary size", 2, kNone),
-      BIGMAC_FIELD("model", "ffn_mult", kModel, kInt, model.ffn_mult,
-                   "feed-forward width / hidden", 1, kNone),
+      BIGMAC_FIELD("model", "ffn_mult", kModel, kInt, model.ffn_mult, "feed-forward width / hidden",
+                   1, kNone),
       BIGMAC_FIELD("model", "tie_embeddings", kModel, kBool, model.tie_embeddings,
                    "LM head shares the embedding weight", kNone, kNone),
-      SchemaEntry{"model", "split_points", Layer::kModel, ValueType::kSplitPoints,
-                  "first layer of stages 1..pp-1, or \"auto\" (even split)", kNone, kNone, {},
-                  split_points_get, split_points_set},
+      SchemaEntry{"model",
+                  "split_points",
+                  Layer::kModel,
+                  ValueType::kSplitPoints,
+                  "first layer of stages 1..pp-1, or \"auto\" (even split)",
+                  kNone,
+                  kNone,
+                  {},
+                  split_points_get,
+                  split_points_set},
       // [trainer]
       BIGMAC_FIELD("trainer", "kind", kTrainer, kString, trainer.kind,
                    "builtin (bigmac-train) or command (your program)", kNone, kNone, "builtin",
@@ -155,11 +188,10 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("trainer", "command", kTrainer, kStringList, trainer.command,
                    "argv template of an external trainer, with {placeholders}", kNone, kNone),
       BIGMAC_FIELD("trainer", "log_format", kTrainer, kString, trainer.log_format,
-                   "how rank output is parsed", kNone, kNone, "auto", "bigmac", "kv",
-                   "megatron", "torchtitan", "regex"),
-      BIGMAC_FIELD("trainer", "gate_config_format", kTrainer, kString,
-                   trainer.gate_config_format, "format of the per-gate config file", kNone,
-                   kNone, "toml", "yaml"),
+                   "how rank output is parsed", kNone, kNone, "auto", "bigmac", "kv", "megatron",
+                   "torchtitan", "regex"),
+      BIGMAC_FIELD("trainer", "gate_config_format", kTrainer, kString, trainer.gate_config_format,
+                   "format of the per-gate config file", kNone, kNone, "toml", "yaml"),
       // [faults]
       BIGMAC_FIELD("faults", "nan_at_step", kFaults, kInt, faults.nan_at_step,
                    "loss becomes NaN at this step (-1: off)", -1, kNone),
@@ -176,18 +208,17 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("faults", "hang_rank", kFaults, kString, faults.hang_rank,
                    "\"R:K\": rank R blocks at step K (K = -1: before rendezvous)", kNone, kNone),
       BIGMAC_FIELD("faults", "world_size_offset", kFaults, kInt, faults.world_size_offset,
-                   "every rank is told WORLD_SIZE + N", kNone, kNone),
+                   "every rank is told WORLD_SIZE + N", -kMaxProcsPerNode, kMaxProcsPerNode),
       BIGMAC_FIELD("faults", "master_port_offset", kFaults, kString, faults.master_port_offset,
                    "\"R:N\": rank R uses MASTER_PORT + N", kNone, kNone),
-      BIGMAC_FIELD("faults", "all_ranks_checkpoint", kFaults, kBool,
-                   faults.all_ranks_checkpoint, "every rank writes a checkpoint", kNone, kNone),
+      BIGMAC_FIELD("faults", "all_ranks_checkpoint", kFaults, kBool, faults.all_ranks_checkpoint,
+                   "every rank writes a checkpoint", kNone, kNone),
       BIGMAC_FIELD("faults", "split_out_of_range", kFaults, kBool, faults.split_out_of_range,
                    "a split point >= num_layers (a stage gets no layers)", kNone, kNone),
       BIGMAC_FIELD("faults", "boundary_seq_trim", kFaults, kInt, faults.boundary_seq_trim,
                    "stage 0 drops N positions before sending", 0, kNone),
       BIGMAC_FIELD("faults", "boundary_dtype", kFaults, kString, faults.boundary_dtype,
-                   "sender casts activations to this dtype", kNone, kNone, "", "bf16",
-                   "float16"),
+                   "sender casts activations to this dtype", kNone, kNone, "", "bf16", "float16"),
       BIGMAC_FIELD("faults", "ragged_microbatch", kFaults, kBool, faults.ragged_microbatch,
                    "micro-batches that do not divide the batch, unpadded", kNone, kNone),
       BIGMAC_FIELD("faults", "middle_stage_loss", kFaults, kBool, faults.middle_stage_loss,
@@ -203,11 +234,12 @@ const std::vector<SchemaEntry>& entries() {
   return table;
 }
 
+#undef BIGMAC_ABOVE
 #undef BIGMAC_FIELD
+#undef BIGMAC_ENTRY
 
 constexpr std::string_view kTables[] = {"launch", "launch.slurm", "parallel", "train",
                                         "model",  "trainer",      "faults",   "trace"};
-constexpr std::string_view kGateIds[] = {"single", "dp", "pp2", "shapes", "target"};
 
 }  // namespace
 
@@ -284,6 +316,5 @@ std::optional<std::string_view> derived_explanation(std::string_view key) {
   return std::nullopt;
 }
 
-std::span<const std::string_view> gate_ids() { return kGateIds; }
 
 }  // namespace bigmac::config

@@ -11,6 +11,11 @@
 
 namespace bigmac::config {
 
+/// The most hosts and ranks per host: their product, the world size, stays far inside int.
+inline constexpr std::int64_t kMaxNodes = std::int64_t{1} << 17;
+inline constexpr std::int64_t kMaxProcsPerNode = std::int64_t{1} << 12;
+inline constexpr std::int64_t kMaxWorldSize = kMaxNodes * kMaxProcsPerNode;
+
 /// The configuration layers of shared/DESIGN.md §2, plus the trainer's own tables.
 enum class Layer { kLaunch, kSchedule, kModel, kTrainer, kFaults, kTrace };
 
@@ -29,11 +34,12 @@ struct SchemaEntry {
   Layer layer;
   ValueType type;
   std::string_view doc;
-  std::optional<std::int64_t> min;            ///< smallest allowed number
-  std::optional<std::int64_t> max;            ///< largest allowed number
-  std::vector<std::string_view> choices;      ///< allowed strings, when an enumeration
+  std::optional<std::int64_t> min;        ///< smallest allowed number
+  std::optional<std::int64_t> max;        ///< largest allowed number
+  std::vector<std::string_view> choices;  ///< allowed strings, when an enumeration
   Value (*get)(const Config&);
   void (*set)(Config&, const Value&);
+  bool above_min = false;  ///< the value must be more than `min`, not only at least it
 
   std::string full_key() const;  ///< "train.micro_batch_size"
   std::string env_name() const;  ///< "BIGMAC_TRAIN_MICRO_BATCH_SIZE"
@@ -50,8 +56,5 @@ std::span<const std::string_view> schema_tables();
 
 /// Keys that are computed, never written: name -> how it is derived.
 std::optional<std::string_view> derived_explanation(std::string_view key);
-
-/// Gate ids that `[gates.<id>]` may name.
-std::span<const std::string_view> gate_ids();
 
 }  // namespace bigmac::config

@@ -1,12 +1,13 @@
 #include "config/value_parse.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
-#include <fmt/format.h>
-
 #include "config/toml_source.h"
+#include "core/checked_integer.h"
 
 namespace bigmac::config {
 namespace {
@@ -30,31 +31,40 @@ std::string describe_node(const toml::node& node) {
   }
 }
 
+// -1 below, 0 inside, 1 above [lo, hi]; integers compared as integers, so no limit is blurred
+// by a conversion to double.
+template <class T>
+int side_of(T v, std::optional<std::int64_t> lo, std::optional<std::int64_t> hi) {
+  if (lo && v < static_cast<T>(*lo)) return -1;
+  if (hi && v > static_cast<T>(*hi)) return 1;
+  return 0;
+}
+
 tl::expected<Value, std::string> check_limits(const SchemaEntry& entry, Value value) {
-  auto number = [&]() -> std::optional<double> {
-    if (auto* i = std::get_if<std::int64_t>(&value)) return static_cast<double>(*i);
-    if (auto* d = std::get_if<double>(&value)) return *d;
-    return std::nullopt;
-  }();
-  if (number) {
-    if (!std::isfinite(*number)) {
-      return tl::unexpected(fmt::format("expected a finite number, found {}", *number));
-    }
-    if (entry.min && *number < static_cast<double>(*entry.min)) {
-      return tl::unexpected(fmt::format("must be at least {}, found {}", *entry.min,
+  const auto* i = std::get_if<std::int64_t>(&value);
+  const auto* d = std::get_if<double>(&value);
+  if (d && !std::isfinite(*d)) {
+    return tl::unexpected(fmt::format("expected a finite number, found {}", *d));
+  }
+  if (i || d) {
+    const int side = i ? side_of(*i, entry.min, entry.max) : side_of(*d, entry.min, entry.max);
+    const bool on_min = entry.min && (i ? *i == *entry.min : *d == static_cast<double>(*entry.min));
+    if (side < 0 || (entry.above_min && on_min)) {
+      return tl::unexpected(fmt::format("must be {} {}, found {}",
+                                        entry.above_min ? "more than" : "at least", *entry.min,
                                         value_to_string(value)));
     }
-    if (entry.max && *number > static_cast<double>(*entry.max)) {
-      return tl::unexpected(fmt::format("must be at most {}, found {}", *entry.max,
-                                        value_to_string(value)));
+    if (side > 0) {
+      return tl::unexpected(
+          fmt::format("must be at most {}, found {}", *entry.max, value_to_string(value)));
     }
   }
   if (auto* s = std::get_if<std::string>(&value); s && !entry.choices.empty()) {
     if (std::find(entry.choices.begin(), entry.choices.end(), *s) == entry.choices.end()) {
       std::vector<std::string> quoted;
       for (std::string_view c : entry.choices) quoted.push_back(fmt::format("\"{}\"", c));
-      return tl::unexpected(fmt::format("expected one of {}, found \"{}\"",
-                                        fmt::join(quoted, ", "), *s));
+      return tl::unexpected(
+          fmt::format("expected one of {}, found \"{}\"", fmt::join(quoted, ", "), *s));
     }
   }
   if (entry.type == ValueType::kSplitPoints) {
@@ -72,8 +82,7 @@ tl::expected<Value, std::string> mismatch(const SchemaEntry& entry, const std::s
 
 }  // namespace
 
-tl::expected<Value, std::string> value_from_toml(const SchemaEntry& entry,
-                                                 const toml::node& node) {
+tl::expected<Value, std::string> value_from_toml(const SchemaEntry& entry, const toml::node& node) {
   switch (entry.type) {
     case ValueType::kBool:
       if (auto v = node.value_exact<bool>()) return check_limits(entry, *v);
@@ -96,8 +105,8 @@ tl::expected<Value, std::string> value_from_toml(const SchemaEntry& entry,
         for (std::size_t i = 0; i < array->size(); ++i) {
           auto item = array->get(i)->value_exact<std::string>();
           if (!item) {
-            return tl::unexpected(fmt::format("expected an array of strings, element {} is {}",
-                                              i, describe_node(*array->get(i))));
+            return tl::unexpected(fmt::format("expected an array of strings, element {} is {}", i,
+                                              describe_node(*array->get(i))));
           }
           items.push_back(*item);
         }
@@ -111,8 +120,12 @@ tl::expected<Value, std::string> value_from_toml(const SchemaEntry& entry,
         for (std::size_t i = 0; i < array->size(); ++i) {
           auto item = array->get(i)->value_exact<std::int64_t>();
           if (!item) {
-            return tl::unexpected(fmt::format("expected an array of integers, element {} is {}",
-                                              i, describe_node(*array->get(i))));
+            return tl::unexpected(fmt::format("expected an array of integers, element {} is {}", i,
+                                              describe_node(*array->get(i))));
+          }
+          if (!narrow<int>(*item)) {
+            return tl::unexpected(
+                fmt::format("split point {} is out of range (element {})", *item, i));
           }
           items.push_back(*item);
         }
@@ -123,8 +136,7 @@ tl::expected<Value, std::string> value_from_toml(const SchemaEntry& entry,
   return mismatch(entry, describe_node(node));
 }
 
-tl::expected<Value, std::string> value_from_text(const SchemaEntry& entry,
-                                                 std::string_view text) {
+tl::expected<Value, std::string> value_from_text(const SchemaEntry& entry, std::string_view text) {
   if (entry.type == ValueType::kString) {
     std::string s(text);
     if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) {
@@ -162,6 +174,8 @@ Value value_from_free_toml(const toml::node& node) {
     for (std::size_t i = 0; i < array->size(); ++i) {
       if (auto n = array->get(i)->value_exact<std::int64_t>()) {
         ints.push_back(*n);
+      } else if (auto text = array->get(i)->value_exact<std::string>()) {
+        strings.push_back(*text);  // the string itself, not its quoted TOML spelling
       } else {
         strings.push_back(toml_value_text(*array->get(i)));
       }

@@ -1,65 +1,39 @@
 #include "core/atomic_file.h"
 
-#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
-#include <fmt/format.h>
+#include "core/file_creation.h"
+#include "core/file_error.h"
 
 namespace bigmac {
-namespace {
-
-Error io_error(const std::filesystem::path& path, std::string_view what, int err) {
-  Error e = make_error(ErrorKind::kInput, fmt::format("{}: {}", what, std::strerror(err)));
-  e.file = path.string();
-  return e;
-}
-
-}  // namespace
 
 Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
-  std::filesystem::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return tl::unexpected(io_error(tmp, "cannot create", errno));
+  auto tmp = create_temporary_file(path);
+  if (!tmp) return tl::unexpected(tmp.error());
+  auto discard = [&](std::string_view what, int err, const std::filesystem::path& where) {
+    ::unlink(tmp->path.c_str());
+    return tl::unexpected(file_error(where, what, err));
+  };
   const char* data = contents.data();
   std::size_t left = contents.size();
   while (left > 0) {
-    ssize_t n = ::write(fd, data, left);
+    ssize_t n = ::write(tmp->fd.get(), data, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return tl::unexpected(io_error(tmp, "cannot write", err));
+      return discard("cannot write", errno, tmp->path);
     }
     data += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return tl::unexpected(io_error(tmp, "cannot flush", err));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return tl::unexpected(io_error(path, "cannot rename into place", err));
+  if (::fsync(tmp->fd.get()) != 0) return discard("cannot flush", errno, tmp->path);
+  if (::close(tmp->fd.release()) != 0) return discard("cannot flush", errno, tmp->path);
+  if (::rename(tmp->path.c_str(), path.c_str()) != 0) {
+    return discard("cannot rename into place", errno, path);
   }
   return {};
-}
-
-Expected<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return tl::unexpected(io_error(path, "cannot open", errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return tl::unexpected(io_error(path, "cannot read", errno));
-  return buffer.str();
 }
 
 }  // namespace bigmac

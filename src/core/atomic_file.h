@@ -4,14 +4,14 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/input_file.h"  // read_file, the other half of the whole-file API
 
 namespace bigmac {
 
-/// Writes `contents` to a temporary file beside `path`, flushes it to disk and renames it over
-/// `path`, so a reader (or a crash) never sees a half-written file.
+/// Writes `contents` to a new temporary file beside `path` (unpredictable name, created
+/// exclusively: create_temporary_file), flushes it to disk and renames it over `path`, so a
+/// reader (or a crash) never sees a half-written file and no planted link is written through.
+/// The rename replaces whatever `path` names, a symbolic link included, and never follows it.
 Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents);
-
-/// Reads a whole file; the error names the file and the reason.
-Expected<std::string> read_file(const std::filesystem::path& path);
 
 }  // namespace bigmac

@@ -1,6 +1,7 @@
 #include "diagnose/catalog.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <re2/re2.h>
 
 #include <algorithm>
@@ -120,12 +121,6 @@ class CatalogReader {
       auto value = string_at(entry, at, key, true);
       if (!value) return tl::unexpected(value.error());
       *target = std::move(*value);
-    }
-    const auto& gates = kGateIds;
-    if (std::find(std::begin(gates), std::end(gates), text.gate) == std::end(gates)) {
-      return tl::unexpected(error(at + ".gate",
-                                  fmt::format("entry `{}`: unknown gate `{}`", text.id, text.gate),
-                                  "one of single, dp, pp2, shapes, target"));
     }
     if (auto it = entry.find("specificity"); it != entry.end()) {
       if (!it->is_number_integer() || *it < 1 || *it > 100) {
@@ -328,6 +323,27 @@ Expected<Catalog> builtin_catalog() {
   auto file = config::parse_data_file(kBuiltinCatalogText, "stages/diagnoses.toml (built in)");
   if (!file) return tl::unexpected(file.error());
   return parse_catalog(*file);
+}
+
+Errors unknown_gates(const Catalog& catalog, const std::vector<std::string>& gate_ids) {
+  const std::vector<std::string_view> ids(gate_ids.begin(), gate_ids.end());
+  Errors errors;
+  auto check = [&](const EntryText& text) {
+    if (std::find(gate_ids.begin(), gate_ids.end(), text.gate) != gate_ids.end()) return;
+    const auto near = closest_match(text.gate, ids);
+    Error e = make_error(ErrorKind::kConfig,
+                         fmt::format("entry `{}`: unknown gate `{}`{}", text.id, text.gate,
+                                     near ? fmt::format(" (did you mean `{}`?)", *near) : ""),
+                         fmt::format("the gate to return to is one of the gate files' ids: {}",
+                                     fmt::join(gate_ids, ", ")));
+    e.file = catalog.path;
+    e.line = text.line;
+    e.key = "gate";
+    errors.push_back(std::move(e));
+  };
+  for (const Signature& s : catalog.signatures) check(s.text);
+  for (const RuleText& r : catalog.rules) check(r.text);
+  return errors;
 }
 
 }  // namespace bigmac::diagnose

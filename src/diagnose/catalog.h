@@ -54,9 +54,13 @@ struct Catalog {
 };
 
 /// Reads and checks a catalog: every pattern compiles, every placeholder is defined by every
-/// pattern of its entry, gates and rule ids are known. Errors name the entry (file:line:col).
+/// pattern of its entry, rule ids are known (gates: unknown_gates). Errors name the entry (file:line:col).
 Expected<Catalog> parse_catalog(const config::DataFile& file);
 Expected<Catalog> load_catalog(const std::filesystem::path& path);
+
+/// Entries whose gate to return to is none of `gate_ids` (the gate files' ids, the one list of
+/// gates), one error each naming the entry and its line.
+Errors unknown_gates(const Catalog& catalog, const std::vector<std::string>& gate_ids);
 
 /// The catalog compiled into the program from stages/diagnoses.toml.
 Expected<Catalog> builtin_catalog();

@@ -18,9 +18,6 @@ struct Evidence {
   int lines = 1;          ///< lines of a message broken over several (joined by '\n' in text)
 };
 
-/// Where a failure sends the bring-up back to: a gate id of shared/DESIGN.md §1.
-inline constexpr const char* kGateIds[] = {"single", "dp", "pp2", "shapes", "target"};
-
 /// What went wrong, why, what to change and which gate to return to. Produced by text
 /// signatures and metric rules of the catalog (stages/diagnoses.toml); the gate engine, the
 /// `diagnose` command and the reports all print this one type.

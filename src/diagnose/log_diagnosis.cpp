@@ -26,13 +26,19 @@ int fail(std::ostream& err, const Error& error) {
 
 }  // namespace
 
-int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err) {
+int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err,
+                 const std::vector<std::string>& gate_ids) {
   if (options.paths.empty()) {
     return fail(err,
                 make_error(ErrorKind::kUsage, "diagnose needs at least one log file or directory"));
   }
   auto catalog = resolve_catalog(options.catalog);
   if (!catalog) return fail(err, catalog.error());
+  if (!gate_ids.empty()) {
+    if (Errors unknown = unknown_gates(*catalog, gate_ids); !unknown.empty()) {
+      return fail(err, unknown.front());
+    }
+  }
   auto diagnoser = Diagnoser::create(std::move(*catalog));
   if (!diagnoser) return fail(err, diagnoser.error());
 
@@ -44,16 +50,19 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
     e.file = options.paths.front();
     return fail(err, e);
   }
-  TextScan scan = diagnoser->start_scan();
-  std::vector<logs::RankLog> logs;
-  for (const auto& file : *files) {
-    auto ranks = read_log_records(file, &scan);
-    if (!ranks) return fail(err, ranks.error());
-    std::move(ranks->begin(), ranks->end(), std::back_inserter(logs));
+  std::vector<Diagnosis> diagnoses;
+  for (const auto& group : group_log_files(options.paths, *files)) {
+    TextScan scan = diagnoser->start_scan();
+    std::vector<logs::RankLog> logs;
+    for (const auto& file : group) {
+      auto ranks = read_log_records(file, &scan);
+      if (!ranks) return fail(err, ranks.error());
+      std::move(ranks->begin(), ranks->end(), std::back_inserter(logs));
+    }
+    MetricInput input;
+    input.logs = logs;
+    for (Diagnosis& d : diagnoser->finish(scan, input)) diagnoses.push_back(std::move(d));
   }
-  MetricInput input;
-  input.logs = logs;
-  const std::vector<Diagnosis> diagnoses = diagnoser->finish(scan, input);
   if (options.json) {
     nlohmann::json doc = {{"files", files->size()}, {"diagnoses", to_json(diagnoses)}};
     out << doc.dump(2) << '\n';

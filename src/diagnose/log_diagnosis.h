@@ -17,6 +17,9 @@ struct DiagnoseOptions {
 /// Reads the logs (any run, including ones this tool did not start), prints every diagnosis
 /// best first, as text or JSON. Returns the exit code: 0 a diagnosis was found, 1 none,
 /// 2 unreadable input or a bad catalog (printed on `err`).
-int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err);
+/// `gate_ids`: the gate files' ids, which every catalog entry must route back to (the cli
+/// passes them; empty: not checked).
+int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err,
+                 const std::vector<std::string>& gate_ids = {});
 
 }  // namespace bigmac::diagnose

@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
-#include <fstream>
+#include <map>
 #include <system_error>
 
+#include "core/checked_integer.h"
+#include "core/input_file.h"
 #include "diagnose/text_scan.h"
 #include "logs/log_stream.h"
 
@@ -25,11 +26,7 @@ bool looks_like_log(const fs::path& file) {
   return std::find(kExtensions.begin(), kExtensions.end(), ext) != kExtensions.end();
 }
 
-int parse_int(std::string_view digits) {
-  int value = -1;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  return ec == std::errc() && end == digits.data() + digits.size() ? value : -1;
-}
+int parse_int(std::string_view digits) { return parse_integer_as<int>(digits).value_or(-1); }
 
 Error input_error(const fs::path& path, std::string message) {
   Error e = make_error(ErrorKind::kInput, std::move(message));
@@ -65,6 +62,34 @@ Expected<std::vector<fs::path>> collect_log_files(const std::vector<std::string>
     files.insert(files.end(), found.begin(), found.end());
   }
   return files;
+}
+
+std::vector<std::vector<fs::path>> group_log_files(const std::vector<std::string>& paths,
+                                                   const std::vector<fs::path>& files) {
+  std::vector<fs::path> run_dirs;
+  for (const std::string& given : paths) {
+    std::error_code ec;
+    if (fs::is_directory(given, ec) && fs::exists(fs::path(given) / "state.json", ec)) {
+      run_dirs.emplace_back(given);
+    }
+  }
+  std::map<std::string, std::vector<fs::path>> by_attempt;
+  std::vector<fs::path> rest;
+  for (const fs::path& file : files) {
+    bool placed = false;
+    for (const fs::path& run : run_dirs) {
+      const fs::path relative = file.lexically_relative(run);
+      if (relative.empty() || *relative.begin() == "..") continue;
+      by_attempt[run.string() + "/" + relative.begin()->string()].push_back(file);
+      placed = true;
+      break;
+    }
+    if (!placed) rest.push_back(file);
+  }
+  std::vector<std::vector<fs::path>> groups;
+  for (auto& [folder, group] : by_attempt) groups.push_back(std::move(group));
+  if (!rest.empty()) groups.push_back(std::move(rest));
+  return groups;
 }
 
 int rank_from_file_name(const fs::path& file) {
@@ -126,20 +151,22 @@ class RankSorter {
 }  // namespace
 
 Expected<std::vector<logs::RankLog>> read_log_records(const fs::path& file, TextScan* scan) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return tl::unexpected(input_error(file, "cannot open for reading"));
+  // A regular file only: a FIFO or /dev/zero would never end (core/input_file).
+  auto opened = open_input_stream(file);
+  if (!opened) return tl::unexpected(opened.error());
+  std::FILE* in = opened->get();
   logs::LogStream stream(logs::LogFormat::kAuto, rank_from_file_name(file));
   if (scan != nullptr) scan->begin_file(file.string());
   RankSorter sorter(file.string(), scan);
   std::vector<logs::Record> fresh;
   std::array<char, 1 << 16> buffer{};
-  while (in) {
-    in.read(buffer.data(), buffer.size());
-    const auto got = in.gcount();
-    if (got > 0) stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)), fresh);
+  while (true) {
+    const std::size_t got = std::fread(buffer.data(), 1, buffer.size(), in);
+    if (got > 0) stream.feed(std::string_view(buffer.data(), got), fresh);
     sorter.take(fresh);
+    if (got < buffer.size()) break;
   }
-  if (in.bad()) return tl::unexpected(input_error(file, "read error"));
+  if (std::ferror(in)) return tl::unexpected(input_error(file, "read error"));
   stream.finish(fresh);
   sorter.take(fresh);
   return std::move(sorter).result();

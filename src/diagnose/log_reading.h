@@ -16,6 +16,13 @@ namespace bigmac::diagnose {
 Expected<std::vector<std::filesystem::path>> collect_log_files(
     const std::vector<std::string>& paths);
 
+/// `files` (from collect_log_files over `paths`) split into the sets diagnosed together. A run
+/// directory (one holding state.json) gives one set per folder in it, one per gate attempt:
+/// rank 0 of `single` and rank 0 of `dp` are different processes, and their steps must not be
+/// read as one rank logging each step twice. All other files form one set.
+std::vector<std::vector<std::filesystem::path>> group_log_files(
+    const std::vector<std::string>& paths, const std::vector<std::filesystem::path>& files);
+
 /// The rank a file name implies when its lines carry none: `rank3.log`, `rank-3.txt`, or
 /// torchrun's `--log-dir` layout `.../attempt_0/3/stderr.log`; -1 when nothing says.
 int rank_from_file_name(const std::filesystem::path& file);

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/checked_integer.h"
 #include "diagnose/rule_finding.h"
 
 namespace bigmac::diagnose {
@@ -131,10 +132,15 @@ void grad_norm_checks(const MetricInput& in, std::vector<Finding>& out) {
 // steps are evenly spaced and start below k.
 bool logged_at_interval(const std::vector<Sourced<logs::StepRecord>>& steps) {
   if (steps.size() < 2) return false;
-  const std::int64_t stride = steps[1].record->global_step - steps[0].record->global_step;
-  if (stride <= 1 || steps[0].record->global_step >= stride) return false;
+  // Differences of logged steps can pass int64 (a log may say anything); such a log is not one
+  // logged at an interval.
+  auto difference = [&](std::size_t i) {
+    return checked_subtract(steps[i].record->global_step, steps[i - 1].record->global_step);
+  };
+  const auto stride = difference(1);
+  if (!stride || *stride <= 1 || steps[0].record->global_step >= *stride) return false;
   for (std::size_t i = 1; i < steps.size(); ++i) {
-    if (steps[i].record->global_step - steps[i - 1].record->global_step != stride) return false;
+    if (difference(i) != stride) return false;
   }
   return true;
 }
@@ -168,7 +174,7 @@ void step_sequence(const MetricInput& in, std::vector<Finding>& out) {
                        rank});
         gap_reported = true;
       }
-      expected = std::max(expected, step + 1);
+      expected = std::max(expected, checked_add(step, 1).value_or(step));
       previous = &s;
     }
   }

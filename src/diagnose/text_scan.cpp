@@ -1,9 +1,9 @@
 #include "diagnose/text_scan.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 
+#include "core/checked_integer.h"
 #include "diagnose/line_origin.h"
 
 namespace bigmac::diagnose {
@@ -14,11 +14,7 @@ constexpr std::size_t kMaxSpecificLines = 4096;
 constexpr std::size_t kMaxNodes = 256;
 constexpr std::int64_t kTracebackReach = 3;  ///< lines between an error line and its explanation
 
-int parse_rank(const std::string& digits) {
-  int rank = -1;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
-  return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
-}
+int parse_rank(const std::string& digits) { return parse_integer_as<int>(digits).value_or(-1); }
 
 }  // namespace
 

@@ -1,9 +1,13 @@
 #include "gates/gate_catalog.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "baseline/baseline.h"
+#include "core/edit_distance.h"
 #include "gates/check.h"
 
 namespace bigmac::gates {
@@ -13,18 +17,29 @@ tl::expected<GateCatalog, Errors> GateCatalog::load(const std::filesystem::path&
   auto specs = load_gate_specs(stages_dir);
   if (!specs) return tl::unexpected(specs.error());
   Errors errors;
+  // The gate files are the one list of gate ids: an override must name one of them.
+  std::vector<std::string> ids;
+  for (const GateSpec& spec : *specs) ids.push_back(spec.id);
+  const std::vector<std::string_view> id_views(ids.begin(), ids.end());
   for (const auto& [gate, overrides] : config.gate_overrides) {
-    if (!find_gate(*specs, gate)) {
-      Error e = make_error(ErrorKind::kConfig, fmt::format("[gates.{}] names no gate in {}", gate,
-                                                           stages_dir.string()));
-      if (!overrides.empty()) {
-        const config::Origin& o = overrides.begin()->second.origin;
+    if (std::find(ids.begin(), ids.end(), gate) != ids.end()) continue;
+    const auto near = closest_match(gate, id_views);
+    Error e = make_error(ErrorKind::kConfig,
+                         fmt::format("unknown gate '{}'{}: the gates of {} are {}", gate,
+                                     near ? fmt::format(" (did you mean '{}'?)", *near) : "",
+                                     stages_dir.string(), fmt::join(ids, ", ")));
+    e.key = "gates." + gate;
+    if (!overrides.empty()) {
+      const config::Origin& o = overrides.begin()->second.origin;
+      if (o.kind == config::SourceKind::kFile) {
         e.file = o.where;
         e.line = o.line;
         e.column = o.column;
+      } else {
+        e.message += " (set by " + o.describe() + ")";
       }
-      errors.push_back(e);
     }
+    errors.push_back(e);
   }
   GateCatalog catalog;
   for (GateSpec& spec : *specs) {
@@ -40,6 +55,8 @@ tl::expected<GateCatalog, Errors> GateCatalog::load(const std::filesystem::path&
       catalog.specs.push_back(std::move(*applied));
     }
   }
+  // An override may name a gate to return to, too.
+  if (errors.empty()) check_routes(catalog.specs, errors);
   if (!errors.empty()) return tl::unexpected(errors);
   return catalog;
 }

@@ -9,6 +9,7 @@
 #include "baseline/baseline.h"
 #include "config/constraints.h"
 #include "config/schema.h"
+#include "core/checked_integer.h"
 
 namespace bigmac::gates {
 namespace {
@@ -27,11 +28,19 @@ Error plan_error(const GateSpec& spec, std::string message, std::string hint) {
   return e;
 }
 
-// The value among the divisors of `n` closest to `near` (ties: the larger).
+// The value among the divisors of `n` closest to `near` (ties: the larger). Divisors come in
+// pairs (d, n / d), so √n steps find them all, also for a large samples/step from a baseline.
 std::int64_t closest_divisor(std::int64_t n, std::int64_t near) {
   std::int64_t best = 1;
-  for (std::int64_t d = 1; d <= n; ++d) {
-    if (n % d == 0 && std::llabs(d - near) <= std::llabs(best - near)) best = d;
+  auto consider = [&](std::int64_t d) {
+    const std::int64_t gap = std::llabs(d - near);
+    const std::int64_t best_gap = std::llabs(best - near);
+    if (gap < best_gap || (gap == best_gap && d > best)) best = d;
+  };
+  for (std::int64_t d = 1; d <= n / d; ++d) {
+    if (n % d != 0) continue;
+    consider(d);
+    consider(n / d);
   }
   return best;
 }
@@ -116,15 +125,26 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
   const std::int64_t before_micro = micro;
   if (l.rescale == "accum") {
     if (reference % (micro * dp) != 0) {
-      const std::int64_t dp_ok = closest_divisor(std::max<std::int64_t>(1, reference / micro), dp);
-      const bool micro_divides = reference % micro == 0;
-      std::string hint =
-          micro_divides
-              ? fmt::format(
-                    "set gates.{}.nproc = {} (dp {}), or train.micro_batch_size "
-                    "= {}",
-                    spec.id, dp_ok * ways, dp_ok, closest_divisor(reference / dp, micro))
-              : fmt::format("set train.micro_batch_size = {}", closest_divisor(reference, micro));
+      // Only changes that work are offered: another dp when micro divides samples/step,
+      // another micro when dp does, else both.
+      std::vector<std::string> options;
+      if (reference % micro == 0) {
+        const std::int64_t dp_ok = closest_divisor(reference / micro, dp);
+        options.push_back(
+            fmt::format("set gates.{}.nproc = {} (dp {})", spec.id, dp_ok * ways, dp_ok));
+      }
+      if (reference % dp == 0) {
+        options.push_back(
+            fmt::format("set train.micro_batch_size = {}", closest_divisor(reference / dp, micro)));
+      }
+      if (options.empty()) {
+        const std::int64_t micro_ok = closest_divisor(reference, micro);
+        const std::int64_t dp_ok = closest_divisor(reference / micro_ok, dp);
+        options.push_back(fmt::format("set train.micro_batch_size = {} and gates.{}.nproc = {}",
+                                      micro_ok, spec.id, dp_ok * ways));
+      }
+      std::string hint;
+      for (const std::string& o : options) hint += (hint.empty() ? "" : ", or ") + o;
       return tl::unexpected(plan_error(
           spec,
           fmt::format(
@@ -156,10 +176,20 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
                                spec.id, l.micro_batches, accum),
                    "set rescale = \"micro\""));
   }
-  c.train.micro_batch_size = static_cast<int>(micro);
-  c.train.gradient_accumulation_steps = static_cast<int>(accum);
+  const auto micro_int = narrow<int>(micro);
+  const auto accum_int = narrow<int>(accum);
+  if (!micro_int || !accum_int) {
+    return tl::unexpected(plan_error(
+        spec,
+        fmt::format("gate '{}' would need micro_batch_size {} × gradient_accumulation_steps {} "
+                    "to keep {} samples/step: more than a run can hold",
+                    spec.id, micro, accum, reference),
+        "check the samples_per_step of the baseline this run compares with"));
+  }
+  c.train.micro_batch_size = *micro_int;
+  c.train.gradient_accumulation_steps = *accum_int;
   // An explicit micro-batch count must follow the rescaled accumulation (they are one value).
-  if (c.parallel.micro_batches > 0) c.parallel.micro_batches = static_cast<int>(accum);
+  if (c.parallel.micro_batches > 0) c.parallel.micro_batches = *accum_int;
   std::vector<std::string> changes;
   if (micro != before_micro) {
     changes.push_back(fmt::format("train.micro_batch_size {} -> {}", before_micro, micro));

@@ -1,13 +1,16 @@
 #include "gates/gate_spec.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
-#include "baseline/comparison.h"
 #include "core/edit_distance.h"
+#include "core/json_file.h"
 #include "gates/check_registry.h"
+#include "gates/gate_params.h"
 
 namespace bigmac::gates {
 namespace {
@@ -17,6 +20,7 @@ constexpr std::string_view kTopKeys[] = {"id",     "title",  "order", "route_bac
 constexpr std::string_view kLaunchKeys[] = {"nproc",         "pp",           "tp",     "schedule",
                                             "micro_batches", "trace_shapes", "rescale"};
 constexpr std::string_view kCheckKeys[] = {"name", "route_back", "when"};
+constexpr std::int64_t kMaxOrder = 99;  // attempt folders are "NN-<id>.<attempt>"
 
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates) {
   auto match = closest_match(word, candidates);
@@ -96,14 +100,8 @@ void read_launch(const nlohmann::json& launch, GateLaunch& out, Errors& errors, 
 
 template <class Locate>
 void check_params(const nlohmann::json& params, Errors& errors, Locate locate) {
-  for (const auto& [key, value] : params.items()) {
-    if (key.size() > 7 && key.ends_with("_policy")) {
-      if (!value.is_string() || !baseline::parse_policy(value.template get<std::string>())) {
-        errors.push_back(locate("params." + key,
-                                fmt::format("unknown comparison policy {}", value.dump()),
-                                "use \"exact\", \"relative\" or \"magnitude\""));
-      }
-    }
+  for (ParamProblem& p : check_gate_params(params)) {
+    errors.push_back(locate("params." + p.key, std::move(p.message), std::move(p.hint)));
   }
 }
 
@@ -151,14 +149,20 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
     return it->is_string() ? it->get<std::string>() : std::string();
   };
   spec.id = text("id", true);
+  if (!spec.id.empty() && !valid_gate_id(spec.id)) {
+    errors.push_back(locate("id", fmt::format("gate id \"{}\" is not a plain name", spec.id),
+                            "use letters, digits, '_' and '-' (it names the attempt folders)"));
+  }
   spec.title = text("title", false);
   spec.route_back = text("route_back", false);
   if (spec.route_back.empty()) spec.route_back = spec.id;
-  if (auto it = root.find("order"); it == root.end() || !it->is_number_integer()) {
-    errors.push_back(it == root.end() ? locate("id", "missing key 'order' (an integer)")
-                                      : locate("order", "expected an integer"));
+  if (auto it = root.find("order"); it == root.end()) {
+    errors.push_back(locate("id", "missing key 'order' (an integer)"));
+  } else if (auto order = json_integer(*it); !order || *order < 1 || *order > kMaxOrder) {
+    errors.push_back(locate(
+        "order", fmt::format("expected an integer from 1 to {}, found {}", kMaxOrder, it->dump())));
   } else {
-    spec.order = static_cast<int>(it->get<std::int64_t>());
+    spec.order = static_cast<int>(*order);
   }
   if (auto it = root.find("launch"); it != root.end()) {
     if (!it->is_object()) {
@@ -261,7 +265,9 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
       errors.push_back(file.error());
       continue;
     }
-    if (!file->root.contains("id")) continue;  // another data file (diagnoses.toml)
+    // The diagnosis catalog shares the folder; any other file without an id is a gate file
+    // that lost it (or was emptied), which must not silently drop its gate.
+    if (file->root.contains("signature")) continue;
     auto spec = parse_gate_spec(*file);
     if (!spec) {
       errors.push_back(spec.error());
@@ -283,18 +289,8 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
           make_error(ErrorKind::kConfig, fmt::format("gate id '{}' twice", specs[i].id)));
     }
   }
-  for (const GateSpec& spec : specs) {
-    std::vector<std::string> routes{spec.route_back};
-    for (const CheckSpec& c : spec.checks) routes.push_back(c.route_back);
-    for (const std::string& r : routes) {
-      if (!r.empty() && !ids.count(r)) {
-        Error e = make_error(ErrorKind::kConfig,
-                             fmt::format("route_back '{}' of gate '{}' names no gate", r, spec.id));
-        e.file = spec.path;
-        errors.push_back(e);
-      }
-    }
-  }
+  // A route to a gate whose file did not load would only repeat that file's error.
+  if (errors.empty()) check_routes(specs, errors);
   if (specs.empty() && errors.empty()) {
     Error e = make_error(ErrorKind::kInput, "no gate files (stages/0N-*.toml) found");
     e.file = dir.string();
@@ -302,6 +298,27 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
   }
   if (!errors.empty()) return tl::unexpected(errors);
   return specs;
+}
+
+void check_routes(const std::vector<GateSpec>& specs, Errors& errors) {
+  std::set<std::string> ids;
+  for (const GateSpec& spec : specs) ids.insert(spec.id);
+  for (const GateSpec& spec : specs) {
+    std::set<std::string> routes{spec.route_back};
+    for (const CheckSpec& c : spec.checks) routes.insert(c.route_back);
+    for (const auto& [key, value] : spec.params.items()) {
+      if (is_route_back_param(key) && value.is_string()) routes.insert(value.get<std::string>());
+    }
+    for (const std::string& r : routes) {
+      if (!r.empty() && !ids.count(r)) {
+        Error e = make_error(ErrorKind::kConfig,
+                             fmt::format("route_back '{}' of gate '{}' names no gate", r, spec.id),
+                             "known gates: " + fmt::format("{}", fmt::join(ids, ", ")));
+        e.file = spec.path;
+        errors.push_back(e);
+      }
+    }
+  }
 }
 
 tl::expected<GateSpec, Errors> apply_overrides(
@@ -356,30 +373,35 @@ tl::expected<GateSpec, Errors> apply_overrides(
           key, fmt::format("gate '{}' ({}) has no key '{}'", spec.id, spec.path, key), hint));
     }
   }
-  read_launch(spec.raw_launch, spec.launch, errors,
-              [&](const std::string& k, std::string m, std::string h = {}) {
-                const std::string bare = k.substr(k.find('.') + 1);
-                auto it = overrides.find(bare);
-                if (it == overrides.end())
-                  return make_error(ErrorKind::kConfig, std::move(m), std::move(h));
-                Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
-                if (it->second.origin.kind == config::SourceKind::kFile) {
-                  e.file = it->second.origin.where;
-                  e.line = it->second.origin.line;
-                  e.column = it->second.origin.column;
-                } else {
-                  e.message += " (set by " + it->second.origin.describe() + ")";
-                }
-                e.key = "gates." + spec.id + "." + bare;
-                return e;
-              });
-  check_params(spec.params, errors, [&](const std::string& k, std::string m, std::string h = {}) {
+  // A problem found in the merged tables is reported where the override was written.
+  auto at_override = [&](const std::string& k, std::string m, std::string h = {}) {
+    const std::string bare = k.substr(k.find('.') + 1);
     Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
-    e.key = "gates." + spec.id + "." + k.substr(k.find('.') + 1);
+    e.key = "gates." + spec.id + "." + bare;
+    auto it = overrides.find(bare);
+    if (it == overrides.end()) return e;
+    if (it->second.origin.kind == config::SourceKind::kFile) {
+      e.file = it->second.origin.where;
+      e.line = it->second.origin.line;
+      e.column = it->second.origin.column;
+    } else {
+      e.message += " (set by " + it->second.origin.describe() + ")";
+    }
     return e;
-  });
+  };
+  read_launch(spec.raw_launch, spec.launch, errors, at_override);
+  check_params(spec.params, errors, at_override);
   if (!errors.empty()) return tl::unexpected(errors);
   return spec;
+}
+
+bool valid_gate_id(std::string_view id) {
+  if (id.empty() || id.size() > 64 || !std::isalnum(static_cast<unsigned char>(id.front()))) {
+    return false;
+  }
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
 }
 
 const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name) {

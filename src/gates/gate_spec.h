@@ -59,10 +59,18 @@ Expected<GateSpec> load_gate_spec(const std::filesystem::path& path);
 /// Orders must be unique; all errors together.
 tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesystem::path& dir);
 
+/// Every route back (a gate's, a check's, a `*_route_back_*` parameter) must name a gate of
+/// `specs`; what does not is added to `errors`.
+void check_routes(const std::vector<GateSpec>& specs, Errors& errors);
+
 /// Applies `[gates.<id>]` overrides: each key must exist in the gate's [launch] or [params]
 /// (did-you-mean otherwise) and keep its type. Errors name where the override was written.
 tl::expected<GateSpec, Errors> apply_overrides(
     GateSpec spec, const std::map<std::string, config::Setting>& overrides);
+
+/// Whether `id` can name a gate: a plain word of letters, digits, '_' and '-' (it names attempt
+/// folders, "02-dp.1", and report entries, so never a path like "../x").
+bool valid_gate_id(std::string_view id);
 
 /// The spec with id or order number `name` ("dp", "2").
 const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name);

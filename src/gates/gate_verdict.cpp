@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_file.h"
 #include "gates/check_registry.h"
 
 namespace bigmac::gates {
@@ -130,8 +131,8 @@ GateVerdict verdict_from_json(const nlohmann::json& j) {
     if (c.contains("certain_at") && c["certain_at"].is_number_integer())
       r.certain_at = c["certain_at"].get<std::int64_t>();
     for (const auto& e : c.value("evidence", nlohmann::json::array())) {
-      r.evidence.push_back(
-          CheckEvidence{e.value("rank", -1), e.value("line", std::int64_t{0}), e.value("text", "")});
+      r.evidence.push_back(CheckEvidence{json_int(e, "rank", -1),
+                                         json_int(e, "line", std::int64_t{0}), e.value("text", "")});
     }
     if (const auto d = c.find("divergence"); d != c.end() && d->is_object()) {
       r.divergence = divergence_from_json(*d);

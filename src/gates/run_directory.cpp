@@ -2,16 +2,21 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/file_creation.h"
+#include "core/file_error.h"
+#include "core/json_file.h"
 
 namespace bigmac::gates {
 namespace {
@@ -23,16 +28,58 @@ Error io_error(const std::filesystem::path& path, std::string message,
   return e;
 }
 
+// Symbolic links among the entries of a run directory and of its attempt folders, as
+// "name -> target". The tool makes none there; one found was planted to redirect a write.
+std::vector<std::string> planted_links(const std::filesystem::path& dir) {
+  std::vector<std::string> links;
+  auto scan = [&](const std::filesystem::path& folder, const std::string& prefix, bool deeper,
+                  auto& self) -> void {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+      const std::string name = prefix + entry.path().filename().string();
+      if (entry.is_symlink(ec)) {
+        links.push_back(name + " -> " + std::filesystem::read_symlink(entry.path(), ec).string());
+      } else if (deeper && entry.is_directory(ec)) {
+        self(entry.path(), name + "/", false, self);
+      }
+    }
+  };
+  scan(dir, "", true, scan);
+  std::sort(links.begin(), links.end());
+  return links;
+}
+
 }  // namespace
 
 Expected<RunDirectory> RunDirectory::open(const std::filesystem::path& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return tl::unexpected(io_error(dir, "cannot create the run directory: " + ec.message()));
+  if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
+  if (ec) {
+    // A path through a file is a wrong --run-dir; a permission or a full disk is the machine's.
+    const bool wrong_path = ec.value() == ENOTDIR || ec.value() == EEXIST || ec.value() == ELOOP;
+    return tl::unexpected(file_error(dir.parent_path(), "cannot create the run directory's parent",
+                                     ec.value(),
+                                     wrong_path ? ErrorKind::kInput : ErrorKind::kInfrastructure));
+  }
+  if (auto made = create_directory(dir, /*exclusive=*/false); !made) {
+    Error e = made.error();
+    e.message = "cannot use the run directory: " + e.message;
+    return tl::unexpected(e);
+  }
+  if (auto links = planted_links(dir); !links.empty()) {
+    Error e = make_error(
+        ErrorKind::kInput,
+        fmt::format("the run directory holds symbolic link{} ({}): bigmac-bringup writes only "
+                    "files of its own there and never follows a link in it",
+                    links.size() == 1 ? "" : "s", fmt::join(links, ", ")),
+        "remove the links, or start a new run directory with --run-dir");
+    e.file = dir.string();
+    return tl::unexpected(e);
+  }
   const std::filesystem::path lock = dir / ".lock";
-  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return tl::unexpected(io_error(lock, fmt::format("cannot open: {}", std::strerror(errno))));
+  auto locked = create_file(lock, Existing::kKeep);
+  if (!locked) return tl::unexpected(locked.error());
+  const int fd = locked->release();
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     char pid[32] = {};
@@ -100,6 +147,31 @@ std::string attempt_folder(std::size_t gate_index, const std::string& gate, int 
   return fmt::format("{:02}-{}.{}", gate_index + 1, gate, attempt);
 }
 
+Expected<std::string> create_attempt_folder(const std::filesystem::path& folder) {
+  if (create_directory(folder, /*exclusive=*/true)) return std::string();
+  // The folder is there already: left by a run of this directory whose state.json is gone (or
+  // by one killed before it saved the attempt). Reusing it would mix its logs with this
+  // attempt's, so it is kept under another name and this attempt gets a new folder.
+  // Only a folder is an earlier attempt's; a file or link there is an error naming it.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::symlink_status(folder, ec))) {
+    return tl::unexpected(create_directory(folder, true).error());
+  }
+  std::filesystem::path aside;
+  for (int k = 1;; ++k) {
+    aside = folder;
+    aside += fmt::format(".stale-{}", k);
+    if (!std::filesystem::exists(std::filesystem::symlink_status(aside, ec))) break;
+  }
+  if (::rename(folder.c_str(), aside.c_str()) != 0) {
+    return tl::unexpected(io_error(
+        folder, fmt::format("cannot move the earlier attempt aside: {}", std::strerror(errno))));
+  }
+  if (auto made = create_directory(folder, true); !made) return tl::unexpected(made.error());
+  return fmt::format("{} was left by an earlier attempt this run no longer records; kept as {}",
+                     folder.filename().string(), aside.filename().string());
+}
+
 Expected<void> RunDirectory::save(const RunState& state) const {
   return write_file_atomically(state_file(), to_json(state).dump(2) + "\n");
 }
@@ -114,15 +186,16 @@ Expected<std::optional<RunState>> RunDirectory::load() const {
 
 Expected<RunState> read_run_state(const std::filesystem::path& dir) {
   const std::filesystem::path file = dir / "state.json";
-  auto text = read_file(file);
-  if (!text) {
-    Error e = text.error();
-    e.hint = "is this a run directory? (reports/<run-id>/ holds state.json)";
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    Error e = make_error(ErrorKind::kInput, "no state.json: not a run directory",
+                         "run directories are reports/<run-id>/; `run-all` makes one");
+    e.file = dir.string();
     return tl::unexpected(e);
   }
-  const nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
-  if (json.is_discarded()) return tl::unexpected(io_error(file, "invalid JSON", ErrorKind::kInput));
-  return run_state_from_json(json, file.string());
+  auto json = read_json_file(file);
+  if (!json) return tl::unexpected(json.error());
+  return run_state_from_json(*json, file.string());
 }
 
 std::string make_run_id(std::time_t when, int suffix) {
@@ -136,8 +209,23 @@ std::string make_run_id(std::time_t when, int suffix) {
 Expected<void> point_latest(const std::filesystem::path& reports_dir,
                             const std::filesystem::path& run_dir) {
   const std::filesystem::path link = reports_dir / "latest";
-  const std::filesystem::path tmp = reports_dir / fmt::format(".latest.{}", ::getpid());
+  // Only our own link is replaced: one naming a sibling folder. A file, a folder or a link
+  // someone made to elsewhere under that name is theirs.
   std::error_code ec;
+  const auto status = std::filesystem::symlink_status(link, ec);
+  if (std::filesystem::exists(status)) {
+    const bool ours =
+        std::filesystem::is_symlink(status) &&
+        std::filesystem::read_symlink(link, ec).string().find('/') == std::string::npos && !ec;
+    if (!ours) {
+      Error e = make_error(ErrorKind::kInput,
+                           "not bigmac-bringup's link to the newest run: left as it is",
+                           "remove or rename it to have `latest` point at the newest run again");
+      e.file = link.string();
+      return tl::unexpected(e);
+    }
+  }
+  const std::filesystem::path tmp = reports_dir / fmt::format(".latest.{}", ::getpid());
   std::filesystem::remove(tmp, ec);
   std::filesystem::create_directory_symlink(run_dir.lexically_relative(reports_dir).empty()
                                                 ? run_dir

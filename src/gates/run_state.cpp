@@ -4,6 +4,10 @@
 
 #include <algorithm>
 
+#include "core/checked_integer.h"
+#include "core/json_file.h"
+#include "gates/gate_spec.h"
+
 namespace bigmac::gates {
 namespace {
 
@@ -174,6 +178,12 @@ Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::strin
     for (const auto& g : j.at("gates")) {
       GateRecord r;
       r.id = g.at("id").get<std::string>();
+      if (!valid_gate_id(r.id) || s.find(r.id) != nullptr) {
+        return tl::unexpected(state_error(
+            path, "gates",
+            fmt::format("gate id \"{}\" is {}", r.id,
+                        s.find(r.id) ? "there twice" : "not a plain name (letters, digits, _ -)")));
+      }
       const std::string status = g.value("status", "");
       auto st = std::find_if(std::begin(kStatuses), std::end(kStatuses),
                              [&](GateStatus x) { return status_name(x) == status; });
@@ -182,7 +192,14 @@ Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::strin
             state_error(path, "gates." + r.id + ".status", "unknown status '" + status + "'"));
       }
       r.status = *st;
-      r.attempts = g.value("attempts", 0);
+      const auto attempts = json_integer(g.value("attempts", nlohmann::json(0)));
+      if (!attempts || *attempts < 0 || !narrow<int>(*attempts)) {
+        return tl::unexpected(
+            state_error(path, "gates." + r.id + ".attempts",
+                        fmt::format("expected a count from 0 up, found {}",
+                                    g.value("attempts", nlohmann::json()).dump())));
+      }
+      r.attempts = static_cast<int>(*attempts);
       r.note = g.value("note", "");
       r.failed_check = g.value("failed_check", "");
       r.route_back = g.value("route_back", "");

@@ -91,8 +91,9 @@ CheckResult check_grad_norm_stable(const CheckContext& ctx) {
           name,
           fmt::format("grad_norm grew more than ×{:g} for {} consecutive steps ({} -> {}: "
                       "{:.6g} -> {:.6g})",
-                      factor, run, first.global_step - 1, cur.global_step,
-                      *(*steps)[i - static_cast<std::size_t>(run)].grad_norm, *cur.grad_norm),
+                      factor, run, (*steps)[i - static_cast<std::size_t>(run)].global_step,
+                      cur.global_step, *(*steps)[i - static_cast<std::size_t>(run)].grad_norm,
+                      *cur.grad_norm),
           {evidence_of(first, fmt::format("step {} grad_norm={:.6g}", first.global_step,
                                           first.grad_norm.value_or(0))),
            evidence_of(cur,

@@ -6,6 +6,7 @@
 #include <array>
 #include <string_view>
 
+#include "config/layering.h"
 #include "core/edit_distance.h"
 #include "launch/launcher_commands.h"
 
@@ -70,27 +71,44 @@ std::string substitute(std::string text, const std::map<std::string, std::string
   return text;
 }
 
-Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs& inputs) {
+Errors launch_config_errors(const config::Config& config) {
   const config::LaunchConfig& lc = config.launch;
+  Errors errors;
   auto launcher = parse_launcher(lc.launcher);
-  if (!launcher) return tl::unexpected(launcher.error());
-  if (inputs.trainer_argv.empty()) {
-    return tl::unexpected(config_error("trainer.command", "the trainer argv is empty"));
-  }
+  if (!launcher) errors.push_back(launcher.error());
   if (lc.nnodes < 1 || lc.nproc_per_node < 1) {
-    return tl::unexpected(
-        config_error("launch.nproc_per_node",
-                     fmt::format("nnodes = {} and nproc_per_node = {} must both be at least 1",
-                                 lc.nnodes, lc.nproc_per_node)));
+    errors.push_back(config::error_at_setting(
+        config.settings, "launch.nproc_per_node",
+        fmt::format("nnodes = {} and nproc_per_node = {} must both be at least 1", lc.nnodes,
+                    lc.nproc_per_node)));
   }
-  if (*launcher == LauncherKind::kBuiltin && lc.nnodes != 1) {
-    return tl::unexpected(config_error(
-        "launch.nnodes",
+  if (launcher && *launcher == LauncherKind::kBuiltin && lc.nnodes != 1) {
+    errors.push_back(config::error_at_setting(
+        config.settings, "launch.nnodes",
         fmt::format("the builtin launcher starts every rank on this host, one node, but nnodes "
                     "= {}",
                     lc.nnodes),
         "use launcher = \"slurm\" or \"slurm+torchrun\" for several nodes, \"torchrun\" to "
         "simulate them on this host, or set nnodes = 1"));
+  }
+  if (lc.devices != "auto" && lc.devices != "cpu" && lc.devices != "cuda") {
+    errors.push_back(config::error_at_setting(
+        config.settings, "launch.devices",
+        fmt::format("unknown devices '{}'; expected cpu, cuda or auto", lc.devices)));
+  }
+  return errors;
+}
+
+Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs& inputs) {
+  const config::LaunchConfig& lc = config.launch;
+  if (Errors errors = launch_config_errors(config); !errors.empty()) {
+    Error first = errors.front();
+    for (std::size_t i = 1; i < errors.size(); ++i) first.message += "\n  " + errors[i].format();
+    return tl::unexpected(first);
+  }
+  auto launcher = parse_launcher(lc.launcher);
+  if (inputs.trainer_argv.empty()) {
+    return tl::unexpected(config_error("trainer.command", "the trainer argv is empty"));
   }
   LaunchPlan plan;
   plan.launcher = *launcher;
@@ -134,12 +152,8 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
   }
   if (lc.devices == "auto") {
     plan.devices = inputs.visible_devices.empty() ? "cpu" : "cuda";
-  } else if (lc.devices == "cpu" || lc.devices == "cuda") {
-    plan.devices = lc.devices;
   } else {
-    return tl::unexpected(
-        config_error("launch.devices",
-                     fmt::format("unknown devices '{}'; expected cpu, cuda or auto", lc.devices)));
+    plan.devices = lc.devices;  // cpu or cuda: launch_config_errors refused anything else
   }
   const bool cuda = plan.devices == "cuda";
   if (uses_slurm(plan.launcher)) {

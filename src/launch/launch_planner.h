@@ -53,6 +53,11 @@ struct PlanInputs {
 /// slurm and slurm+torchrun start them through srun on the nodes of an allocation.
 Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs& inputs);
 
+/// What the launcher refuses of a gate's configuration whatever the trainer: an unknown
+/// launcher or device kind, and several nodes under a launcher that starts ranks on this host
+/// only. plan_launch and the configuration check (gates/configuration_check) both use it.
+Errors launch_config_errors(const config::Config& config);
+
 /// Replaces `{name}` for every entry of `values` in `text`; other braces are left alone.
 std::string substitute(std::string text, const std::map<std::string, std::string>& values);
 

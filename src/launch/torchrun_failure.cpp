@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/checked_integer.h"
 #include "launch/error_line.h"
 
 namespace bigmac::launch {
@@ -27,6 +28,21 @@ std::optional<std::string> field(std::string_view text, std::size_t from, std::s
   return std::nullopt;
 }
 
+// The integer at the start of `text` (after spaces), within int; nullopt when there is none.
+std::optional<int> leading_int(std::string_view text) {
+  const std::size_t begin = text.find_first_not_of(' ');
+  if (begin == std::string_view::npos) return std::nullopt;
+  std::size_t end = begin + (text[begin] == '-' ? 1 : 0);
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+  return parse_integer_as<int>(text.substr(begin, end - begin));
+}
+
+// The integer after the first ':' of `text` ("(local_rank: 3)", "(pid: 1234)").
+std::optional<int> after_colon_int(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  return colon == std::string_view::npos ? std::nullopt : leading_int(text.substr(colon + 1));
+}
+
 }  // namespace
 
 std::optional<TorchrunRootCause> parse_torchrun_root_cause(std::string_view text) {
@@ -36,15 +52,15 @@ std::optional<TorchrunRootCause> parse_torchrun_root_cause(std::string_view text
   auto exitcode = field(text, block, "exitcode");
   if (!rank || !exitcode) return std::nullopt;
   TorchrunRootCause cause;
-  if (std::sscanf(rank->c_str(), " %d (local_rank: %d)", &cause.rank, &cause.local_rank) < 1) {
-    return std::nullopt;
-  }
-  int code = 0;
-  int pid = 0;
-  if (std::sscanf(exitcode->c_str(), " %d (pid: %d)", &code, &pid) < 1) return std::nullopt;
-  cause.pid = pid;
+  // "3 (local_rank: 3)" and "-9 (pid: 1234)": the leading number, then one in parentheses.
+  auto first = leading_int(*rank);
+  auto code = leading_int(*exitcode);
+  if (!first || !code) return std::nullopt;
+  cause.rank = *first;
+  cause.local_rank = after_colon_int(*rank).value_or(cause.local_rank);
+  cause.pid = after_colon_int(*exitcode).value_or(0);
   // multiprocessing reports death by signal N as exit code -N.
-  cause.status = code < 0 ? proc::ExitStatus{0, -code} : proc::ExitStatus{code, 0};
+  cause.status = *code < 0 ? proc::ExitStatus{0, -*code} : proc::ExitStatus{*code, 0};
   return cause;
 }
 

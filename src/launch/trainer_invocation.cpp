@@ -35,6 +35,14 @@ std::map<std::string, std::string> gate_placeholders(const config::Config& c,
   };
 }
 
+std::vector<std::string> command_placeholders() {
+  std::vector<std::string> names = {"rank", "local_rank", "world_size", "log_file"};
+  for (const auto& [name, value] : gate_placeholders(config::Config{}, {}, {}, {})) {
+    names.push_back(name);
+  }
+  return names;
+}
+
 std::map<std::string, std::string> gate_environment(
     const config::Config& c, const std::map<std::string, std::string>& placeholders) {
   std::map<std::string, std::string> env;

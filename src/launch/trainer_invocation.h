@@ -19,6 +19,10 @@ std::map<std::string, std::string> gate_placeholders(const config::Config& gate_
                                                      const std::filesystem::path& gate_file,
                                                      const std::filesystem::path& run_dir);
 
+/// Every `{placeholder}` an external trainer's command may hold: gate_placeholders' names and
+/// the launcher's per-rank ones. A `{name}` outside this list would reach the trainer as it is.
+std::vector<std::string> command_placeholders();
+
 /// The same values as BIGMAC_* variables (`BIGMAC_GATE`, `BIGMAC_GATE_CONFIG`, `BIGMAC_PP`, ...),
 /// plus every schema key as BIGMAC_<TABLE>_<KEY>, so a trainer can read either.
 std::map<std::string, std::string> gate_environment(

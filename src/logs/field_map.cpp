@@ -5,6 +5,7 @@
 #include <array>
 #include <string_view>
 
+#include "core/checked_integer.h"
 #include "core/edit_distance.h"
 #include "logs/number_text.h"
 
@@ -93,7 +94,13 @@ LineMatch FieldMap::read(std::string_view text, std::int64_t next_step, StepReco
                 "', not an integer";
         return LineMatch::kBad;
       }
-      out.global_step = field.name == "step" ? *step - 1 : *step;
+      // `step` counts from 1; the lowest int64 has no step before it.
+      const auto global = field.name == "step" ? checked_add(*step, -1) : step;
+      if (!global) {
+        error = "field step: " + std::to_string(*step) + " is out of range";
+        return LineMatch::kBad;
+      }
+      out.global_step = *global;
     } else if (field.name == "loss") {
       out.loss = value;
     } else if (field.name == "grad_norm") {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/checked_integer.h"
+
 namespace bigmac::logs {
 
 namespace {
@@ -68,11 +70,8 @@ std::optional<double> parse_real(std::string_view text) {
 std::optional<std::int64_t> parse_integer(std::string_view text) {
   text = trim(text);
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return std::nullopt;
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
+  return bigmac::parse_integer(text, std::numeric_limits<std::int64_t>::min(),
+                               std::numeric_limits<std::int64_t>::max());
 }
 
 }  // namespace bigmac::logs

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "core/input_file.h"
 #include "logs/read_buffer.h"
 
 namespace bigmac::logs {
@@ -29,10 +30,6 @@ struct Adder {
   void operator()(DoneRecord&& r) { log.dones.push_back(r); }
   void operator()(EvalRecord&& r) { log.evals.push_back(std::move(r)); }
   void operator()(TextLine&& r) { log.context.add(std::move(r)); }
-};
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
 /// Gathers records from several streams into one RankLog per rank.
@@ -163,7 +160,8 @@ Expected<LoadedLogs> load_logs(const std::vector<std::string>& paths, LogFormat 
   ReadBuffer buffer(std::size_t{1} << 20);
   std::vector<Record> records;
   for (const std::string& path : paths) {
-    std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+    // A regular file only: a FIFO or /dev/zero would never end (core/input_file).
+    auto file = open_input_stream(path);
     auto unreadable = [&](int err) {
       Error error =
           make_error(ErrorKind::kInput, std::string("cannot read log: ") + std::strerror(err),
@@ -171,17 +169,17 @@ Expected<LoadedLogs> load_logs(const std::vector<std::string>& paths, LogFormat 
       error.file = path;
       return tl::unexpected(std::move(error));
     };
-    if (!file) return unreadable(errno);
+    if (!file) return tl::unexpected(file.error());
     merger.begin_file(path);
     LogStream stream(format, rank_from_path(path), custom);
     while (true) {
-      std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file.get());
+      std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file->get());
       if (n > 0) {
         stream.feed(std::string_view(buffer.data(), n), records);
         merger.take(records);
       }
       if (n < buffer.size()) {
-        if (std::ferror(file.get())) return unreadable(errno != 0 ? errno : EIO);
+        if (std::ferror(file->get())) return unreadable(errno != 0 ? errno : EIO);
         break;
       }
     }

@@ -1,3 +1,4 @@
+#include "core/checked_integer.h"
 #include "logs/number_text.h"
 #include "logs/step_line.h"
 
@@ -34,9 +35,10 @@ LineMatch read_torchtitan_line(std::string_view text, StepRecord& out, std::stri
   std::size_t gap = rest.find("  ");
   std::string_view step_text = trim(rest.substr(0, gap));
   auto step = parse_integer(step_text);
-  if (!step) return LineMatch::kNotMine;
+  const auto global = step ? checked_add(*step, -1) : std::nullopt;  // counted from 1
+  if (!global) return LineMatch::kNotMine;
   out = StepRecord{};
-  out.global_step = *step - 1;  // torchtitan counts steps from 1
+  out.global_step = *global;
   rest = gap == std::string_view::npos ? std::string_view{} : rest.substr(gap);
   while (!rest.empty()) {
     rest = trim(rest);

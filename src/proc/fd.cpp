@@ -5,11 +5,6 @@
 
 namespace bigmac::proc {
 
-void Fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 bool make_pipe(Pipe& out) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return false;

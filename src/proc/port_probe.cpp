@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/checked_integer.h"
 #include "proc/fd.h"
 #include "proc/process_table.h"
 
@@ -52,10 +53,11 @@ std::map<unsigned long, int> socket_inodes(int port) {
       }
       std::size_t colon = local.rfind(':');
       if (colon == std::string::npos) continue;
-      long local_port = std::strtol(local.c_str() + colon + 1, nullptr, 16);
-      int state = static_cast<int>(std::strtol(state_hex.c_str(), nullptr, 16));
-      if (local_port != port || inode == 0) continue;
-      if (state == 0x0A || state == 0x07) inodes[inode] = state;
+      const auto local_port =
+          parse_integer(std::string_view(local).substr(colon + 1), 0, 65535, 16);
+      const auto state = parse_integer_as<int>(state_hex, 16);
+      if (local_port != port || inode == 0 || !state) continue;
+      if (*state == 0x0A || *state == 0x07) inodes[inode] = *state;
     }
   }
   return inodes;
@@ -78,7 +80,11 @@ std::vector<PortHolder> socket_holders(const std::map<unsigned long, std::string
       if (n <= 8) continue;
       target[n] = '\0';
       if (std::strncmp(target, "socket:[", 8) != 0) continue;
-      auto it = inodes.find(std::strtoul(target + 8, nullptr, 10));
+      // "socket:[12345]"
+      const std::string_view text(target + 8, static_cast<std::size_t>(n) - 9);
+      const auto inode = parse_integer_as<std::int64_t>(text);
+      if (!inode) continue;
+      auto it = inodes.find(static_cast<unsigned long>(*inode));
       if (it == inodes.end()) continue;
       PortHolder holder;
       holder.pid = pid;

@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "core/file_creation.h"
 #include "proc/process_table.h"
 #include "proc/program_path.h"
 #include "proc/rank_shepherd.h"
@@ -57,9 +58,13 @@ Fd open_output(const std::filesystem::path& path, std::string& error) {
   if (path.empty()) return Fd();
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd) error = fmt::format("cannot open {}: {}", path.string(), std::strerror(errno));
-  return fd;
+  // Never through a planted link, into a FIFO or into a hard-linked file (core/file_creation).
+  auto fd = create_file(path, Existing::kTruncate);
+  if (!fd) {
+    error = fd.error().format();
+    return Fd();
+  }
+  return std::move(*fd);
 }
 
 void write_all(int fd, std::string_view bytes) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/checked_integer.h"
 #include "proc/fd.h"
 
 namespace bigmac::proc {
@@ -70,9 +71,7 @@ std::vector<pid_t> all_pids() {
   while (const dirent* entry = ::readdir(dir)) {
     const char* name = entry->d_name;
     if (*name < '1' || *name > '9') continue;
-    char* end = nullptr;
-    long pid = std::strtol(name, &end, 10);
-    if (end != nullptr && *end == '\0') out.push_back(static_cast<pid_t>(pid));
+    if (auto pid = parse_integer_as<pid_t>(name)) out.push_back(*pid);
   }
   ::closedir(dir);
   return out;

@@ -1,5 +1,6 @@
 #include "report/attempt_result.h"
 
+#include "core/json_file.h"
 #include "proc/signal_name.h"
 
 namespace bigmac::report {
@@ -30,9 +31,9 @@ AttemptResult attempt_result_from_json(const nlohmann::json& j) {
   r.duration_s = j.value("duration_s", 0.0);
   for (const auto& k : j.value("ranks", nlohmann::json::array())) {
     RankResult rank;
-    rank.rank = k.value("rank", 0);
-    if (k.contains("exit_code") && k["exit_code"].is_number_integer()) {
-      rank.exit_code = k["exit_code"].get<int>();
+    rank.rank = json_int(k, "rank", 0);
+    if (k.contains("exit_code") && json_integer(k["exit_code"])) {
+      rank.exit_code = json_int(k, "exit_code", -1);
     }
     rank.signal = k.value("signal", "");
     rank.duration_s = k.value("duration_s", 0.0);

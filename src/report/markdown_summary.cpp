@@ -56,32 +56,16 @@ std::string headline(const ReportInput& input) {
   const auto& s = input.state;
   for (const GateReport& gate : input.gates) {
     if (gate.record.status == gates::GateStatus::kFailed) {
-      return fmt::format("## ❌ bigmac-bringup `{}`: failed at gate {} `{}`", s.run_id,
-                         gate.index + 1, gate.record.id);
+      return fmt::format("## ❌ bigmac-bringup {}: failed at gate {} {}", markdown_code(s.run_id),
+                         gate.index + 1, markdown_code(gate.record.id));
     }
   }
   if (s.phase() == gates::RunPhase::kPassed) {
-    return fmt::format("## ✅ bigmac-bringup `{}`: all {} selected gates passed", s.run_id,
-                       input.count(gates::GateStatus::kPassed));
+    return fmt::format("## ✅ bigmac-bringup {}: all {} selected gates passed",
+                       markdown_code(s.run_id), input.count(gates::GateStatus::kPassed));
   }
-  return fmt::format("## ⚠️ bigmac-bringup `{}`: {}", s.run_id, gates::phase_name(s.phase()));
-}
-
-/// Lines as a fenced text block whose fence is longer than any backtick run inside, so a log
-/// line cannot end the block early.
-std::string fenced(const std::vector<std::string>& lines) {
-  std::size_t longest = 0;
-  for (const auto& line : lines) {
-    std::size_t run = 0;
-    for (char c : line) {
-      run = c == '`' ? run + 1 : 0;
-      longest = std::max(longest, run);
-    }
-  }
-  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
-  std::string out = fence + "text\n";
-  for (const auto& line : lines) out += line + "\n";
-  return out + fence + "\n";
+  return fmt::format("## ⚠️ bigmac-bringup {}: {}", markdown_code(s.run_id),
+                     gates::phase_name(s.phase()));
 }
 
 std::string card_section(const VerdictCard& card) {
@@ -94,12 +78,12 @@ std::string card_section(const VerdictCard& card) {
   out += "| Symptom | " + escape_markdown_cell(card.symptom) + " |\n";
   out += "| Cause | " + escape_markdown_cell(card.cause) + " |\n";
   out += "| Fix | " + escape_markdown_cell(card.fix) + " |\n";
-  out += "| Go back to | `" + escape_markdown_cell(card.go_back_to) + "` |\n";
-  out += "| Resume | `" + escape_markdown_cell(card.resume) + "` (" +
+  out += "| Go back to | " + markdown_code(card.go_back_to, /*in_table=*/true) + " |\n";
+  out += "| Resume | " + markdown_code(card.resume, /*in_table=*/true) + " (" +
          escape_markdown_cell(card.resume_note) + ") |\n";
-  if (!card.evidence.empty()) out += "\n" + fenced(card.evidence);
+  if (!card.evidence.empty()) out += "\n" + markdown_code_block(card.evidence);
   if (!card.diagnosis.empty()) {
-    out += "\nDiagnosis `" + card.diagnosis + "`";
+    out += "\nDiagnosis " + markdown_code(card.diagnosis);
     for (std::size_t i = 0; i < card.other_diagnoses.size(); ++i) {
       out += (i ? "; " : "; also possible: ") + escape_xml(card.other_diagnoses[i]);
     }
@@ -111,8 +95,8 @@ std::string card_section(const VerdictCard& card) {
 /// The failing metric as a table of the steps that tell the story (Markdown has no charts).
 std::string metric_section(const FailingMetric& m, const std::string& gate_id) {
   std::string out = "\n**" + escape_xml(m.summary()) + "**\n\n";
-  out += fmt::format("| step | {} `{}` | baseline | rel diff | |\n|---:|---:|---:|---:|---|\n",
-                     m.metric, escape_markdown_cell(gate_id));
+  out += fmt::format("| step | {} {} | baseline | rel diff | |\n|---:|---:|---:|---:|---|\n",
+                     m.metric, markdown_code(gate_id, /*in_table=*/true));
   const auto first = m.first_divergent_index();
   std::size_t previous = 0;
   const auto rows = m.rows_to_show();
@@ -156,7 +140,7 @@ std::string gate_details(const GateReport& gate) {
       for (const auto& e : r.evidence) {
         lines.push_back(fmt::format("rank {} line {}: {}", e.rank, e.line, e.text));
       }
-      out += "\n`" + escape_xml(r.name) + "` evidence:\n\n" + fenced(lines);
+      out += "\n" + markdown_code(r.name) + " evidence:\n\n" + markdown_code_block(lines);
     }
   } else if (!gate.record.note.empty()) {
     out += escape_xml(gate.record.note) + "\n";
@@ -184,10 +168,11 @@ std::string render_markdown(const ReportInput& input) {
   out += "| # | gate | status | duration | checks | last loss |\n";
   out += "|---|---|---|---|---|---|\n";
   for (const GateReport& gate : input.gates) {
-    out += fmt::format("| {} | `{}` | {}&nbsp;{} | {} | {} | {} |\n", gate.index + 1,
-                       escape_markdown_cell(gate.record.id), status_mark(gate.record.status),
-                       gates::status_name(gate.record.status), format_duration(gate.duration_s()),
-                       checks_cell(gate), loss_cell(gate, reference));
+    out += fmt::format("| {} | {} | {}&nbsp;{} | {} | {} | {} |\n", gate.index + 1,
+                       markdown_code(gate.record.id, /*in_table=*/true),
+                       status_mark(gate.record.status), gates::status_name(gate.record.status),
+                       format_duration(gate.duration_s()), checks_cell(gate),
+                       loss_cell(gate, reference));
   }
   for (const GateReport& gate : input.gates) {
     if (gate.record.status == gates::GateStatus::kFailed) out += gate_details(gate);
@@ -198,7 +183,7 @@ std::string render_markdown(const ReportInput& input) {
   }
   for (const auto& n : input.notes) out += "\n> note: " + escape_xml(n) + "\n";
   if (reference) {
-    out += fmt::format("\nBaseline: `{}` ({} steps).\n", escape_xml(reference->name),
+    out += fmt::format("\nBaseline: {} ({} steps).\n", markdown_code(reference->name),
                        reference->steps.size());
   }
   return out;

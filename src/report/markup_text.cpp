@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace bigmac::report {
@@ -80,6 +81,81 @@ std::string escape_xml(std::string_view text) {
     }
   }
   return out;
+}
+
+namespace {
+
+// Plain text of one line: control characters as spaces, invalid UTF-8 as U+FFFD.
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const std::size_t length = utf8_sequence(text, i);
+      if (length == 0) {
+        out += "\xEF\xBF\xBD";
+      } else {
+        out.append(text.substr(i, length));
+        i += length - 1;
+      }
+    } else {
+      out += (c < 0x20 || c == 0x7f) ? ' ' : static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::size_t longest_backtick_run(std::string_view text) {
+  std::size_t longest = 0;
+  std::size_t run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
+
+}  // namespace
+
+std::string markdown_code(std::string_view text, bool in_table) {
+  std::string body = one_line(text);
+  if (in_table) {
+    std::string escaped;
+    for (char c : body) {
+      if (c == '|') escaped.push_back('\\');
+      escaped.push_back(c);
+    }
+    body = std::move(escaped);
+  }
+  if (body.empty()) body.push_back(' ');
+  const std::size_t ticks = longest_backtick_run(body) + 1;
+  // A backtick at either end would join the fence; CommonMark strips one space from each side
+  // of a body that has a space at both ends (and is not all spaces). One space of padding on
+  // each side covers both.
+  const bool pad = body.front() == '`' || body.back() == '`' ||
+                   (body.front() == ' ' && body.back() == ' ' &&
+                    body.find_first_not_of(' ') != std::string::npos);
+  std::string out;
+  out.reserve(body.size() + 2 * ticks + 2);
+  out.append(ticks, '`');
+  if (pad) out.push_back(' ');
+  out.append(body);
+  if (pad) out.push_back(' ');
+  out.append(ticks, '`');
+  return out;
+}
+
+std::string markdown_code_block(const std::vector<std::string>& lines) {
+  std::size_t longest = 0;
+  std::vector<std::string> clean;
+  for (const std::string& line : lines) {
+    clean.push_back(one_line(line));
+    longest = std::max(longest, longest_backtick_run(clean.back()));
+  }
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  std::string out = fence + "text\n";
+  for (const std::string& line : clean) out += line + "\n";
+  return out + fence + "\n";
 }
 
 std::string escape_markdown_cell(std::string_view text) {

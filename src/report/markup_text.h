@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bigmac::report {
 
@@ -13,6 +14,16 @@ std::string escape_xml(std::string_view text);
 
 /// Text made safe for one Markdown table cell: '|' escaped, newlines as spaces, HTML escaped.
 std::string escape_markdown_cell(std::string_view text);
+
+/// Text as one Markdown code span, shown exactly as it is and never read as Markdown or HTML,
+/// whatever it holds: the fence is one backtick longer than any run of backticks inside, line
+/// breaks and control characters become spaces (a line break would end a heading and let the
+/// rest be read as HTML), invalid UTF-8 becomes U+FFFD, and in a table cell `|` is escaped.
+std::string markdown_code(std::string_view text, bool in_table = false);
+
+/// Lines as one fenced Markdown code block (```text), its fence longer than any run of backticks
+/// in the lines, so no line can close it early.
+std::string markdown_code_block(const std::vector<std::string>& lines);
 
 /// A metric value for people: 6 significant digits, "NaN"/"inf" for non-finite values.
 std::string format_value(double value);

@@ -76,7 +76,8 @@ std::string TerminalProgress::status_line() const {
 bool TerminalProgress::worth_a_plain_line(std::int64_t global_step) const {
   if (gate_.max_steps <= 0) return true;
   const std::int64_t every = std::max<std::int64_t>(1, gate_.max_steps / 10);
-  return global_step == 0 || global_step + 1 == gate_.max_steps || (global_step + 1) % every == 0;
+  // No global_step + 1: a log may claim step INT64_MAX.
+  return global_step == 0 || global_step == gate_.max_steps - 1 || global_step % every == every - 1;
 }
 
 namespace {

@@ -1,9 +1,13 @@
 #include "report/report_files.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
 
 #include "core/atomic_file.h"
+#include "core/file_creation.h"
+#include "core/file_error.h"
 #include "report/html_report.h"
 #include "report/junit_xml.h"
 #include "report/markdown_summary.h"
@@ -63,14 +67,17 @@ Expected<std::vector<std::filesystem::path>> write_reports(const ReportInput& in
     written.push_back(path);
   }
   if (!step_summary.empty()) {
-    // GitHub owns this file and other steps append to it too: append, never replace.
-    std::ofstream out(step_summary, std::ios::app);
-    out << render_report(input, ReportFormat::kMarkdown) << '\n';
-    if (!out.flush()) {
-      Error e = make_error(ErrorKind::kInfrastructure, "cannot append the summary",
-                           "check $GITHUB_STEP_SUMMARY");
-      e.file = step_summary;
-      return tl::unexpected(std::move(e));
+    // GitHub owns this file and other steps append to it too: append, never replace, and
+    // never through a link (core/file_creation).
+    auto fd = create_file(step_summary, Existing::kAppend);
+    if (!fd) return tl::unexpected(fd.error());
+    const std::string text = render_report(input, ReportFormat::kMarkdown) + "\n";
+    for (std::string_view left = text; !left.empty();) {
+      const ssize_t n = ::write(fd->get(), left.data(), left.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0)
+        return tl::unexpected(file_error(step_summary, "cannot append the summary", errno));
+      left.remove_prefix(static_cast<std::size_t>(n));
     }
   }
   return written;

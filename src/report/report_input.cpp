@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 #include "gates/run_directory.h"
 #include "logs/rank_log.h"
 #include "report/attempt_records.h"
@@ -28,13 +29,25 @@ std::optional<nlohmann::json> read_json(const fs::path& file, std::vector<std::s
         fmt::format("{} unreadable: {}", file.filename().string(), text.error().message));
     return std::nullopt;
   }
-  auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) {
-    notes.push_back(
-        fmt::format("{} is not valid JSON (written partly?)", file.filename().string()));
+  auto json = parse_json(*text, file);
+  if (!json) {
+    notes.push_back(fmt::format("{} is not valid JSON (written partly?): {}",
+                                file.filename().string(), json.error().format()));
     return std::nullopt;
   }
-  return json;
+  return std::move(*json);
+}
+
+/// `decode(json)` of a file of the attempt folder; a value of the wrong type (a damaged or
+/// hand-edited file) becomes a note instead of stopping the report.
+template <class Decode>
+void decode_into(const fs::path& file, const nlohmann::json& json, std::vector<std::string>& notes,
+                 Decode decode) {
+  try {
+    decode(json);
+  } catch (const nlohmann::json::exception& e) {
+    notes.push_back(fmt::format("{} is damaged: {}", file.filename().string(), e.what()));
+  }
 }
 
 /// rank<N>.log files of a folder, by rank number so rank10 follows rank9.
@@ -99,14 +112,18 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
       record.status == gates::GateStatus::kPassed || record.status == gates::GateStatus::kFailed;
   std::vector<std::string> missing;
   if (auto json = read_json(dir / "verdict.json", finished ? gate.notes : missing)) {
-    gate.verdict = gates::verdict_from_json(*json);
+    decode_into(dir / "verdict.json", *json, gate.notes,
+                [&](const nlohmann::json& j) { gate.verdict = gates::verdict_from_json(j); });
   }
   if (auto json = read_json(dir / "result.json", finished ? gate.notes : missing)) {
-    gate.result = attempt_result_from_json(*json);
+    decode_into(dir / "result.json", *json, gate.notes,
+                [&](const nlohmann::json& j) { gate.result = attempt_result_from_json(j); });
   }
   if (record.status == gates::GateStatus::kFailed) {
     if (auto json = read_json(dir / "diagnosis.json", gate.notes); json && json->is_array()) {
-      for (const auto& d : *json) gate.diagnoses.push_back(diagnosis_from_json(d));
+      decode_into(dir / "diagnosis.json", *json, gate.notes, [&](const nlohmann::json& j) {
+        for (const auto& d : j) gate.diagnoses.push_back(diagnosis_from_json(d));
+      });
     }
   }
   if (!finished && !missing.empty()) {
@@ -129,12 +146,12 @@ diagnose::Diagnosis diagnosis_from_json(const nlohmann::json& j) {
   d.fix = j.value("fix", "");
   d.gate = j.value("gate", "");
   d.confidence = j.value("confidence", 0.0);
-  d.specificity = j.value("specificity", 0);
-  d.failed_rank = j.value("failed_rank", -1);
-  d.matches = j.value("matches", std::int64_t{0});
+  d.specificity = json_int(j, "specificity", 0);
+  d.failed_rank = json_int(j, "failed_rank", -1);
+  d.matches = json_int(j, "matches", std::int64_t{0});
   for (const auto& e : j.value("evidence", nlohmann::json::array())) {
-    d.evidence.push_back(diagnose::Evidence{e.value("rank", -1), e.value("file", ""),
-                                            e.value("line", std::int64_t{0}), e.value("t", 0.0),
+    d.evidence.push_back(diagnose::Evidence{json_int(e, "rank", -1), e.value("file", ""),
+                                            json_int(e, "line", std::int64_t{0}), e.value("t", 0.0),
                                             e.value("text", "")});
   }
   return d;

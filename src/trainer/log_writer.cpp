@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/file_creation.h"
+
 namespace bigmac::trainer {
 
 std::string format_json_double(double value) {
@@ -106,14 +108,22 @@ LogEvent& LogEvent::field(std::string_view name, const std::vector<std::string>&
 
 Expected<LogWriter> LogWriter::open(const std::string& path, int rank) {
   if (path.empty() || path == "-") return LogWriter(stdout, false, rank);
-  std::FILE* file = std::fopen(path.c_str(), "a");
+  // Appended to, never through a planted link, FIFO or hard link (core/file_creation).
+  auto fd = create_file(path, Existing::kAppend);
+  if (!fd) {
+    Error error = fd.error();
+    error.message = "cannot open log file: " + error.message;
+    if (error.hint.empty()) error.hint = "check that the directory exists and is writable";
+    return tl::unexpected(error);
+  }
+  std::FILE* file = ::fdopen(fd->get(), "a");
   if (file == nullptr) {
-    Error error =
-        make_error(ErrorKind::kInput, fmt::format("cannot open log file: {}", std::strerror(errno)),
-                   "check that the directory exists and is writable");
+    Error error = make_error(ErrorKind::kInput,
+                             fmt::format("cannot open log file: {}", std::strerror(errno)));
     error.file = path;
     return tl::unexpected(error);
   }
+  fd->release();  // the FILE owns it now
   return LogWriter(file, true, rank);
 }
 

@@ -59,7 +59,7 @@ TEST_F(BaselineCommands, RecordShowCompareDiff) {
   std::filesystem::create_directories(dir_ / "run");
   const CommandResult directory = compare_logs({dir_ / "run"}, dir_ / "b.json");
   EXPECT_EQ(directory.code, ExitCode::kBadInput) << directory.text;
-  EXPECT_NE(directory.text.find("Is a directory"), std::string::npos) << directory.text;
+  EXPECT_NE(directory.text.find("it is a directory"), std::string::npos) << directory.text;
   EXPECT_NE(directory.text.find((dir_ / "run").string()), std::string::npos) << directory.text;
 
   auto other = read_log_records(write_log("other.jsonl", 2.5));

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 namespace bigmac::baseline {
 namespace {
@@ -95,6 +96,49 @@ TEST(Baseline, LoadErrorsNameFileAndKey) {
   EXPECT_EQ(bad.error().key, "steps[1].loss");
   EXPECT_FALSE(baseline_from_json(nlohmann::json{{"format", "other"}}, "y.json"));
   EXPECT_FALSE(load_baseline("/nonexistent/baseline.json"));
+}
+
+// D14: a baseline with a step twice, out of order or below 0 compared against the wrong steps;
+// D19: a malformed table was called "fingerprint: expected tables" whichever it was.
+TEST(Baseline, StepsMustBeEachOnceInOrderFromZero) {
+  const nlohmann::json good = to_json(summarize_records(run_records(3), "demo", ""));
+  ASSERT_TRUE(baseline_from_json(good, "b.json"));
+  struct Case {
+    std::int64_t step1;
+    const char* message;
+  };
+  for (const Case& c : {Case{0, "step 0 after step 0: steps must be listed once each, in order"},
+                        Case{-3, "expected a step number from 0 up"}}) {
+    nlohmann::json j = good;
+    j["steps"][1]["global_step"] = c.step1;
+    auto bad = baseline_from_json(j, "b.json");
+    ASSERT_FALSE(bad) << c.step1;
+    EXPECT_EQ(bad.error().key, "steps[1].global_step");
+    EXPECT_NE(bad.error().message.find(c.message), std::string::npos) << bad.error().format();
+  }
+  nlohmann::json wrapped = good;
+  wrapped["steps"][0]["global_step"] = std::numeric_limits<std::uint64_t>::max();  // was -1
+  EXPECT_FALSE(baseline_from_json(wrapped, "b.json"));
+  nlohmann::json empty = good;
+  empty["steps"] = nlohmann::json::array();
+  EXPECT_FALSE(baseline_from_json(empty, "b.json"));
+  auto records = run_records(3);
+  std::get<logs::StepRecord>(records.back()).global_step = 1;  // 0, 1, 1
+  EXPECT_FALSE(check_recordable(summarize_records(records, "dup", "")));
+}
+
+TEST(Baseline, AMalformedTableIsNamed) {
+  nlohmann::json j = to_json(summarize_records(run_records(2), "demo", ""));
+  j["structure"] = 5;
+  auto bad = baseline_from_json(j, "b.json");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().format(),
+            "b.json: structure: expected an object of named values, found an integer");
+  j = to_json(summarize_records(run_records(2), "demo", ""));
+  j["steps"][0]["samples_per_step"] = 0;
+  bad = baseline_from_json(j, "b.json");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().key, "steps[0].samples_per_step");
 }
 
 }  // namespace

@@ -108,5 +108,24 @@ TEST(Diff, FirstDivergentStepAndMaxRelativeDifference) {
       << text;
 }
 
+// D9: a log with 2 of the baseline's 20 steps, both equal, was called a match.
+TEST(CompareRuns, MissingBaselineStepsAreNotAMatch) {
+  std::vector<double> twenty;
+  for (int i = 0; i < 20; ++i) twenty.push_back(4.0 - 0.1 * i);
+  const Baseline ref = series(twenty);
+  const Baseline two = series({twenty[0], twenty[1]});
+  const Comparison c = compare_runs(ref, two);
+  EXPECT_EQ(c.outcome, Outcome::kIncomplete);
+  EXPECT_FALSE(c.passed());
+  EXPECT_EQ(c.reason,
+            "only 2 of the baseline's 20 steps with loss are in the log (first missing: step 2)");
+  EXPECT_NE(format_comparison(c).find("comparison: incomplete"), std::string::npos);
+  // A divergence still reads as the regression it is.
+  Baseline diverging = two;
+  diverging.steps[1].loss = 9.0;
+  EXPECT_EQ(compare_runs(ref, diverging).outcome, Outcome::kRegression);
+  EXPECT_EQ(compare_runs(ref, ref).outcome, Outcome::kMatch);
+}
+
 }  // namespace
 }  // namespace bigmac::baseline

@@ -31,6 +31,26 @@ TEST_F(RunAll, SingleAndDataParallelPassAndRecordABaseline) {
   EXPECT_TRUE(fs::exists(root_ / "promoted.json"));
 }
 
+// D11: a run directory whose state.json is gone starts over at attempt 1. It reused the old
+// 01-single.1, bigmac-train appended to the old rank0.log, and single failed "logged twice".
+TEST_F(RunAll, ARunDirectoryThatLostItsStateGetsFreshAttemptFolders) {
+  std::vector<std::string> args = run_args();
+  args.push_back("--until");
+  args.push_back("single");
+  ProgramResult first = bringup(args);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  fs::remove(root_ / "run" / "state.json");
+
+  ProgramResult second = bringup(args);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_EQ(gate_status("single"), "passed");
+  EXPECT_THAT(second.out,
+              HasSubstr("01-single.1 was left by an earlier attempt this run no longer records; "
+                        "kept as 01-single.1.stale-1"));
+  EXPECT_TRUE(fs::exists(root_ / "run" / "01-single.1.stale-1" / "rank0.log"));
+  EXPECT_TRUE(fs::exists(root_ / "run" / "01-single.1" / "verdict.json"));
+}
+
 TEST_F(RunAll, ResumeAfterAFailedGateRerunsWhatTheChangedConfigInvalidated) {
   ProgramResult failed = bringup(run_args(), {"faults.lr_scale_by_world=true"});
   ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;

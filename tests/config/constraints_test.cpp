@@ -7,6 +7,45 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// D2: an integer past what its member holds wrapped ("micro -2147483648 … global batch 0",
+// nproc_per_node 4294967300 became 4, max_steps 4294967296 reached the trainer as 0).
+TEST_F(ConfigTest, IntegersAreRangeCheckedBeforeTheyAreNarrowed) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[train]\nmicro_batch_size = 2147483648\n",
+       "train.micro_batch_size: must be at most 2147483647, found 2147483648"},
+      {"[launch]\nnproc_per_node = 4294967300\n",
+       "launch.nproc_per_node: must be at most 4096, found 4294967300"},
+      {"[train]\nmax_steps = 4294967296\n",
+       "train.max_steps: must be at most 2147483647, found 4294967296"},
+      {"[faults]\nworld_size_offset = 2147483648\n", "faults.world_size_offset: must be at most"},
+      {"[parallel]\npp_size = 2\n[model]\nsplit_points = [4294967298]\n",
+       "split point 4294967298 is out of range"},
+      {"[train]\nmicro_batch_size = 65536\ngradient_accumulation_steps = 65536\n",
+       "the global batch micro_batch_size 65536 × gradient_accumulation_steps 65536 × dp 4 is "
+       "more than 2147483647 samples per step"},
+  };
+  for (const auto& [toml, message] : cases) {
+    Errors errors = load_errors(toml);
+    ASSERT_FALSE(errors.empty()) << toml;
+    EXPECT_THAT(join(errors), HasSubstr(message)) << toml;
+  }
+  EXPECT_THAT(join(load_errors("", {"train.seed=99999999999999999999"})),
+              HasSubstr("train.seed: expected an integer"));
+  // More stages than layers is refused, not expanded into half a billion split points.
+  EXPECT_THAT(join(load_errors("[parallel]\npp_size = 536870912\n")),
+              HasSubstr("num_layers 4 is less than pp_size 536870912"));
+  EXPECT_EQ(load_ok("[train]\nseed = 9223372036854775807\n").train.seed, INT64_MAX);
+}
+
+// D14: a timeout of 0 s stops every gate at once.
+TEST_F(ConfigTest, TimeoutsMustBeMoreThanZero) {
+  EXPECT_THAT(join(load_errors("[launch]\ninit_timeout_s = 0\n")),
+              HasSubstr("launch.init_timeout_s: must be more than 0, found 0"));
+  EXPECT_THAT(join(load_errors("", {"launch.stall_timeout_s=0.0"})),
+              HasSubstr("launch.stall_timeout_s: must be more than 0"));
+  EXPECT_EQ(load_ok("[launch]\ninit_timeout_s = 0.5\n").launch.init_timeout_s, 0.5);
+}
+
 TEST_F(ConfigTest, WorldSizeNotDivisiblePrintsTheNumbers) {
   Errors errors = load_errors("[launch]\nnproc_per_node = 4\n[parallel]\npp_size = 3\n");
   ASSERT_EQ(errors.size(), 1u) << join(errors);
@@ -31,20 +70,23 @@ TEST_F(ConfigTest, DerivesDpGlobalBatchAndAutoSplits) {
 }
 
 TEST_F(ConfigTest, AutoSplitsFollowTheFormula) {
-  Config c = load_ok("[launch]\nnproc_per_node = 3\n[parallel]\npp_size = 3\n[model]\n"
-                     "num_layers = 7\n");
+  Config c = load_ok(
+      "[launch]\nnproc_per_node = 3\n[parallel]\npp_size = 3\n[model]\n"
+      "num_layers = 7\n");
   EXPECT_EQ(c.model.split_points, (std::vector<int>{7 * 1 / 3, 7 * 2 / 3}));
 }
 
 TEST_F(ConfigTest, TooFewLayersForTheStages) {
-  Errors errors = load_errors("[launch]\nnproc_per_node = 4\n[parallel]\npp_size = 4\n"
-                              "[model]\nnum_layers = 2\n");
+  Errors errors = load_errors(
+      "[launch]\nnproc_per_node = 4\n[parallel]\npp_size = 4\n"
+      "[model]\nnum_layers = 2\n");
   EXPECT_THAT(join(errors), HasSubstr("num_layers 2 is less than pp_size 4"));
 }
 
 TEST_F(ConfigTest, SplitPointRules) {
-  const std::string head = "[launch]\nnproc_per_node = 3\n[parallel]\npp_size = 3\n[model]\n"
-                           "num_layers = 6\n";
+  const std::string head =
+      "[launch]\nnproc_per_node = 3\n[parallel]\npp_size = 3\n[model]\n"
+      "num_layers = 6\n";
   EXPECT_THAT(join(load_errors(head + "split_points = [2]\n")),
               HasSubstr("1 split points given; pp_size 3 needs exactly 2"));
   EXPECT_THAT(join(load_errors(head + "split_points = [4, 2]\n")),

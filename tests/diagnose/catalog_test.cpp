@@ -8,6 +8,7 @@
 #include "config/data_file.h"
 #include "diagnose/metric_rules.h"
 #include "diagnose/text_matcher.h"
+#include "gates/gate_spec.h"
 
 namespace bigmac::diagnose {
 namespace {
@@ -73,13 +74,22 @@ TEST(Catalog, UnknownKeySuggestsTheClosest) {
   EXPECT_THAT(catalog.error().hint, HasSubstr("patterns"));
 }
 
-TEST(Catalog, UnknownGateAndDuplicateIdAreErrors) {
+// Which gates exist is the gate files' to say: the catalog is checked against their ids.
+TEST(Catalog, AnEntryRoutingBackToAGateOfNoGateFileIsAnError) {
   std::string bad_gate = kGood;
   bad_gate.replace(bad_gate.find("gate = \"dp\""), 11, "gate = \"pp\"");
   auto a = parse(bad_gate);
-  ASSERT_FALSE(a);
-  EXPECT_THAT(a.error().message, HasSubstr("unknown gate `pp`"));
+  ASSERT_TRUE(a) << a.error().format();
+  const std::vector<std::string> ids = {"single", "dp", "pp2", "shapes", "target"};
+  const Errors errors = unknown_gates(*a, ids);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0].message, HasSubstr("entry `port`: unknown gate `pp` (did you mean `dp`?)"));
+  EXPECT_EQ(errors[0].file, "cat.toml");
+  EXPECT_EQ(errors[0].line, 3);  // the line of its id
+  EXPECT_TRUE(unknown_gates(*a, {"single", "pp"}).empty());
+}
 
+TEST(Catalog, DuplicateIdIsAnError) {
   auto b = parse(std::string(kGood) + kGood);
   ASSERT_FALSE(b);
   EXPECT_THAT(b.error().message, HasSubstr("defined twice"));
@@ -147,6 +157,11 @@ TEST(Catalog, BuiltinCatalogIsValidAndCoversEveryRule) {
   }
   auto matcher = TextMatcher::build(*catalog);
   EXPECT_TRUE(matcher);
+  auto specs = gates::load_gate_specs(std::string(BIGMAC_SOURCE_DIR) + "/stages");
+  ASSERT_TRUE(specs);
+  std::vector<std::string> ids;
+  for (const gates::GateSpec& spec : *specs) ids.push_back(spec.id);
+  for (const Error& e : unknown_gates(*catalog, ids)) ADD_FAILURE() << e.format();
 }
 
 TEST(Catalog, CheckedInFileMatchesTheBuiltinOne) {

@@ -109,6 +109,45 @@ TEST(DiagnoseCommand, DirectoriesTakeLogFilesOnly) {
   EXPECT_EQ(doc["diagnoses"][0]["evidence"][0]["rank"], 3);
 }
 
+// D10: diagnose RUN_DIR read rank 0 of every gate attempt as one rank that logged each step
+// several times ("global_step 0 is logged twice" on a passing run).
+TEST(DiagnoseCommand, ARunDirectoryIsDiagnosedAttemptByAttempt) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "diagnose_run";
+  fs::remove_all(dir);
+  auto steps = [](std::ostream& out, int from, int to) {
+    for (int i = from; i < to; ++i) {
+      out << "{\"ev\":\"step\",\"global_step\":" << i << ",\"loss\":" << 4.0 - 0.1 * i
+          << ",\"grad_norm\":1.0,\"lr\":0.001}\n";
+    }
+  };
+  for (const char* attempt : {"01-single.1", "02-dp.1"}) {
+    fs::create_directories(dir / attempt);
+    std::ofstream log(dir / attempt / "rank0.log");
+    steps(log, 0, 5);
+  }
+  std::ofstream(dir / "state.json") << "{}";
+  Result passing = run({{dir.string()}, false, {}});
+  EXPECT_EQ(passing.code, 1) << passing.out;  // nothing found
+  EXPECT_THAT(passing.out, HasSubstr("no diagnosis"));
+
+  {
+    std::ofstream log(dir / "02-dp.1" / "rank0.log", std::ios::app);
+    steps(log, 4, 5);  // a real repeat inside one attempt is still found
+  }
+  Result repeated = run({{dir.string()}, false, {}});
+  EXPECT_EQ(repeated.code, 0);
+  EXPECT_THAT(repeated.out, HasSubstr("global_step 4 is logged twice on rank 0"));
+  EXPECT_THAT(repeated.out, HasSubstr("02-dp.1/rank0.log"));
+
+  // Without state.json the folder is just a folder of logs, read as one set, as before.
+  auto files = collect_log_files({dir.string()});
+  ASSERT_TRUE(files);
+  EXPECT_EQ(group_log_files({dir.string()}, *files).size(), 2u);
+  fs::remove(dir / "state.json");
+  EXPECT_EQ(group_log_files({dir.string()}, *files).size(), 1u);
+  fs::remove_all(dir);
+}
+
 TEST(DiagnoseCommand, RankFromFileNames) {
   EXPECT_EQ(rank_from_file_name("logs/rank3.log"), 3);
   EXPECT_EQ(rank_from_file_name("logs/Rank-12.txt"), 12);

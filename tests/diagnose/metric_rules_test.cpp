@@ -142,6 +142,28 @@ TEST(MetricRules, StepsMissingOrRepeated) {
             nullptr);
 }
 
+// D16: a log may claim any int64 step; step + 1 and step differences overflowed (UBSan in the
+// sanitizer build stops this test at metric_rules.cpp before the fix).
+TEST(MetricRules, ExtremeStepNumbersAreJudgedWithoutOverflow) {
+  auto extreme = [](std::int64_t global_step, std::int64_t line) {
+    logs::StepRecord s;
+    s.at = at(0, line);
+    s.global_step = global_step;
+    s.loss = 4.0;
+    return s;
+  };
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  auto top = run({{"r.log", {extreme(kMax, 1), extreme(kMax - 1, 2), extreme(kMax, 3)}}});
+  const Diagnosis* gap = find(top, "step_gap");
+  ASSERT_NE(gap, nullptr);
+  EXPECT_EQ(gap->symptom,
+            "global_step 0 is missing on rank 0: the next logged step is 9223372036854775807");
+  ASSERT_NE(find(top, "step_repeated"), nullptr);
+  auto span = run({{"r.log", {extreme(kMin, 1), extreme(kMax, 2), extreme(0, 3)}}});
+  EXPECT_NE(find(span, "step_gap"), nullptr);
+}
+
 TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {
   logs::BatchRecord batch;
   batch.at = at(0, 2);

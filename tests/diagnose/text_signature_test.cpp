@@ -126,7 +126,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"numerics/scale_min.log", "loss_scale_underflow", "loss_scale_underflow", "single",
              "minimum", -2, -2},
         Case{"numerics/apex_overflow.log", "apex_gradient_overflow", "gradient_overflow", "single",
-             "lowered to 32768.0", -2, -2}));
+             "lowered to 32768.0", -2, -2},
+        // Captured from /usr/bin/python3 and torch 1.13 writing to /dev/full (ENOSPC).
+        Case{"disk/python_enospc.log", "disk_full", "disk_full", "single", "no space left", -2, -2},
+        Case{"disk/torch_save_full.log", "disk_full", "disk_full", "single", "no space left", -2,
+             -2}));
 
 // The same classes from output captured from real PyTorch 1.13 runs (fixtures/torch113/README.md).
 INSTANTIATE_TEST_SUITE_P(

@@ -45,6 +45,18 @@ TEST(GateCatalog, UnknownOverrideKeySuggestsTheGateFilesKey) {
   EXPECT_NE(e.message.find("(set by --set gates.dp.nprocs=2)"), std::string::npos) << e.message;
 }
 
+// The gate files are the one list of gate ids: an override of any other gate is refused.
+TEST(GateCatalog, AnOverrideOfAGateNoGateFileDefinesIsRefusedWithTheClosestId) {
+  auto catalog = GateCatalog::load(kStages, config_with({"gates.dpp.nproc=2"}));
+  ASSERT_FALSE(catalog);
+  const Error& e = catalog.error().front();
+  EXPECT_EQ(e.key, "gates.dpp");
+  EXPECT_NE(e.message.find("unknown gate 'dpp' (did you mean 'dp'?)"), std::string::npos)
+      << e.message;
+  EXPECT_NE(e.message.find("single, dp, pp2, shapes, target"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("(set by --set gates.dpp.nproc=2)"), std::string::npos) << e.message;
+}
+
 TEST(GateCatalog, TrainerIdentityAndInputs) {
   const auto file =
       std::filesystem::temp_directory_path() / ("bigmac-trainer-" + std::to_string(::getpid()));

@@ -66,7 +66,16 @@ TEST(GatePlan, UnconservableSamplesSayWhatToChange) {
   EXPECT_NE(p.error().message.find("cannot keep 8 samples/step"), std::string::npos)
       << p.error().message;
   EXPECT_NE(p.error().message.find("micro_batch_size 2 × dp 3 = 6"), std::string::npos);
-  EXPECT_EQ(p.error().hint, "set gates.dp.nproc = 4 (dp 4), or train.micro_batch_size = 2");
+  // 8 samples cannot be split over dp 3 whatever the micro-batch: only nproc can change (the
+  // old hint also offered micro_batch_size = 2, the value it already had).
+  EXPECT_EQ(p.error().hint, "set gates.dp.nproc = 4 (dp 4)");
+  config::Config micro3 = default_config();
+  micro3.train.micro_batch_size = 3;
+  GateSpec four = spec("dp");
+  four.launch.nproc = 4;
+  auto m = plan_gate(four, micro3, 8);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().hint, "set train.micro_batch_size = 2");
 
   GateSpec pp = spec("pp2");
   pp.launch.micro_batches = 3;

@@ -131,5 +131,69 @@ TEST_F(RunDirectoryTest, RunIdsAndLatest) {
   EXPECT_TRUE(std::filesystem::equivalent(root_ / "latest", root_ / "b"));
 }
 
+// D4: a link planted in a run directory would redirect a write (the lock's pid, state.json,
+// a rank's output) to any file; the directory is refused before anything is written.
+TEST_F(RunDirectoryTest, PlantedLinksAreRefusedAndNothingIsWrittenThroughThem) {
+  std::filesystem::create_directories(root_);
+  ASSERT_TRUE(write_file_atomically(root_ / "victim", "precious"));
+  for (const char* planted : {".lock", "state.json", "01-single.1/rank0.log", "01-single.1"}) {
+    SCOPED_TRACE(planted);
+    std::filesystem::remove_all(root_ / "run");
+    std::filesystem::create_directories(root_ / "run" / "01-single.1");
+    const std::filesystem::path link = root_ / "run" / planted;
+    std::filesystem::remove_all(link);
+    std::filesystem::create_symlink(root_ / "victim", link);
+    auto dir = RunDirectory::open(root_ / "run");
+    ASSERT_FALSE(dir);
+    EXPECT_EQ(exit_code_for(dir.error().kind), ExitCode::kBadInput);
+    EXPECT_NE(dir.error().message.find(std::string(planted) + " -> " + (root_ / "victim").string()),
+              std::string::npos)
+        << dir.error().format();
+    EXPECT_EQ(read_file(root_ / "victim").value(), "precious");
+  }
+}
+
+// D11: a run directory whose state.json is gone starts again at attempt 1; the folder of the
+// earlier attempt must not be reused (its rank log would be appended to), nor lost.
+TEST_F(RunDirectoryTest, AnEarlierAttemptFolderIsKeptAsideAndTheAttemptStartsEmpty) {
+  auto dir = RunDirectory::open(root_ / "run");
+  ASSERT_TRUE(dir);
+  const auto folder = dir->attempt_dir(0, "single", 1);
+  auto first = create_attempt_folder(folder);
+  ASSERT_TRUE(first) << first.error().format();
+  EXPECT_EQ(*first, "");
+  ASSERT_TRUE(write_file_atomically(folder / "rank0.log", "old steps\n"));
+
+  auto second = create_attempt_folder(folder);
+  ASSERT_TRUE(second) << second.error().format();
+  EXPECT_EQ(*second,
+            "01-single.1 was left by an earlier attempt this run no longer records; kept as "
+            "01-single.1.stale-1");
+  EXPECT_TRUE(std::filesystem::is_empty(folder));
+  EXPECT_EQ(read_file(root_ / "run" / "01-single.1.stale-1" / "rank0.log").value(), "old steps\n");
+  auto third = create_attempt_folder(folder);
+  ASSERT_TRUE(third);
+  EXPECT_NE(third->find("kept as 01-single.1.stale-2"), std::string::npos) << *third;
+}
+
+// D5: `latest` is replaced only when it is the tool's own link to a sibling run folder.
+TEST_F(RunDirectoryTest, LatestIsReplacedOnlyWhenItIsOurLink) {
+  std::filesystem::create_directories(root_ / "a");
+  ASSERT_TRUE(write_file_atomically(root_ / "latest", "my notes"));
+  auto refused = point_latest(root_, root_ / "a");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("not bigmac-bringup's link"), std::string::npos);
+  EXPECT_EQ(read_file(root_ / "latest").value(), "my notes");
+
+  std::filesystem::remove(root_ / "latest");
+  std::filesystem::create_directory_symlink("/tmp", root_ / "latest");
+  EXPECT_FALSE(point_latest(root_, root_ / "a"));
+  EXPECT_EQ(std::filesystem::read_symlink(root_ / "latest"), "/tmp");
+
+  std::filesystem::remove(root_ / "latest");
+  ASSERT_TRUE(point_latest(root_, root_ / "a"));
+  EXPECT_EQ(std::filesystem::read_symlink(root_ / "latest"), "a");
+}
+
 }  // namespace
 }  // namespace bigmac::gates

@@ -131,5 +131,21 @@ TEST(MarkupText, EscapesAndFormats) {
   EXPECT_EQ(format_duration(3720), "1 h 02 m");
 }
 
+// D18: a run id (or evidence) with backticks, HTML or a line break reached summary.md and
+// $GITHUB_STEP_SUMMARY as Markdown and HTML.
+TEST(MarkupText, CodeSpansShowAnyTextLiterally) {
+  EXPECT_EQ(markdown_code("20261129-114427"), "`20261129-114427`");
+  EXPECT_EQ(markdown_code("`<img src=x onerror=alert(1)>`"),
+            "`` `<img src=x onerror=alert(1)>` ``");
+  EXPECT_EQ(markdown_code("a``b"), "```a``b```");
+  EXPECT_EQ(markdown_code("a\n<img>\r\x01"), "`a <img>  `");
+  EXPECT_EQ(markdown_code("a|b", /*in_table=*/true), "`a\\|b`");
+  EXPECT_EQ(markdown_code(""), "` `");
+  EXPECT_EQ(markdown_code("\xff"), "`\xEF\xBF\xBD`");
+  EXPECT_EQ(markdown_code_block({"plain", "``` closes?", "x"}),
+            "````text\nplain\n``` closes?\nx\n````\n");
+  EXPECT_EQ(markdown_code_block({"plain"}), "```text\nplain\n```\n");
+}
+
 }  // namespace
 }  // namespace bigmac::report

@@ -1,0 +1,161 @@
+#include "gates/gate_params.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include "baseline/comparison.h"
+#include "core/edit_distance.h"
+#include "core/json_file.h"
+
+namespace bigmac::gates {
+namespace {
+
+enum class Kind {
+  kPolicy,      ///< "exact" | "relative" | "magnitude"
+  kTolerance,   ///< finite number >= 0
+  kFactor,      ///< finite number >= 1
+  kGate,        ///< a gate id (checked against the catalog by load_gate_specs)
+  kCount,       ///< integer >= 1
+  kSeconds,     ///< finite number > 0
+  kEvents,      ///< list of contract event names
+  kStepFields,  ///< list of step field names
+};
+
+struct Rule {
+  std::string_view key;
+  Kind kind;
+};
+
+// What the checks read (baseline_checks, step_checks, process_checks, comparison_policy).
+constexpr std::array kRules = {
+    Rule{"loss_policy", Kind::kPolicy},
+    Rule{"loss_rel_tol", Kind::kTolerance},
+    Rule{"loss_abs_tol", Kind::kTolerance},
+    Rule{"loss_factor", Kind::kFactor},
+    Rule{"loss_route_back_first_step", Kind::kGate},
+    Rule{"loss_route_back_later", Kind::kGate},
+    Rule{"grad_norm_policy", Kind::kPolicy},
+    Rule{"grad_norm_rel_tol", Kind::kTolerance},
+    Rule{"grad_norm_abs_tol", Kind::kTolerance},
+    Rule{"grad_norm_factor", Kind::kFactor},
+    Rule{"grad_norm_route_back_first_step", Kind::kGate},
+    Rule{"grad_norm_route_back_later", Kind::kGate},
+    Rule{"lr_policy", Kind::kPolicy},
+    Rule{"lr_rel_tol", Kind::kTolerance},
+    Rule{"lr_abs_tol", Kind::kTolerance},
+    Rule{"lr_factor", Kind::kFactor},
+    Rule{"lr_route_back_first_step", Kind::kGate},
+    Rule{"lr_route_back_later", Kind::kGate},
+    Rule{"grad_norm_growth_factor", Kind::kFactor},
+    Rule{"grad_norm_growth_steps", Kind::kCount},
+    Rule{"idle_limit_s", Kind::kSeconds},
+    Rule{"required_events", Kind::kEvents},
+    Rule{"required_step_fields", Kind::kStepFields},
+};
+
+// The events and step fields check_fields_present can find (step_checks.cpp).
+constexpr std::string_view kEvents[] = {"run",       "pg_ready", "batch", "model",  "layout",
+                                        "heartbeat", "mb",       "shape", "digest", "done",
+                                        "ckpt",      "loss",     "step"};
+constexpr std::string_view kStepFields[] = {"loss", "grad_norm", "lr", "samples_per_step",
+                                            "step_ms"};
+
+std::string names(std::span<const std::string_view> list) {
+  std::string out;
+  for (std::string_view n : list) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& v) {
+  const std::string key(rule.key);
+  auto problem = [&](std::string message, std::string hint = {}) {
+    return ParamProblem{key, std::move(message), std::move(hint)};
+  };
+  auto number = [&](double min, bool above, const char* what) -> std::optional<ParamProblem> {
+    if (!v.is_number())
+      return problem(fmt::format("expected {}, found {}", what, json_type_name(v)));
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) return problem(fmt::format("expected a finite number, found {}", x));
+    if (x < min || (above && x == min)) {
+      return problem(
+          fmt::format("must be {} {}, found {}", above ? "more than" : "at least", min, v.dump()));
+    }
+    return std::nullopt;
+  };
+  auto list = [&](std::span<const std::string_view> allowed) -> std::optional<ParamProblem> {
+    if (!v.is_array())
+      return problem(fmt::format("expected an array of names, found {}", json_type_name(v)));
+    for (const auto& item : v) {
+      const std::string name = item.is_string() ? item.get<std::string>() : item.dump();
+      if (!item.is_string() || std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        auto near = closest_match(name, allowed);
+        return problem(
+            fmt::format("unknown name {} in the list", item.dump()),
+            near ? fmt::format("did you mean '{}'?", *near) : "known: " + names(allowed));
+      }
+    }
+    return std::nullopt;
+  };
+  switch (rule.kind) {
+    case Kind::kPolicy:
+      if (!v.is_string() || !baseline::parse_policy(v.get<std::string>())) {
+        return problem(fmt::format("unknown comparison policy {}", v.dump()),
+                       "use \"exact\", \"relative\" or \"magnitude\"");
+      }
+      return std::nullopt;
+    case Kind::kTolerance:
+      return number(0, false, "a number");
+    case Kind::kFactor:
+      return number(1, false, "a number");
+    case Kind::kSeconds:
+      return number(0, true, "a number of seconds");
+    case Kind::kCount: {
+      const auto n = json_integer(v);
+      if (!n || *n < 1 || *n > (1 << 20)) {
+        return problem(fmt::format("expected a whole number of steps from 1 to {}, found {}",
+                                   1 << 20, v.dump()));
+      }
+      return std::nullopt;
+    }
+    case Kind::kGate:
+      if (!v.is_string()) {
+        return problem(fmt::format("expected a gate id, found {}", json_type_name(v)));
+      }
+      return std::nullopt;
+    case Kind::kEvents:
+      return list(kEvents);
+    case Kind::kStepFields:
+      return list(kStepFields);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<ParamProblem> check_gate_params(const nlohmann::json& params) {
+  std::vector<ParamProblem> out;
+  for (const auto& [key, value] : params.items()) {
+    auto rule =
+        std::find_if(kRules.begin(), kRules.end(), [&](const Rule& r) { return r.key == key; });
+    if (rule == kRules.end()) {
+      std::vector<std::string_view> keys;
+      for (const Rule& r : kRules) keys.push_back(r.key);
+      auto near = closest_match(key, keys);
+      out.push_back({key, fmt::format("unknown parameter '{}': no check reads it", key),
+                     near ? fmt::format("did you mean '{}'?", *near) : std::string()});
+      continue;
+    }
+    if (auto problem = check_value(*rule, value)) out.push_back(std::move(*problem));
+  }
+  return out;
+}
+
+bool is_route_back_param(const std::string& key) {
+  return key.ends_with("_route_back_first_step") || key.ends_with("_route_back_later");
+}
+
+}  // namespace bigmac::gates

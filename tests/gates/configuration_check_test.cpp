@@ -1,0 +1,77 @@
+// gates/configuration_check: `config check` and the run commands share one validation, so what
+// loads as a configuration but cannot be planned is refused by both (issue 20, D8).
+
+#include "gates/configuration_check.h"
+
+#include <gtest/gtest.h>
+
+namespace bigmac::gates {
+namespace {
+
+const std::string kStages = std::string(BIGMAC_SOURCE_DIR) + "/stages";
+
+config::Config loaded(std::vector<std::string> sets) {
+  config::ConfigSources sources;
+  sources.overrides = std::move(sets);
+  auto c = config::load_config(sources);
+  EXPECT_TRUE(c) << (c ? "" : c.error().front().format());
+  return c ? *c : config::Config{};
+}
+
+TEST(ConfigurationCheck, TheDefaultsPass) {
+  auto catalog = check_configuration(loaded({}), kStages);
+  ASSERT_TRUE(catalog) << catalog.error().front().format();
+  EXPECT_EQ(catalog->specs.size(), 5u);
+}
+
+// Each of these loaded as a configuration (the old `config check` said "valid") and was only
+// refused by plan or run-all.
+TEST(ConfigurationCheck, WhatOnlyTheGatesRejectedIsRejected) {
+  struct Case {
+    std::vector<std::string> sets;
+    const char* key;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{"gates.dp.los_rel_tol=1e-3"}, "gates.dp.los_rel_tol", "has no key 'los_rel_tol'"},
+      {{"gates.dp.nproc=0"}, "gates.dp.nproc", "expected an integer >= 1 or \"all\", found 0"},
+      {{"gates.pp2.pp=8"}, "gates.pp2", "not a multiple of pp × tp = 8 × 1"},
+      {{"gates.dp.loss_rel_tol=-1"}, "gates.dp.loss_rel_tol", "must be at least 0"},
+      {{"gates.dp.nproc=3"}, "gates.dp", "cannot keep 8 samples/step"},
+      {{"logs.fields.loss=("}, "logs.fields.loss", "malformed regex"},
+      {{"launch.nnodes=2", "launch.nproc_per_node=2"},
+       "launch.nnodes",
+       "starts every rank on this host, one node"},
+      {{"trainer.kind=command", "trainer.command=[\"/bin/true\", \"{nosuch}\"]"},
+       "trainer.command",
+       "unknown placeholder {nosuch}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.sets.front());
+    auto catalog = check_configuration(loaded(c.sets), kStages);
+    ASSERT_FALSE(catalog);
+    bool found = false;
+    for (const Error& e : catalog.error()) {
+      found = found || (e.key == c.key && e.message.find(c.message) != std::string::npos);
+    }
+    EXPECT_TRUE(found) << catalog.error().front().format();
+  }
+}
+
+TEST(ConfigurationCheck, EveryProblemAtOnce) {
+  auto catalog = check_configuration(
+      loaded({"gates.dp.nproc=0", "gates.pp2.pp=8", "logs.fields.loss=("}), kStages);
+  ASSERT_FALSE(catalog);
+  EXPECT_EQ(catalog.error().size(), 2u);  // the regex, and the overrides (which stop planning)
+  auto plans = check_configuration(loaded({"gates.pp2.pp=8", "gates.target.nproc=3"}), kStages);
+  ASSERT_FALSE(plans);
+  EXPECT_EQ(plans.error().size(), 2u);  // both gates' plans
+}
+
+TEST(ConfigurationCheck, StagesDirectory) {
+  EXPECT_EQ(stages_directory("/x/y"), "/x/y");
+  EXPECT_FALSE(stages_directory("").empty());
+}
+
+}  // namespace
+}  // namespace bigmac::gates
