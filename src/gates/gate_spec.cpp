@@ -95,7 +95,25 @@ void read_launch(const nlohmann::json& launch, GateLaunch& out, Errors& errors, 
 }
 
 template <class Locate>
-void check_params(const nlohmann::json& params, Errors& errors, Locate locate) {
+void check_params(const nlohmann::json& params, const std::vector<CheckSpec>& checks,
+                  Errors& errors, Locate locate) {
+  if (auto it = params.find("required_checks"); it != params.end()) {
+    std::vector<std::string_view> names;
+    for (const CheckSpec& c : checks) names.push_back(c.name);
+    if (!it->is_array()) {
+      errors.push_back(locate("params.required_checks", "expected a list of check names"));
+    } else {
+      for (const auto& v : *it) {
+        const std::string name = v.is_string() ? v.template get<std::string>() : v.dump();
+        if (v.is_string() && std::find(names.begin(), names.end(), name) != names.end()) continue;
+        const std::string hint = did_you_mean(name, names);
+        errors.push_back(
+            locate("params.required_checks",
+                   fmt::format("required_checks names {}, not a check of this gate", v.dump()),
+                   hint.empty() ? "checks of this gate: " + list(names) : hint));
+      }
+    }
+  }
   for (const auto& [key, value] : params.items()) {
     if (key.size() > 7 && key.ends_with("_policy")) {
       if (!value.is_string() || !baseline::parse_policy(value.template get<std::string>())) {
@@ -180,7 +198,6 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
       errors.push_back(locate("params", "expected a table [params]"));
     } else {
       spec.params = *it;
-      check_params(spec.params, errors, locate);
     }
   }
   std::vector<std::string_view> names;
@@ -220,6 +237,7 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
       spec.checks.push_back(check);
     }
   }
+  check_params(spec.params, spec.checks, errors, locate);
   for (const auto& [key, pos] : file.positions) {
     if (key.starts_with("launch.") || key.starts_with("params.")) {
       spec.key_origins[key.substr(key.find('.') + 1)] =
@@ -373,13 +391,23 @@ tl::expected<GateSpec, Errors> apply_overrides(
                 e.key = "gates." + spec.id + "." + bare;
                 return e;
               });
-  check_params(spec.params, errors, [&](const std::string& k, std::string m, std::string h = {}) {
-    Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
-    e.key = "gates." + spec.id + "." + k.substr(k.find('.') + 1);
-    return e;
-  });
+  check_params(spec.params, spec.checks, errors,
+               [&](const std::string& k, std::string m, std::string h = {}) {
+                 Error e = make_error(ErrorKind::kConfig, std::move(m), std::move(h));
+                 e.key = "gates." + spec.id + "." + k.substr(k.find('.') + 1);
+                 return e;
+               });
   if (!errors.empty()) return tl::unexpected(errors);
   return spec;
+}
+
+bool is_required(const GateSpec& spec, std::string_view check) {
+  if (spec.strict) return true;
+  auto it = spec.params.find("required_checks");
+  if (it == spec.params.end() || !it->is_array()) return true;
+  return std::any_of(it->begin(), it->end(), [&](const nlohmann::json& name) {
+    return name.is_string() && name.get<std::string>() == check;
+  });
 }
 
 const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name) {

@@ -47,6 +47,8 @@ struct GateSpec {
   /// "configs/demo.toml:40:1 ([gates.dp])").
   std::string path;
   std::map<std::string, std::string> key_origins;
+  /// `--strict`: every unobservable check counts as a required one (a failure).
+  bool strict = false;
   /// The raw tables, kept so overrides can be applied and re-read.
   nlohmann::json raw_launch = nlohmann::json::object();
 };
@@ -63,6 +65,11 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
 /// (did-you-mean otherwise) and keep its type. Errors name where the override was written.
 tl::expected<GateSpec, Errors> apply_overrides(
     GateSpec spec, const std::map<std::string, config::Setting>& overrides);
+
+/// The checks a gate requires: `[params] required_checks` (a list of check names, overridable
+/// under [gates.<id>]), else every check; with `strict`, every check. A gate passes only when
+/// each required check was observable and passed.
+bool is_required(const GateSpec& spec, std::string_view check);
 
 /// The spec with id or order number `name` ("dp", "2").
 const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name);
