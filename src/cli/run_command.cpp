@@ -91,6 +91,7 @@ Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const f
       out.options.no_baseline = j.value("no_baseline", false);
     }
     if (options.stages.empty()) out.options.stages = j.value("stages", std::string());
+    if (!options.strict) out.options.strict = j.value("strict", false);
     if (j.contains("cwd")) out.cwd = j.at("cwd").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     return damaged(e.what());
@@ -175,6 +176,7 @@ int run(const RunRequest& request, RunMode mode) {
       {"baseline",
        options.baseline.empty() ? std::string() : fs::absolute(options.baseline).string()},
       {"no_baseline", options.no_baseline},
+      {"strict", options.strict},
       {"stages", options.stages.empty() ? std::string() : fs::absolute(options.stages).string()},
       {"cwd", fs::current_path().string()}};
   if (auto w = write_file_atomically(run_path / kInvocationFile, recorded.dump(2) + "\n"); !w) {
@@ -286,6 +288,9 @@ void add_run_options(CLI::App& cmd, RunRequest& request) {
                "ignore any stored baseline: the first gate records this run's own");
   cmd.add_option("--stages", request.options.stages, "gate definitions (default: ./stages)");
   cmd.add_flag("--ci", request.options.ci, "plain output for CI logs");
+  cmd.add_flag("--strict", request.options.strict,
+               "every check the trainer's logs cannot answer (unobservable) fails its gate, not "
+               "only the gate's required_checks");
 }
 
 }  // namespace

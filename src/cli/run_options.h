@@ -17,6 +17,7 @@ struct RunCommandOptions {
   bool no_baseline = false;  ///< --no-baseline: no stored baseline; the first gate records one
   std::string stages;        ///< --stages DIR; empty: ./stages, else the installed one
   bool ci = false;           ///< --ci: no terminal animation, JUnit always written
+  bool strict = false;       ///< --strict: every unobservable check fails its gate
 };
 
 /// Loads the configuration the options name and everything a run needs beside it.

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
 #include "baseline/comparison.h"
+#include "gates/observability.h"
 
 namespace bigmac::gates {
 namespace {
@@ -43,6 +45,34 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
   const baseline::MetricComparison c =
       baseline::compare_metric(*ctx.baseline, observed, metric, tol);
   if (c.compared == 0) {
+    auto has = [&](const baseline::Baseline& b) {
+      return std::any_of(b.steps.begin(), b.steps.end(), [&](const baseline::BaselineStep& s) {
+        switch (metric) {
+          case Metric::kLoss:
+            return s.loss.has_value();
+          case Metric::kGradNorm:
+            return s.grad_norm.has_value();
+          case Metric::kLr:
+            return s.lr.has_value();
+          case Metric::kSamplesPerStep:
+            return s.samples_per_step.has_value();
+        }
+        return false;
+      });
+    };
+    if (!observed.steps.empty() && !has(observed)) {
+      return unobservable(
+          name, fmt::format("none of the {} logged steps has a {}", observed.steps.size(), prefix),
+          {prefix});
+    }
+    if (!ctx.baseline->steps.empty() && !has(*ctx.baseline)) {
+      CheckResult r = unobservable(
+          name,
+          fmt::format("the baseline's {} steps have no {}", ctx.baseline->steps.size(), prefix),
+          {prefix});
+      r.unobservable.back().what_to_log += "; then record the baseline again (baseline record)";
+      return r;
+    }
     return fail(name, fmt::format("no step has {} on both sides ({} baseline steps, {} logged): "
                                   "nothing compared",
                                   prefix, ctx.baseline->steps.size(), observed.steps.size()));
@@ -128,7 +158,8 @@ CheckResult check_param_count(const CheckContext& ctx) {
         evidence.push_back(evidence_of(m, fmt::format("param_count={}", m.param_count)));
     }
   }
-  if (!total) return fail(name, "no `model` event: nothing to compare");
+  if (!total)
+    return not_logged(ctx.evidence, name, "no `model` event: nothing to compare", {"model"});
   std::string detail;
   std::map<int, const logs::LayoutRecord*> stages;  // one replica (the lowest dp_rank) per stage
   for (const RankEvidence& r : ctx.evidence.ranks) {
@@ -199,7 +230,9 @@ CheckResult check_param_digest(const CheckContext& ctx) {
       }
     }
   }
-  if (!first) return fail(name, "no param_digest logged: nothing to compare");
+  if (!first)
+    return not_logged(ctx.evidence, name, "no param_digest logged: nothing to compare",
+                      {logged_nowhere<logs::ModelRecord>(ctx.evidence) ? "model" : "param_digest"});
   if (ctx.baseline && !ctx.baseline->structure.param_digest.empty() &&
       ctx.baseline->structure.param_digest != first->param_digest) {
     return certain(fail(name,

@@ -1,5 +1,7 @@
 #include "gates/check.h"
 
+#include "gates/observability.h"
+
 namespace bigmac::gates {
 
 double CheckParams::number(const std::string& key, double fallback) const {
@@ -25,6 +27,13 @@ std::vector<std::string> CheckParams::strings(const std::string& key,
 
 CheckResult pass(std::string name, std::string message, std::vector<CheckEvidence> evidence) {
   return CheckResult{std::move(name), true, std::move(message), std::move(evidence), {}, {}, {}};
+}
+
+CheckResult unobservable(std::string name, std::string message,
+                         const std::vector<std::string>& fields) {
+  CheckResult r = fail(std::move(name), std::move(message));
+  for (const std::string& field : fields) r.unobservable.push_back(missing_field(field));
+  return r;
 }
 
 CheckResult certain(CheckResult failed, std::int64_t step) {

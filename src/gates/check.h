@@ -30,8 +30,18 @@ struct MetricDivergence {
   baseline::Tolerance tolerance;
 };
 
+/// A field or event a check needs that the trainer did not log at all (gates/observability.h):
+/// the check could not be made. `field` names the cause ("grad_norm", "pg_ready"), so checks
+/// that need the same field make one finding.
+struct MissingField {
+  std::string field;
+  std::string what_to_log;  ///< one sentence: what to log, and the line or probe setting for it
+};
+
 /// The outcome of one named check. `message` carries the numbers; `route_back` is set on a
-/// failure (the gate to return to); `divergence` on a failed baseline comparison.
+/// failure (the gate to return to); `divergence` on a failed baseline comparison. A check whose
+/// `unobservable` is not empty neither passed nor failed: the trainer does not log what it
+/// needs (evaluate_gate turns it into a finding of its own).
 struct CheckResult {
   std::string name;
   bool passed = false;
@@ -43,6 +53,7 @@ struct CheckResult {
   /// baseline, a step was logged twice): the step since which it is certain, -1 before the
   /// first step. A gate still running is stopped there (gates/early_stop.h).
   std::optional<std::int64_t> certain_at;
+  std::vector<MissingField> unobservable{};
 };
 
 /// Typed access to a gate's [params], with the check's default when a key is absent.
@@ -70,6 +81,10 @@ struct CheckContext {
 /// Result builders used by every check.
 CheckResult pass(std::string name, std::string message, std::vector<CheckEvidence> evidence = {});
 CheckResult fail(std::string name, std::string message, std::vector<CheckEvidence> evidence = {});
+/// The check could not be made: the trainer logs none of `fields` (field names of
+/// gates/observability.h). `message` says what was looked for.
+CheckResult unobservable(std::string name, std::string message,
+                         const std::vector<std::string>& fields);
 /// `failed`, marked as a failure no later record can undo, certain since `step` (-1: records
 /// logged before the first step, such as `layout` or `batch`).
 CheckResult certain(CheckResult failed, std::int64_t step);

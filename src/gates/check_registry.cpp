@@ -5,6 +5,7 @@
 #include "gates/baseline_checks.h"
 #include "gates/pipeline_checks.h"
 #include "gates/process_checks.h"
+#include "gates/settings_checks.h"
 #include "gates/shape_checks.h"
 #include "gates/step_checks.h"
 
@@ -34,6 +35,7 @@ constexpr RegisteredCheck kChecks[] = {
     {"no_middle_stage_loss", check_no_middle_stage_loss},
     {"single_checkpoint_writer", check_single_checkpoint_writer},
     {"no_idle_stage", check_no_idle_stage},
+    {"settings_applied", check_settings_applied},
 };
 
 }  // namespace

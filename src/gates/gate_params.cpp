@@ -23,6 +23,7 @@ enum class Kind {
   kSeconds,     ///< finite number > 0
   kEvents,      ///< list of contract event names
   kStepFields,  ///< list of step field names
+  kCheckNames,  ///< list of check names (which of them are the gate's: gate_spec.cpp)
 };
 
 struct Rule {
@@ -55,6 +56,7 @@ constexpr std::array kRules = {
     Rule{"idle_limit_s", Kind::kSeconds},
     Rule{"required_events", Kind::kEvents},
     Rule{"required_step_fields", Kind::kStepFields},
+    Rule{"required_checks", Kind::kCheckNames},
 };
 
 // The events and step fields check_fields_present can find (step_checks.cpp).
@@ -130,6 +132,17 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
       return list(kEvents);
     case Kind::kStepFields:
       return list(kStepFields);
+    case Kind::kCheckNames:
+      if (!v.is_array()) {
+        return problem(fmt::format("expected an array of check names, found {}",
+                                   json_type_name(v)));
+      }
+      for (const auto& item : v) {
+        if (!item.is_string()) {
+          return problem(fmt::format("expected check names, found {}", item.dump()));
+        }
+      }
+      return std::nullopt;
   }
   return std::nullopt;
 }

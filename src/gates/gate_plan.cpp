@@ -234,6 +234,7 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
   std::string checks;
   for (const CheckSpec& check : spec.checks) checks += check.name + " ";
   plan.inputs["gate.checks"] = checks;
+  if (spec.strict) plan.inputs["gate.strict"] = "true";  // a pass without --strict does not count
   std::string all;
   for (const auto& [key, value] : plan.inputs) all += key + "=" + value + "\n";
   plan.inputs_digest = baseline::text_digest(all);

@@ -99,9 +99,25 @@ void read_launch(const nlohmann::json& launch, GateLaunch& out, Errors& errors, 
 }
 
 template <class Locate>
-void check_params(const nlohmann::json& params, Errors& errors, Locate locate) {
+void check_params(const nlohmann::json& params, const std::vector<CheckSpec>& checks,
+                  Errors& errors, Locate locate) {
   for (ParamProblem& p : check_gate_params(params)) {
     errors.push_back(locate("params." + p.key, std::move(p.message), std::move(p.hint)));
+  }
+  // required_checks names checks of this gate (its kind and type are checked above).
+  if (auto it = params.find("required_checks"); it != params.end() && it->is_array()) {
+    std::vector<std::string_view> names;
+    for (const CheckSpec& c : checks) names.push_back(c.name);
+    for (const auto& v : *it) {
+      if (!v.is_string()) continue;
+      const std::string name = v.template get<std::string>();
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+      const std::string hint = did_you_mean(name, names);
+      errors.push_back(
+          locate("params.required_checks",
+                 fmt::format("required_checks names {}, not a check of this gate", v.dump()),
+                 hint.empty() ? "checks of this gate: " + list(names) : hint));
+    }
   }
 }
 
@@ -184,7 +200,6 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
       errors.push_back(locate("params", "expected a table [params]"));
     } else {
       spec.params = *it;
-      check_params(spec.params, errors, locate);
     }
   }
   std::vector<std::string_view> names;
@@ -224,6 +239,7 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
       spec.checks.push_back(check);
     }
   }
+  check_params(spec.params, spec.checks, errors, locate);
   for (const auto& [key, pos] : file.positions) {
     if (key.starts_with("launch.") || key.starts_with("params.")) {
       spec.key_origins[key.substr(key.find('.') + 1)] =
@@ -390,7 +406,7 @@ tl::expected<GateSpec, Errors> apply_overrides(
     return e;
   };
   read_launch(spec.raw_launch, spec.launch, errors, at_override);
-  check_params(spec.params, errors, at_override);
+  check_params(spec.params, spec.checks, errors, at_override);
   if (!errors.empty()) return tl::unexpected(errors);
   return spec;
 }
@@ -401,6 +417,15 @@ bool valid_gate_id(std::string_view id) {
   }
   return std::all_of(id.begin(), id.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+bool is_required(const GateSpec& spec, std::string_view check) {
+  if (spec.strict) return true;
+  auto it = spec.params.find("required_checks");
+  if (it == spec.params.end() || !it->is_array()) return true;
+  return std::any_of(it->begin(), it->end(), [&](const nlohmann::json& name) {
+    return name.is_string() && name.get<std::string>() == check;
   });
 }
 

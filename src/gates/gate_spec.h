@@ -47,6 +47,8 @@ struct GateSpec {
   /// "configs/demo.toml:40:1 ([gates.dp])").
   std::string path;
   std::map<std::string, std::string> key_origins;
+  /// `--strict`: every unobservable check counts as a required one (a failure).
+  bool strict = false;
   /// The raw tables, kept so overrides can be applied and re-read.
   nlohmann::json raw_launch = nlohmann::json::object();
 };
@@ -71,6 +73,11 @@ tl::expected<GateSpec, Errors> apply_overrides(
 /// Whether `id` can name a gate: a plain word of letters, digits, '_' and '-' (it names attempt
 /// folders, "02-dp.1", and report entries, so never a path like "../x").
 bool valid_gate_id(std::string_view id);
+
+/// The checks a gate requires: `[params] required_checks` (a list of check names, overridable
+/// under [gates.<id>]), else every check; with `strict`, every check. A gate passes only when
+/// each required check was observable and passed.
+bool is_required(const GateSpec& spec, std::string_view check);
 
 /// The spec with id or order number `name` ("dp", "2").
 const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name);

@@ -1,6 +1,9 @@
 #include "gates/gate_verdict.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "core/json_file.h"
 #include "gates/check_registry.h"
@@ -33,7 +36,59 @@ MetricDivergence divergence_from_json(const nlohmann::json& j) {
   return d;
 }
 
+// The finding of `field`, created in first-seen order.
+UnobservableFinding& finding_of(std::vector<UnobservableFinding>& findings,
+                                const MissingField& field) {
+  for (UnobservableFinding& f : findings) {
+    if (f.field == field.field) return f;
+  }
+  findings.push_back(UnobservableFinding{field.field, field.what_to_log, {}, {}});
+  return findings.back();
+}
+
+nlohmann::json finding_json(const UnobservableFinding& f) {
+  return {{"field", f.field},
+          {"what_to_log", f.what_to_log},
+          {"checks", f.checks},
+          {"required", f.required}};
+}
+
+// The strings of list `key`; anything else in it is skipped rather than failing the whole file.
+std::vector<std::string> strings_of(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  if (const auto it = j.find(key); it != j.end() && it->is_array()) {
+    for (const auto& v : *it) {
+      if (v.is_string()) out.push_back(v.get<std::string>());
+    }
+  }
+  return out;
+}
+
+UnobservableFinding finding_from_json(const nlohmann::json& j) {
+  UnobservableFinding f;
+  f.field = j.value("field", "");
+  f.what_to_log = j.value("what_to_log", "");
+  f.checks = strings_of(j, "checks");
+  f.required = strings_of(j, "required");
+  return f;
+}
+
 }  // namespace
+
+bool UnobservableFinding::is_required(const std::string& check) const {
+  return std::find(required.begin(), required.end(), check) != required.end();
+}
+
+std::string UnobservableFinding::text() const {
+  return fmt::format("unobservable: the trainer logs no {}; {}", field, what_to_log);
+}
+
+const UnobservableFinding* GateVerdict::first_required_unobservable() const {
+  for (const UnobservableFinding& f : unobservable) {
+    if (!f.required.empty()) return &f;
+  }
+  return nullptr;
+}
 
 const CheckResult* GateVerdict::first_failure() const {
   for (const CheckResult& r : results) {
@@ -46,7 +101,13 @@ std::string GateVerdict::summary() const {
   if (passed) return fmt::format("{} passed ({} checks)", gate_id, results.size());
   const std::string how = stopped_early.empty() ? "" : " (" + stopped_early + ")";
   const CheckResult* f = first_failure();
-  if (!f) return fmt::format("{} failed{}", gate_id, how);
+  if (!f) {
+    if (const UnobservableFinding* u = first_required_unobservable()) {
+      return fmt::format("{} failed{}: required check {} unobservable: the trainer logs no {}; {}",
+                         gate_id, how, u->required.front(), u->field, u->what_to_log);
+    }
+    return fmt::format("{} failed{}", gate_id, how);
+  }
   return fmt::format("{} failed{}: {}: {}", gate_id, how, f->name, f->message);
 }
 
@@ -64,6 +125,15 @@ GateVerdict evaluate_gate(const GateSpec& spec, const GatePlan& plan, const Gate
     CheckResult r =
         run ? run(ctx) : fail(check.name, "no such check (the gate file names an unknown check)");
     r.name = check.name;
+    if (!r.unobservable.empty()) {
+      const bool required = is_required(spec, check.name);
+      for (const MissingField& field : r.unobservable) {
+        UnobservableFinding& finding = finding_of(v.unobservable, field);
+        finding.checks.push_back(check.name);
+        if (required) finding.required.push_back(check.name);
+      }
+      continue;
+    }
     if (r.passed) {
       r.route_back.clear();
     } else if (r.route_back.empty()) {
@@ -72,8 +142,13 @@ GateVerdict evaluate_gate(const GateSpec& spec, const GatePlan& plan, const Gate
     v.results.push_back(std::move(r));
   }
   const CheckResult* f = v.first_failure();
-  v.passed = !v.results.empty() && !f;
-  if (f) v.route_back = f->route_back;
+  const bool blind = v.first_required_unobservable() != nullptr;
+  v.passed = !v.results.empty() && !f && !blind;
+  // Not logging what the gate requires is fixed in the trainer and judged at this gate.
+  if (f)
+    v.route_back = f->route_back;
+  else if (blind)
+    v.route_back = spec.id;
   return v;
 }
 
@@ -90,6 +165,18 @@ std::string format_verdict(const GateVerdict& v) {
                          : fmt::format("         {}\n", e.text);
     }
     out += fmt::format("         route back: gate {}\n", r.route_back);
+  }
+  for (const UnobservableFinding& u : v.unobservable) {
+    const bool required = !u.required.empty();
+    out += fmt::format(
+        "  {} {:<24} {}\n", required ? "BLND" : "warn",
+        fmt::format("{}", fmt::join(u.checks, ", ")),
+        fmt::format(
+            "unobservable{}: the trainer logs no {}",
+            required ? fmt::format(" (required: {})", fmt::join(u.required, ", ")) : std::string(),
+            u.field));
+    out += fmt::format("         to make {}: {}\n", u.checks.size() == 1 ? "it" : "them",
+                       u.what_to_log);
   }
   for (const std::string& n : v.not_run) out += "  skip " + n + "\n";
   return out;
@@ -110,8 +197,11 @@ nlohmann::json to_json(const GateVerdict& v) {
     results.push_back(std::move(item));
     if (r.certain_at) results.back()["certain_at"] = *r.certain_at;
   }
-  return {{"gate", v.gate_id}, {"passed", v.passed},   {"route_back", v.route_back},
-          {"checks", results}, {"not_run", v.not_run}, {"stopped_early", v.stopped_early}};
+  nlohmann::json unobservable = nlohmann::json::array();
+  for (const UnobservableFinding& u : v.unobservable) unobservable.push_back(finding_json(u));
+  return {{"gate", v.gate_id},           {"passed", v.passed},   {"route_back", v.route_back},
+          {"checks", results},           {"not_run", v.not_run}, {"stopped_early", v.stopped_early},
+          {"unobservable", unobservable}};
 }
 
 GateVerdict verdict_from_json(const nlohmann::json& j) {
@@ -122,6 +212,12 @@ GateVerdict verdict_from_json(const nlohmann::json& j) {
   v.route_back = j.value("route_back", "");
   v.not_run = j.value("not_run", std::vector<std::string>{});
   v.stopped_early = j.value("stopped_early", "");
+  // Absent in verdicts written before checks could be unobservable.
+  if (const auto u = j.find("unobservable"); u != j.end() && u->is_array()) {
+    for (const auto& item : *u) {
+      if (item.is_object()) v.unobservable.push_back(finding_from_json(item));
+    }
+  }
   for (const auto& c : j.value("checks", nlohmann::json::array())) {
     CheckResult r;
     r.name = c.value("name", "");

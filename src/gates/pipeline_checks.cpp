@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "gates/observability.h"
+
 namespace bigmac::gates {
 namespace {
 
@@ -53,7 +55,8 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
       }
     }
   }
-  if (by_stage.empty()) return fail(name, "no `layout` event: nothing to check");
+  if (by_stage.empty())
+    return not_logged(ctx.evidence, name, "no `layout` event: nothing to check", {"layout"});
   std::vector<int> missing_stages;
   for (int s = 0; s < stages; ++s) {
     if (!by_stage.count(s)) missing_stages.push_back(s);
@@ -152,7 +155,8 @@ CheckResult check_schedule_order(const CheckContext& ctx) {
       ++checked;
     }
   }
-  if (checked == 0) return fail(name, "no `mb` event: nothing to check");
+  if (checked == 0)
+    return not_logged(ctx.evidence, name, "no `mb` event: nothing to check", {"mb"});
   return pass(name, fmt::format("{} (stage, step) schedules in {} order, {} micro-batches each",
                                 checked, schedule, m));
 }
@@ -170,7 +174,8 @@ CheckResult check_no_starved_stage(const CheckContext& ctx) {
       steps.insert(mb.global_step);
     }
   }
-  if (counts.empty()) return fail(name, "no `mb` event: nothing to check");
+  if (counts.empty())
+    return not_logged(ctx.evidence, name, "no `mb` event: nothing to check", {"mb"});
   for (int s = 0; s < stages; ++s) {
     if (!counts.count(s)) {
       return fail(name, fmt::format("stage {} never ran a micro-batch ({} steps ran elsewhere)", s,

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "gates/observability.h"
+
 namespace bigmac::gates {
 namespace {
 
@@ -99,6 +101,13 @@ CheckResult check_process_group_formed(const CheckContext& ctx) {
     }
     evidence.push_back(evidence_of(pg, fmt::format("pg_ready after {:.0f} ms", pg.init_ms)));
   }
+  const bool all_clean =
+      std::all_of(ctx.evidence.ranks.begin(), ctx.evidence.ranks.end(),
+                  [](const RankEvidence& r) { return !r.exit.known || r.exit.clean(); });
+  // A trainer that never says its group formed, yet every rank stepped and ended well.
+  if (missing.size() == ctx.evidence.ranks.size() && all_clean && logged_steps(ctx.evidence)) {
+    return unobservable(name, "no rank logged pg_ready", {"pg_ready"});
+  }
   if (!missing.empty() || static_cast<int>(ctx.evidence.ranks.size()) < ctx.plan.nproc) {
     return fail(name,
                 fmt::format("process group did not form: ranks [{}] never logged pg_ready "
@@ -119,7 +128,9 @@ CheckResult check_single_checkpoint_writer(const CheckContext& ctx) {
     writers.push_back(r.rank);
     evidence.push_back(evidence_of(r.checkpoints.front(), "ckpt " + r.checkpoints.front().path));
   }
-  if (writers.empty()) return fail(name, "no rank wrote a checkpoint: nothing to check");
+  if (writers.empty())
+    return not_logged(ctx.evidence, name, "no rank logged a checkpoint: nothing to check",
+                      {"ckpt"});
   if (writers.size() > 1) {
     std::int64_t second = 0;  // a second writer is final from its first checkpoint
     for (const RankEvidence& r : ctx.evidence.ranks) {

@@ -10,9 +10,11 @@ Observation observe(const std::string& gate, GateOutcome outcome) {
     case GateOutcome::Kind::kVerdict: {
       const GateVerdict& v = outcome.verdict;
       const CheckResult* failed = v.first_failure();
-      return GateFinished{gate,         v.passed,
-                          v.summary(),  failed ? failed->name : std::string(),
-                          v.route_back, std::move(outcome.inputs)};
+      const UnobservableFinding* blind = v.first_required_unobservable();
+      return GateFinished{
+          gate,         v.passed,
+          v.summary(),  failed ? failed->name : blind ? blind->required.front() : std::string(),
+          v.route_back, std::move(outcome.inputs)};
     }
     case GateOutcome::Kind::kInterrupted:
       return Interrupted{};

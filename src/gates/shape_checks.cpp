@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "gates/observability.h"
+
 namespace bigmac::gates {
 namespace {
 
@@ -54,9 +56,12 @@ CheckResult check_shape_chain(const CheckContext& ctx) {
     }
   }
   if (pairs == 0) {
-    return fail(name,
-                "no stage boundary with hidden_states traced on both sides: nothing to "
-                "compare (is trace.shapes on and pp > 1?)");
+    const char* message =
+        "no stage boundary with hidden_states traced on both sides: nothing to compare (is "
+        "trace.shapes on and pp > 1?)";
+    if (logged_nowhere<logs::ShapeRecord>(ctx.evidence))
+      return not_logged(ctx.evidence, name, message, {"shape"});
+    return fail(name, message);
   }
   return pass(name,
               fmt::format("{} stage boundaries: sender's shape and dtype = receiver's", pairs));
@@ -90,7 +95,8 @@ CheckResult check_fixed_seq_length(const CheckContext& ctx) {
       }
     }
   }
-  if (checked == 0) return fail(name, "no batch or shape event: nothing to check");
+  if (checked == 0)
+    return not_logged(ctx.evidence, name, "no batch or shape event: nothing to check", {"shape"});
   return pass(name,
               fmt::format("sequence length {} in all {} traced tensors and batches", seq, checked));
 }
@@ -134,7 +140,12 @@ CheckResult check_labels_last_stage_only(const CheckContext& ctx) {
       }
     }
   }
-  if (labels == 0) return fail(name, "no labels traced: nothing to check (is trace.shapes on?)");
+  if (labels == 0) {
+    const char* message = "no labels traced: nothing to check (is trace.shapes on?)";
+    if (logged_nowhere<logs::ShapeRecord>(ctx.evidence))
+      return not_logged(ctx.evidence, name, message, {"shape"});
+    return fail(name, message);
+  }
   return pass(name, fmt::format("{} labels, all on the last stage {}, each matching its logits",
                                 labels, last));
 }
@@ -157,7 +168,8 @@ CheckResult check_no_middle_stage_loss(const CheckContext& ctx) {
       }
     }
   }
-  if (losses == 0) return fail(name, "no `loss` event: nothing to check");
+  if (losses == 0)
+    return not_logged(ctx.evidence, name, "no `loss` event: nothing to check", {"stage_loss"});
   return pass(name, fmt::format("{} losses, all on the last stage {}", losses, last));
 }
 

@@ -1,9 +1,13 @@
 #include "gates/step_checks.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+
+#include "gates/observability.h"
 
 namespace bigmac::gates {
 namespace {
@@ -17,12 +21,39 @@ CheckResult no_steps(const char* name) {
   return fail(name, "no step records: nothing to check (did the trainer log `step` events?)");
 }
 
+bool has_loss(const logs::StepRecord& s) { return s.loss.has_value(); }
+bool has_grad_norm(const logs::StepRecord& s) { return s.grad_norm.has_value(); }
+
+CheckResult grad_norm_not_logged(const char* name, std::size_t steps) {
+  return unobservable(name, fmt::format("none of the {} steps logs a grad_norm", steps),
+                      {"grad_norm"});
+}
+
+// Whether rank `r` logged an event by its contract name.
+bool logged_event(const RankEvidence& r, const std::string& ev) {
+  return (ev == "run" && !r.runs.empty()) || (ev == "pg_ready" && !r.pg_ready.empty()) ||
+         (ev == "batch" && !r.batches.empty()) || (ev == "model" && !r.models.empty()) ||
+         (ev == "layout" && !r.layouts.empty()) || (ev == "heartbeat" && !r.heartbeats.empty()) ||
+         (ev == "mb" && !r.micro_batches.empty()) || (ev == "shape" && !r.shapes.empty()) ||
+         (ev == "digest" && !r.digests.empty()) || (ev == "done" && !r.dones.empty()) ||
+         (ev == "ckpt" && !r.checkpoints.empty()) || (ev == "loss" && !r.losses.empty()) ||
+         (ev == "step" && !r.steps.empty());
+}
+
+bool step_has(const logs::StepRecord& s, const std::string& f) {
+  return (f == "loss" && s.loss) || (f == "grad_norm" && s.grad_norm) || (f == "lr" && s.lr) ||
+         (f == "samples_per_step" && s.samples_per_step) || (f == "step_ms" && s.step_ms);
+}
+
 }  // namespace
 
 CheckResult check_finite_loss(const CheckContext& ctx) {
   const char* name = "finite_loss";
   const auto* steps = owner_steps(ctx);
   if (!steps) return no_steps(name);
+  if (step_field_nowhere(ctx.evidence, has_loss))
+    return unobservable(name, fmt::format("none of the {} steps logs a loss", steps->size()),
+                        {"loss"});
   std::int64_t checked = 0;
   for (const logs::StepRecord& s : *steps) {
     if (!s.loss) {
@@ -55,6 +86,8 @@ CheckResult check_grad_norm_nonzero(const CheckContext& ctx) {
   const char* name = "grad_norm_nonzero";
   const auto* steps = owner_steps(ctx);
   if (!steps) return no_steps(name);
+  if (step_field_nowhere(ctx.evidence, has_grad_norm))
+    return grad_norm_not_logged(name, steps->size());
   for (const logs::StepRecord& s : *steps) {
     if (!s.grad_norm || *s.grad_norm == 0 || !std::isfinite(*s.grad_norm)) {
       const std::string value = s.grad_norm ? fmt::format("{}", *s.grad_norm) : "missing";
@@ -73,6 +106,8 @@ CheckResult check_grad_norm_stable(const CheckContext& ctx) {
   const char* name = "grad_norm_stable";
   const auto* steps = owner_steps(ctx);
   if (!steps) return no_steps(name);
+  if (step_field_nowhere(ctx.evidence, has_grad_norm))
+    return grad_norm_not_logged(name, steps->size());
   const double factor = ctx.params.number("grad_norm_growth_factor", 1.5);
   const auto limit = static_cast<std::int64_t>(ctx.params.number("grad_norm_growth_steps", 3));
   std::int64_t run = 0, compared = 0;
@@ -209,7 +244,9 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
     }
   }
   if (compared == 0)
-    return fail(name, "no `batch` event and no step with samples_per_step: nothing to compare");
+    return not_logged(ctx.evidence, name,
+                      "no `batch` event and no step with samples_per_step: nothing to compare",
+                      {"samples_per_step"});
   return pass(name, fmt::format("{} samples/step everywhere ({} values, {})", want, compared,
                                 reference ? "equal to the baseline" : "as planned"));
 }
@@ -220,47 +257,61 @@ CheckResult check_fields_present(const CheckContext& ctx) {
   const auto events = ctx.params.strings("required_events", {"run", "batch", "model", "done"});
   const auto fields =
       ctx.params.strings("required_step_fields", {"loss", "grad_norm", "lr", "samples_per_step"});
+  const RankEvidence* owner = ctx.evidence.step_owner();
+  // What the trainer logs nowhere is one unobservable cause each; what some ranks or steps
+  // log and others do not is a failure (the trainer can log it, but did not everywhere).
+  std::vector<std::string> never;
   std::vector<CheckEvidence> missing;
-  for (const RankEvidence& r : ctx.evidence.ranks) {
-    for (const std::string& ev : events) {
-      const bool have =
-          (ev == "run" && !r.runs.empty()) || (ev == "pg_ready" && !r.pg_ready.empty()) ||
-          (ev == "batch" && !r.batches.empty()) || (ev == "model" && !r.models.empty()) ||
-          (ev == "layout" && !r.layouts.empty()) || (ev == "heartbeat" && !r.heartbeats.empty()) ||
-          (ev == "mb" && !r.micro_batches.empty()) || (ev == "shape" && !r.shapes.empty()) ||
-          (ev == "digest" && !r.digests.empty()) || (ev == "done" && !r.dones.empty()) ||
-          (ev == "ckpt" && !r.checkpoints.empty()) || (ev == "loss" && !r.losses.empty()) ||
-          (ev == "step" && !r.steps.empty());
-      // A rank the orchestrator stopped at a non-finite loss had no chance to finish; the
-      // loss itself is judged by finite_loss.
-      const bool cut_short = r.exit.stopped_at_non_finite && (ev == "done" || ev == "digest");
-      if (!have && !cut_short)
-        missing.push_back(CheckEvidence{r.rank, 0, fmt::format("rank {}: no `{}` event", r.rank, ev)});
+  for (const std::string& ev : events) {
+    std::vector<CheckEvidence> lacking;
+    bool anywhere = false;
+    for (const RankEvidence& r : ctx.evidence.ranks) {
+      // A rank that did not exit cleanly had no chance to finish; exit_status and finite_loss
+      // judge that, not a missing last line.
+      const bool cut_short = (r.exit.stopped_at_non_finite || (r.exit.known && !r.exit.clean())) &&
+                             (ev == "done" || ev == "digest");
+      if (logged_event(r, ev)) {
+        anywhere = true;
+      } else if (!cut_short) {
+        lacking.push_back(
+            CheckEvidence{r.rank, 0, fmt::format("rank {}: no `{}` event", r.rank, ev)});
+      }
+    }
+    if (!anywhere && !lacking.empty() && owner) {
+      never.push_back(ev);
+    } else {
+      missing.insert(missing.end(), lacking.begin(), lacking.end());
     }
   }
-  const RankEvidence* owner = ctx.evidence.step_owner();
   if (!owner) {
     missing.push_back(CheckEvidence{-1, 0, "no rank logged a `step` event"});
   } else {
-    for (const logs::StepRecord& s : owner->steps) {
-      for (const std::string& f : fields) {
-        const bool have = (f == "loss" && s.loss) || (f == "grad_norm" && s.grad_norm) ||
-                          (f == "lr" && s.lr) || (f == "samples_per_step" && s.samples_per_step) ||
-                          (f == "step_ms" && s.step_ms);
-        if (!have) {
+    for (const std::string& f : fields) {
+      const bool anywhere = std::any_of(owner->steps.begin(), owner->steps.end(),
+                                        [&](const logs::StepRecord& s) { return step_has(s, f); });
+      if (!anywhere) {
+        never.push_back(f);
+        continue;
+      }
+      for (const logs::StepRecord& s : owner->steps) {
+        if (!step_has(s, f)) {
           missing.push_back(evidence_of(s, fmt::format("step {} has no {}", s.global_step, f)));
           break;
         }
       }
-      if (missing.size() > 8) break;
     }
   }
   if (!missing.empty()) {
+    for (const std::string& f : never)
+      missing.push_back(CheckEvidence{-1, 0, fmt::format("{} is logged nowhere", f)});
     const std::string first = missing.front().text;
     const std::size_t count = missing.size();
     return fail(name,
                 fmt::format("{} missing field{}; first: {}", count, count == 1 ? "" : "s", first),
                 std::move(missing));
+  }
+  if (!never.empty()) {
+    return unobservable(name, fmt::format("the trainer logs no {}", fmt::join(never, ", ")), never);
   }
   return pass(name, fmt::format("{} ranks logged {} event kinds; {} steps carry {} fields",
                                 ctx.evidence.ranks.size(), events.size(), owner->steps.size(),

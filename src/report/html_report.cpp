@@ -20,7 +20,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:16px 24px;color:#1d232a;backgrou
 h1{font-size:20px;margin:0 0 10px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccd}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccd;padding:3px 8px;text-align:left;vertical-align:top}
 td.result,td.status{white-space:nowrap}
-.passed{color:#137333}.failed{color:#b3261e}.pending,.skipped,.running,.invalidated{color:#6b6f76}
+.passed{color:#137333}.failed{color:#b3261e}.unobservable{color:#a15c00}.pending,.skipped,.running,.invalidated{color:#6b6f76}
 .note{background:#fff7d6;padding:4px 8px}.diagnosis{border-left:4px solid #b3261e;padding:4px 12px;background:#fdf1f0}
 .card{border:2px solid #b3261e;border-left:8px solid #b3261e;border-radius:4px;padding:6px 14px 10px;background:#fdf1f0}
 .card h2{margin:4px 0 6px;border:0;color:#b3261e}.card table{margin:4px 0;background:#fff;width:100%}
@@ -135,6 +135,15 @@ std::string checks_table(const gates::GateVerdict& verdict) {
     }
     out += "</td></tr>\n";
   }
+  for (const auto& u : verdict.unobservable) {
+    for (const std::string& c : u.checks) {
+      const bool required = u.is_required(c);
+      out += fmt::format("<tr><td>{}</td><td class=\"result {}\">{}</td><td>{}</td></tr>\n",
+                         escape_xml(c), required ? "failed" : "unobservable",
+                         required ? "✗ unobservable (required)" : "⚠ unobservable",
+                         escape_xml(u.text()));
+    }
+  }
   for (const auto& reason : verdict.not_run) {
     out += "<tr><td colspan=\"2\" class=\"skipped\">not run</td><td>" + escape_xml(reason) +
            "</td></tr>\n";
@@ -163,7 +172,10 @@ std::string checks_count(const GateReport& gate) {
   if (!gate.verdict) return "no verdict";
   std::size_t passed = 0;
   for (const auto& r : gate.verdict->results) passed += r.passed ? 1 : 0;
-  return fmt::format("{}/{} checks", passed, gate.verdict->results.size());
+  std::size_t unobservable = 0;
+  for (const auto& u : gate.verdict->unobservable) unobservable += u.checks.size();
+  return fmt::format("{}/{} checks{}", passed, gate.verdict->results.size(),
+                     unobservable > 0 ? fmt::format(", {} unobservable", unobservable) : "");
 }
 
 /// One gate as a <details> block: a failed gate open, every other one closed until clicked.

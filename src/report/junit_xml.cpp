@@ -73,6 +73,17 @@ std::vector<Case> cases_of(const GateReport& gate) {
     }
     cases.push_back(std::move(c));
   }
+  // A check the logs cannot answer: skipped with what to log, or a failure when required.
+  for (const gates::UnobservableFinding& u : gate.verdict->unobservable) {
+    for (const std::string& check : u.checks) {
+      if (u.is_required(check)) {
+        cases.push_back({check, Case::Kind::kFailure, u.text(), "unobservable:" + u.field,
+                         "a required check could not be made: " + u.text() + "\n"});
+      } else {
+        cases.push_back({check, Case::Kind::kSkipped, u.text(), {}, {}});
+      }
+    }
+  }
   for (const auto& reason : gate.verdict->not_run) {
     const auto colon = reason.find(':');
     cases.push_back({reason.substr(0, colon), Case::Kind::kSkipped, reason, {}, {}});

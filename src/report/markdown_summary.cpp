@@ -41,7 +41,29 @@ std::string checks_cell(const GateReport& gate) {
   std::string out = fmt::format("{}/{}", passed, gate.verdict->results.size());
   if (!gate.verdict->not_run.empty())
     out += fmt::format(" ({} not run)", gate.verdict->not_run.size());
+  std::size_t unobservable = 0;
+  for (const auto& u : gate.verdict->unobservable) unobservable += u.checks.size();
+  if (unobservable > 0) out += fmt::format(" ({} unobservable)", unobservable);
   return out;
+}
+
+/// What the gates could not check, one line per missing field: warnings, or failures for the
+/// checks a gate requires. Outside the collapsed blocks, so a passed gate's gaps are seen.
+std::string unobservable_section(const ReportInput& input) {
+  std::string out;
+  for (const GateReport& gate : input.gates) {
+    if (!gate.verdict) continue;
+    for (const auto& u : gate.verdict->unobservable) {
+      std::string checks;
+      for (const std::string& c : u.checks) {
+        checks += (checks.empty() ? "`" : ", `") + escape_xml(c) + "`" +
+                  (u.is_required(c) ? " (required)" : "");
+      }
+      out += fmt::format("- {} gate `{}`: {} — {}\n", u.required.empty() ? "⚠️" : "❌",
+                         escape_xml(gate.record.id), checks, escape_xml(u.text()));
+    }
+  }
+  return out.empty() ? out : "\n### Unobservable checks\n\n" + out;
 }
 
 std::string loss_cell(const GateReport& gate, const baseline::Baseline* reference) {
@@ -131,6 +153,14 @@ std::string gate_details(const GateReport& gate) {
       out += fmt::format("| {} | {} | {} |\n", escape_markdown_cell(r.name),
                          r.passed ? "✓&nbsp;pass" : "✗&nbsp;fail", escape_markdown_cell(r.message));
     }
+    for (const auto& u : gate.verdict->unobservable) {
+      for (const std::string& c : u.checks) {
+        out += fmt::format(
+            "| {} | {} | {} |\n", escape_markdown_cell(c),
+            u.is_required(c) ? "✗&nbsp;unobservable&nbsp;(required)" : "⚠&nbsp;unobservable",
+            escape_markdown_cell(u.text()));
+      }
+    }
     for (const auto& reason : gate.verdict->not_run) {
       out += "| | not&nbsp;run | " + escape_markdown_cell(reason) + " |\n";
     }
@@ -174,6 +204,7 @@ std::string render_markdown(const ReportInput& input) {
                        format_duration(gate.duration_s()), checks_cell(gate),
                        loss_cell(gate, reference));
   }
+  out += unobservable_section(input);
   for (const GateReport& gate : input.gates) {
     if (gate.record.status == gates::GateStatus::kFailed) out += gate_details(gate);
   }

@@ -1,6 +1,7 @@
 #include "report/progress.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -143,7 +144,11 @@ std::string gate_table(const ReportInput& input) {
       const auto passed = std::count_if(g.verdict->results.begin(), g.verdict->results.end(),
                                         [](const auto& r) { return r.passed; });
       checks = fmt::format("{}/{}", passed, g.verdict->results.size());
-      if (const auto* f = g.verdict->first_failure()) failure = f->name;
+      if (const auto* f = g.verdict->first_failure()) {
+        failure = f->name;
+      } else if (const auto* u = g.verdict->first_required_unobservable()) {
+        failure = u->required.front() + " (unobservable)";
+      }
     } else if (g.record.status == gates::GateStatus::kFailed) {
       failure = g.record.note;
     }
@@ -158,6 +163,11 @@ std::string gate_table(const ReportInput& input) {
   }
   for (const auto& g : input.gates) {
     for (const auto& n : g.notes) out += fmt::format("note ({}): {}\n", g.record.id, n);
+    if (!g.verdict) continue;
+    for (const auto& u : g.verdict->unobservable) {
+      out += fmt::format("{} ({}): {} — {}\n", u.required.empty() ? "warning" : "FAILED",
+                         g.record.id, fmt::join(u.checks, ", "), u.text());
+    }
   }
   return out;
 }

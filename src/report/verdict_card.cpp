@@ -20,6 +20,12 @@ VerdictCard failed_gate_card(const ReportInput& input, const GateReport& gate) {
   const gates::CheckResult* failed = gate.verdict ? gate.verdict->first_failure() : nullptr;
   card.check = failed ? failed->name : gate.record.failed_check;
   card.check_message = failed ? failed->message : gate.record.note;
+  const gates::UnobservableFinding* blind =
+      gate.verdict && !failed ? gate.verdict->first_required_unobservable() : nullptr;
+  if (blind) {
+    card.check = blind->required.front();
+    card.check_message = blind->text();
+  }
   card.headline = fmt::format("gate {} {} failed{}{}", gate.index + 1, gate.record.id,
                               card.check.empty() ? "" : ": ", card.check);
   const std::string route_back = gate.verdict && !gate.verdict->route_back.empty()
@@ -36,6 +42,14 @@ VerdictCard failed_gate_card(const ReportInput& input, const GateReport& gate) {
     for (std::size_t i = 1; i < gate.diagnoses.size(); ++i) {
       card.other_diagnoses.push_back(gate.diagnoses[i].id + ": " + gate.diagnoses[i].symptom);
     }
+  } else if (blind) {
+    card.symptom = fmt::format("the gate requires {} but the trainer logs no {}",
+                               blind->required.front(), blind->field);
+    card.cause =
+        "the check cannot be made from these logs: nothing was judged wrong, but "
+        "nothing proves it right";
+    card.fix = blind->what_to_log;
+    card.go_back_to = route_back;
   } else {
     card.symptom = card.check_message;
     card.cause = "not identified: no entry of the diagnosis catalog matches these logs";

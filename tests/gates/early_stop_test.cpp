@@ -23,6 +23,11 @@ class EarlyStop : public ::testing::Test {
     r.dones.clear();
     r.digests.clear();
     r.exit = RankEnding{};
+    // Rank 0 of the dp gate's 4 ranks, as settings_applied expects it (accumulation rescaled).
+    r.runs[0].world_size = 4;
+    r.batches[0].grad_accum = 1;
+    r.batches[0].dp = 4;
+    r.layouts[0].dp_size = 4;
   }
 
   GatePlan plan_ = plan("dp", 6);

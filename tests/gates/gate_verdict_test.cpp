@@ -31,11 +31,11 @@ TEST(GateVerdict, SingleWithoutBaselinePassesAndDefersComparisons) {
   const GateVerdict v =
       evaluate_gate(spec("single"), plan("single", 3), fixture("single_ok"), nullptr);
   EXPECT_TRUE(v.passed) << format_verdict(v);
-  EXPECT_EQ(v.results.size(), 9u);
+  EXPECT_EQ(v.results.size(), 10u);
   ASSERT_EQ(v.not_run.size(), 3u);
   EXPECT_EQ(v.not_run[0], "loss_vs_baseline: no baseline yet; this run records one");
   EXPECT_TRUE(v.route_back.empty());
-  EXPECT_EQ(v.summary(), "single passed (9 checks)");
+  EXPECT_EQ(v.summary(), "single passed (10 checks)");
 }
 
 TEST(GateVerdict, SingleAgainstItsOwnBaselineMatches) {
@@ -44,7 +44,7 @@ TEST(GateVerdict, SingleAgainstItsOwnBaselineMatches) {
   ASSERT_TRUE(baseline::check_recordable(b));
   const GateVerdict v = evaluate_gate(spec("single"), plan("single", 3), e, &b);
   EXPECT_TRUE(v.passed) << format_verdict(v);
-  EXPECT_EQ(v.results.size(), 12u);
+  EXPECT_EQ(v.results.size(), 13u);
 }
 
 TEST(GateVerdict, DpWithAccumulationNotRescaledFailsSamplesPerStep) {
