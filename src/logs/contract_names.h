@@ -73,7 +73,8 @@
   X(kLoss, "loss")                \
   X(kCheckpoint, "ckpt")          \
   X(kDigest, "digest")            \
-  X(kDone, "done")
+  X(kDone, "done")                \
+  X(kEval, "eval")
 
 namespace bigmac::logs {
 
