@@ -145,6 +145,7 @@ void Layering::read_file(const std::string& path) {
       for (const auto& [field, pattern] : *fields) {
         if (auto p = pattern.value_exact<std::string>()) {
           config_.log_fields[std::string(field.str())] = *p;
+          config_.log_field_origins[std::string(field.str())] = file_origin(path, field.source());
         } else {
           add_error(located("logs.fields." + std::string(field.str()),
                             "expected a regex string", file_origin(path, field.source()), {}));
@@ -236,6 +237,7 @@ void Layering::read_override(std::string_view assignment) {
   }
   if (table == "logs" && rest.rfind("fields.", 0) == 0) {
     config_.log_fields[rest.substr(7)] = std::string(text);
+    config_.log_field_origins[rest.substr(7)] = origin;
     return;
   }
   const SchemaEntry* entry = find_entry(table, rest);
@@ -283,15 +285,7 @@ Error error_at_setting(const SettingTable& table, std::string_view key, std::str
                        std::string hint) {
   Error e = make_error(ErrorKind::kConfig, std::move(message), std::move(hint));
   e.key = std::string(key);
-  if (const Setting* s = table.find(key)) {
-    if (s->origin.kind == SourceKind::kFile) {
-      e.file = s->origin.where;
-      e.line = s->origin.line;
-      e.column = s->origin.column;
-    } else if (s->origin.kind != SourceKind::kDefault) {
-      e.file = s->origin.describe();
-    }
-  }
+  if (const Setting* s = table.find(key)) locate(e, s->origin);
   return e;
 }
 

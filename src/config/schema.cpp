@@ -156,7 +156,7 @@ const std::vector<SchemaEntry>& entries() {
                    "argv template of an external trainer, with {placeholders}", kNone, kNone),
       BIGMAC_FIELD("trainer", "log_format", kTrainer, kString, trainer.log_format,
                    "how rank output is parsed", kNone, kNone, "auto", "bigmac", "kv",
-                   "megatron", "torchtitan", "regex"),
+                   "megatron", "torchtitan", "regex", "pydict", "plain"),
       BIGMAC_FIELD("trainer", "gate_config_format", kTrainer, kString,
                    trainer.gate_config_format, "format of the per-gate config file", kNone,
                    kNone, "toml", "yaml"),
