@@ -76,6 +76,8 @@ int record(const BaselineRequest& request) {
 int compare(const BaselineRequest& request) {
   std::vector<fs::path> logs(request.logs.begin(), request.logs.end());
   baseline::ComparisonPolicy policy;
+  auto parser = log_parser_options(request.options.common);
+  if (!parser) return fail(parser.error());
   if (!request.gate.empty()) {
     auto context = make_run_context(request.options);
     if (!context) return fail(context.error());
@@ -88,7 +90,7 @@ int compare(const BaselineRequest& request) {
     }
     policy = gates::comparison_policy(*spec);
   }
-  return print(baseline::compare_logs(logs, request.file_a, policy));
+  return print(baseline::compare_logs(logs, request.file_a, policy, *parser));
 }
 
 }  // namespace

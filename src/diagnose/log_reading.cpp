@@ -6,11 +6,10 @@
 #include <array>
 #include <cctype>
 #include <charconv>
-#include <fstream>
 #include <system_error>
 
 #include "diagnose/text_scan.h"
-#include "logs/log_stream.h"
+#include "logs/rank_log.h"
 
 namespace bigmac::diagnose {
 namespace fs = std::filesystem;
@@ -125,23 +124,13 @@ class RankSorter {
 
 }  // namespace
 
-Expected<std::vector<logs::RankLog>> read_log_records(const fs::path& file, TextScan* scan) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return tl::unexpected(input_error(file, "cannot open for reading"));
-  logs::LogStream stream(logs::LogFormat::kAuto, rank_from_file_name(file));
+Expected<std::vector<logs::RankLog>> read_log_records(const fs::path& file, TextScan* scan,
+                                                      const logs::ParserOptions& options) {
   if (scan != nullptr) scan->begin_file(file.string());
   RankSorter sorter(file.string(), scan);
-  std::vector<logs::Record> fresh;
-  std::array<char, 1 << 16> buffer{};
-  while (in) {
-    in.read(buffer.data(), buffer.size());
-    const auto got = in.gcount();
-    if (got > 0) stream.feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)), fresh);
-    sorter.take(fresh);
-  }
-  if (in.bad()) return tl::unexpected(input_error(file, "read error"));
-  stream.finish(fresh);
-  sorter.take(fresh);
+  auto read = logs::stream_log_file(file.string(), options, rank_from_file_name(file),
+                                    [&](std::vector<logs::Record>& fresh) { sorter.take(fresh); });
+  if (!read) return tl::unexpected(std::move(read.error()));
   return std::move(sorter).result();
 }
 
