@@ -177,7 +177,6 @@ struct LogStream::Impl {
       settings_line(at, text, out);
       return;
     }
-    StepLine step;
     if (allows(Family::kContract)) {
       std::size_t marker = text.find(kKeyValueMarker);
       if (marker != std::string_view::npos) {
@@ -190,6 +189,7 @@ struct LogStream::Impl {
       }
     }
     // The exact formats first, the user's map, then the general ones (auto tries them all).
+    StepLine step;
     if (allows(Family::kMegatron) && step_line(read_megatron_line(text, step, error), at, text,
                                                LogFormat::kMegatron, step, out)) {
       return;

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "logs/number_text.h"
+
 namespace bigmac::logs {
 
 namespace {
@@ -60,6 +62,37 @@ MetricRole metric_role(std::string_view folded) {
     if (first == word) return MetricRole::kEvaluation;
   }
   return MetricRole::kOther;
+}
+
+bool store_metric(MetricRole role, const std::string& name, double value, std::string_view text,
+                  StepRecord& out, std::string& error) {
+  switch (role) {
+    case MetricRole::kLoss:
+      out.loss = value;
+      return true;
+    case MetricRole::kGradNorm:
+      out.grad_norm = value;
+      return true;
+    case MetricRole::kLr:
+      out.lr = value;
+      return true;
+    case MetricRole::kStepMs:
+      out.step_ms = value;
+      return true;
+    case MetricRole::kSamplesPerStep:
+      out.samples_per_step = exact_integer(value);
+      if (!out.samples_per_step) {
+        error =
+            "field " + name + ": '" + std::string(text.substr(0, 40)) + "' is not a whole number";
+      }
+      return out.samples_per_step.has_value();
+    case MetricRole::kCounter:
+    case MetricRole::kEvaluation:
+    case MetricRole::kOther:
+      out.extra.emplace_back(name, value);
+      return true;
+  }
+  return true;
 }
 
 bool is_time_name(std::string_view folded) {

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "logs/record.h"
+
 namespace bigmac::logs {
 
 /// What a metric's name means for a StepRecord, whatever the format that printed it.
@@ -26,6 +28,13 @@ std::string fold_metric_name(std::string_view name);
 /// The role of a folded name. kStepMs names that need a unit (`time`) are kOther here; the
 /// readers decide them with the unit they saw.
 MetricRole metric_role(std::string_view folded);
+
+/// Stores `value`, read for a metric of `role` named `name` (as printed: `text`), in the record:
+/// the loss, grad norm, lr, step time (milliseconds) or samples per step, or for kOther and
+/// kEvaluation a StepRecord::extra entry. False with `error` set when samples per step is not a
+/// whole number. kCounter is the caller's to number; passed here it is kept as an extra.
+bool store_metric(MetricRole role, const std::string& name, double value, std::string_view text,
+                  StepRecord& out, std::string& error);
 
 /// Whether a folded name is one of the time names that mean the step time when a unit (`ms`,
 /// `s`) follows the number: time, step_time, iter_time, dt, iter_dt.

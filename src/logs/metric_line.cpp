@@ -154,38 +154,13 @@ LineMatch read_metric_line(std::string_view text, std::string& counter_name, Ste
               "' is not a number";
       return LineMatch::kBad;
     }
-    StepRecord& r = out.record;
-    switch (role) {
-      case MetricRole::kLoss:
-        r.loss = number->value;
-        break;
-      case MetricRole::kGradNorm:
-        r.grad_norm = number->value;
-        break;
-      case MetricRole::kLr:
-        r.lr = number->value;
-        break;
-      case MetricRole::kSamplesPerStep:
-        r.samples_per_step = exact_integer(number->value);
-        if (!r.samples_per_step) {
-          error = "field " + pair.name + ": '" + std::string(pair.value.substr(0, 40)) +
-                  "' is not a whole number";
-          return LineMatch::kBad;
-        }
-        break;
-      case MetricRole::kStepMs:
-        r.step_ms = number->unit == "s" ? number->value * 1000 : number->value;
-        break;
-      case MetricRole::kCounter:  // a second counter (`epoch 1 step 3` has one; this is another)
-      case MetricRole::kEvaluation:
-      case MetricRole::kOther:
-        if (is_time_name(pair.name) && (number->unit == "ms" || number->unit == "s")) {
-          r.step_ms = number->unit == "s" ? number->value * 1000 : number->value;
-        } else {
-          r.extra.emplace_back(pair.name, number->value);
-        }
-        break;
-    }
+    // A time with a unit is the step time, in milliseconds.
+    const bool timed = number->unit == "ms" || number->unit == "s";
+    if (role == MetricRole::kOther && is_time_name(pair.name) && timed) role = MetricRole::kStepMs;
+    const double value =
+        role == MetricRole::kStepMs && number->unit == "s" ? number->value * 1000 : number->value;
+    if (!store_metric(role, pair.name, value, pair.value, out.record, error))
+      return LineMatch::kBad;
   }
   if (counter_name.empty()) counter_name = std::move(counter_found);
   return LineMatch::kRecord;

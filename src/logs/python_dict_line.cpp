@@ -172,46 +172,17 @@ LineMatch read_python_dict_line(std::string_view text, StepLine& out, std::strin
       error = "field " + entry.key + ": expected a number";
       return LineMatch::kBad;
     }
-    switch (role) {
-      case MetricRole::kCounter: {
-        std::optional<std::int64_t> counter = exact_integer(*value);
-        if (!counter || *counter < 0) {
-          error = "field " + entry.key + ": '" + std::string(entry.value.substr(0, 40)) +
-                  "' is not a step number";
-          return LineMatch::kBad;
-        }
-        if (out.counter) {
-          r.extra.emplace_back(entry.key, *value);
-        } else {
-          out.counter = *counter;
-        }
-        break;
+    if (role == MetricRole::kCounter && !out.counter) {
+      std::optional<std::int64_t> counter = exact_integer(*value);
+      if (!counter || *counter < 0) {
+        error = "field " + entry.key + ": '" + std::string(entry.value.substr(0, 40)) +
+                "' is not a step number";
+        return LineMatch::kBad;
       }
-      case MetricRole::kLoss:
-        r.loss = *value;
-        break;
-      case MetricRole::kGradNorm:
-        r.grad_norm = *value;
-        break;
-      case MetricRole::kLr:
-        r.lr = *value;
-        break;
-      case MetricRole::kSamplesPerStep:
-        r.samples_per_step = exact_integer(*value);
-        if (!r.samples_per_step) {
-          error = "field " + entry.key + ": '" + std::string(entry.value.substr(0, 40)) +
-                  "' is not a whole number";
-          return LineMatch::kBad;
-        }
-        break;
-      case MetricRole::kStepMs:
-        r.step_ms = *value;
-        break;
-      case MetricRole::kEvaluation:
-      case MetricRole::kOther:
-        r.extra.emplace_back(entry.key, *value);
-        break;
+      out.counter = *counter;
+      continue;
     }
+    if (!store_metric(role, entry.key, *value, entry.value, r, error)) return LineMatch::kBad;
   }
   return LineMatch::kRecord;
 }

@@ -8,14 +8,8 @@
 namespace bigmac::logs {
 namespace {
 
+using testing::extra;
 using testing::parse_text;
-
-double extra(const StepRecord& step, std::string_view name) {
-  for (const auto& [key, value] : step.extra) {
-    if (key == name) return value;
-  }
-  return -1;
-}
 
 // karpathy/nanoGPT train.py: `print(f"step {iter_num}: train loss {losses['train']:.4f}, val
 // loss {losses['val']:.4f}")` every eval_interval, `print(f"iter {iter_num}: loss {lossf:.4f},

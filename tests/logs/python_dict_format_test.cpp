@@ -8,14 +8,8 @@
 namespace bigmac::logs {
 namespace {
 
+using testing::extra;
 using testing::parse_text;
-
-double extra(const StepRecord& step, std::string_view name) {
-  for (const auto& [key, value] : step.extra) {
-    if (key == name) return value;
-  }
-  return -1;
-}
 
 // Output of a Hugging Face Trainer run under srun --label, with NCCL, tqdm and logger lines in
 // between, as printed in aws-solutions-library-samples/guidance-for-protein-language-esm-model-
