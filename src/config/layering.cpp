@@ -69,13 +69,7 @@ Error Layering::located(std::string key, std::string message, const Origin& orig
                         std::string hint, ErrorKind kind) const {
   Error e = make_error(kind, std::move(message), std::move(hint));
   e.key = std::move(key);
-  if (origin.kind == SourceKind::kFile) {
-    e.file = origin.where;
-    e.line = origin.line;
-    e.column = origin.column;
-  } else if (origin.kind != SourceKind::kDefault) {
-    e.file = origin.describe();
-  }
+  locate(e, origin);
   return e;
 }
 

@@ -80,13 +80,18 @@ void PipelineStage::check_boundary(const at::Tensor& hidden, bool sender) {
   }
 }
 
+LogEvent PipelineStage::stage_event(EventKind ev, int step, int mb) const {
+  LogEvent event = log_.event(ev);
+  event.field(FieldKey::kGlobalStep, step)
+      .field(FieldKey::kStage, spec_.stage)
+      .field(FieldKey::kMb, mb);
+  return event;
+}
+
 void PipelineStage::log_shape(int step, int mb, const char* where, const char* name,
                               const at::Tensor& t) {
   if (!spec_.trace_shapes) return;
-  log_.write(log_.event(EventKind::kShape)
-                 .field(FieldKey::kGlobalStep, step)
-                 .field(FieldKey::kStage, spec_.stage)
-                 .field(FieldKey::kMb, mb)
+  log_.write(stage_event(EventKind::kShape, step, mb)
                  .field(FieldKey::kWhere, where)
                  .field(FieldKey::kName, name)
                  .field(FieldKey::kShape, dims(t))
@@ -95,10 +100,7 @@ void PipelineStage::log_shape(int step, int mb, const char* where, const char* n
 }
 
 void PipelineStage::log_mb(int step, int mb, const char* phase, double start, double end) {
-  log_.write(log_.event(EventKind::kMicroBatch)
-                 .field(FieldKey::kGlobalStep, step)
-                 .field(FieldKey::kStage, spec_.stage)
-                 .field(FieldKey::kMb, mb)
+  log_.write(stage_event(EventKind::kMicroBatch, step, mb)
                  .field(FieldKey::kPhase, phase)
                  .field(FieldKey::kStart, start)
                  .field(FieldKey::kEnd, end));
@@ -134,11 +136,8 @@ void PipelineStage::forward(int step, int mb) {
     log_shape(step, mb, "exit", "logits", logits);
     log_shape(step, mb, "labels", "labels", labels);
     auto loss = next_token_loss(logits, labels);
-    log_.write(log_.event(EventKind::kLoss)
-                   .field(FieldKey::kGlobalStep, step)
-                   .field(FieldKey::kStage, spec_.stage)
-                   .field(FieldKey::kMb, mb)
-                   .field(FieldKey::kValue, loss.item<double>()));
+    log_.write(
+        stage_event(EventKind::kLoss, step, mb).field(FieldKey::kValue, loss.item<double>()));
     auto scaled = loss * spec_.loss_scale;
     loss_sum_ += scaled.detach();
     outputs_[static_cast<std::size_t>(mb)] = scaled;
@@ -148,11 +147,8 @@ void PipelineStage::forward(int step, int mb) {
       if (!tokens.defined()) tokens = tokens_(step, mb);
       at::NoGradGuard no_grad;
       auto stray = next_token_loss(model_->head(hidden), tokens.narrow(1, 1, seq));
-      log_.write(log_.event(EventKind::kLoss)
-                     .field(FieldKey::kGlobalStep, step)
-                     .field(FieldKey::kStage, spec_.stage)
-                     .field(FieldKey::kMb, mb)
-                     .field(FieldKey::kValue, stray.item<double>()));
+      log_.write(
+          stage_event(EventKind::kLoss, step, mb).field(FieldKey::kValue, stray.item<double>()));
     }
     hidden = faults_.outgoing_activation(hidden);
     if (!boundary_checked_) check_boundary(hidden, /*sender=*/true);

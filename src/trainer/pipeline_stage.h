@@ -55,6 +55,8 @@ class PipelineStage {
   void forward(int step, int mb);
   void backward(int step, int mb);
   void check_boundary(const at::Tensor& hidden, bool sender);
+  /// An event about micro-batch `mb` of `step` on this stage: global_step, stage, mb.
+  LogEvent stage_event(EventKind ev, int step, int mb) const;
   void log_shape(int step, int mb, const char* where, const char* name, const at::Tensor& t);
   void log_mb(int step, int mb, const char* phase, double start, double end);
 

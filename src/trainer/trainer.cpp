@@ -9,9 +9,7 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <limits>
 
 #include "trainer/bigmac_model.h"
 #include "trainer/checkpoint_file.h"
