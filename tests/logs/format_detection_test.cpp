@@ -149,3 +149,39 @@ TEST(FormatDetection, ConfiguredFieldsApplyUnderAuto) {
 
 }  // namespace
 }  // namespace bigmac::logs
+
+namespace bigmac::logs {
+namespace {
+
+TEST(FormatDetection, TheContractIsReadUnderEveryFormat) {
+  // A trainer with step lines of its own writes run/model/done as contract lines: a named
+  // foreign format reads both, and its step lines stay the only steps.
+  auto map = FieldMap::compile({{"step", R"(^it (\d+))"}, {"loss", R"(loss=(\S+))"}});
+  ASSERT_TRUE(map.has_value());
+  const std::string text =
+      "{\"ev\":\"run\",\"rank\":0,\"world_size\":1}\n"
+      "BIGMAC ev=model rank=0 param_count=9 param_digest=ab12\n"
+      "it 1 loss=2.5\n"
+      "it 2 loss=2.0\n"
+      "{\"ev\":\"done\",\"rank\":0,\"steps\":2}\n";
+  auto parsed = parse_text(text, LogFormat::kRegex, &*map);
+  EXPECT_EQ(parsed.stats.detected, LogFormat::kRegex);
+  EXPECT_EQ(parsed.all<RunRecord>().size(), 1u);
+  ASSERT_EQ(parsed.all<ModelRecord>().size(), 1u);
+  EXPECT_EQ(parsed.all<ModelRecord>()[0].param_count, 9);
+  EXPECT_EQ(parsed.all<DoneRecord>().size(), 1u);
+  auto steps = parsed.all<StepRecord>();
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[1].global_step, 1);
+  EXPECT_EQ(parsed.stats.unparseable, 0);
+
+  // The same for a format chosen by name without a map; a bad contract line is reported.
+  auto plain = parse_text("{\"ev\":\"run\",\"rank\":0}\nstep 0 loss 2.0\n{\"ev\":1}\n",
+                          LogFormat::kPlain);
+  EXPECT_EQ(plain.all<RunRecord>().size(), 1u);
+  EXPECT_EQ(plain.all<StepRecord>().size(), 1u);
+  EXPECT_EQ(plain.stats.unparseable, 1);
+}
+
+}  // namespace
+}  // namespace bigmac::logs
