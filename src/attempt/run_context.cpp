@@ -37,7 +37,11 @@ tl::expected<RunContext, Errors> RunContext::create(config::Config config,
   auto catalog = gates::GateCatalog::load(stages_dir(sources), config);
   if (!catalog) return tl::unexpected(catalog.error());
 
+  auto parser = logs::parser_options(config);
+  if (!parser) return tl::unexpected(Errors{parser.error()});
+
   RunContext ctx;
+  ctx.parser = std::move(*parser);
   ctx.config = std::move(config);
   ctx.catalog = std::move(*catalog);
   if (ctx.config.trainer.kind == "builtin") {

@@ -239,7 +239,11 @@ CheckResult check_fields_present(const CheckContext& ctx) {
   }
   const RankEvidence* owner = ctx.evidence.step_owner();
   if (!owner) {
-    missing.push_back(CheckEvidence{-1, 0, "no rank logged a `step` event"});
+    missing.push_back(CheckEvidence{
+        -1, 0,
+        "no rank logged a `step` event (a trainer that prints its steps in a format of its "
+        "own: map it with trainer.log_format = \"regex\" and [logs.fields]; `bigmac-bringup "
+        "parse --records -c CONFIG LOG` shows what is read)"});
   } else {
     for (const logs::StepRecord& s : owner->steps) {
       for (const std::string& f : fields) {
