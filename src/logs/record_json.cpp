@@ -93,7 +93,10 @@ struct Writer {
     Json& extra = doc["extra"];
     for (const auto& [name, value] : r.extra) extra[name] = number(value);
   }
-  void operator()(const HeartbeatRecord& r) { put(FieldKey::kGlobalStep, r.global_step); }
+  void operator()(const HeartbeatRecord& r) {
+    put(FieldKey::kGlobalStep, r.global_step);
+    if (!r.phase.empty()) put(FieldKey::kPhase, r.phase);
+  }
   void operator()(const MicroBatchRecord& r) {
     put(FieldKey::kGlobalStep, r.global_step);
     put(FieldKey::kStage, r.stage);
@@ -127,6 +130,10 @@ struct Writer {
     put(FieldKey::kGlobalStep, r.global_step);
   }
   void operator()(const DoneRecord& r) { put(FieldKey::kSteps, r.steps); }
+  void operator()(const EvalRecord& r) {
+    put(FieldKey::kGlobalStep, r.global_step);
+    put(FieldKey::kPhase, r.phase);
+  }
   void operator()(const SettingsRecord& r) {
     // Named as the configuration names them; none of these is a field of the contract.
     auto optional = [this](const char* name, const std::optional<std::int64_t>& value) {
