@@ -21,9 +21,12 @@ TEST(ContractNames, EveryFieldNameIsFoundAsItsKey) {
 TEST(ContractNames, EveryEventNameBuildsItsRecord) {
   for (std::size_t e = 0; e < kEventKindCount; ++e) {
     const std::string_view name = event_kind_name(static_cast<EventKind>(e));
-    // The fields every event requires: a step number and a loss value.
-    auto parsed = testing::parse_text("{\"ev\":\"" + std::string(name) +
-                                      "\",\"global_step\":0,\"value\":1,\"phase\":\"F\"}\n");
+    // The fields every event requires: a step number, a loss value and a phase (F/B of a
+    // micro-batch, start/end of a heartbeat or an evaluation).
+    const std::string phase = name == "mb" ? "F" : "start";
+    auto parsed =
+        testing::parse_text("{\"ev\":\"" + std::string(name) +
+                            "\",\"global_step\":0,\"value\":1,\"phase\":\"" + phase + "\"}\n");
     ASSERT_EQ(parsed.records.size(), 1u) << name;
     EXPECT_EQ(parsed.stats.records, 1) << name;
     EXPECT_EQ(event_name(parsed.records[0]), name);
