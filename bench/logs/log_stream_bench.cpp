@@ -98,6 +98,26 @@ std::string torchtitan_log() {
   return log;
 }
 
+// The Hugging Face Trainer's step dicts (python_dict_line.h).
+std::string python_dict_log() {
+  std::string log;
+  for (int step = 1; log.size() < kTarget; ++step) {
+    log += fmt::format("{{'loss': {:.4f}, 'grad_norm': {}, 'learning_rate': {}, 'epoch': {}}}\n",
+                       4.0 - step * 1e-5, 1.4424070119857788, 4.929577464788733e-05, step * 0.001);
+  }
+  return log;
+}
+
+// nanoGPT's iteration lines (metric_line.h).
+std::string plain_log() {
+  std::string log;
+  for (int iter = 0; log.size() < kTarget; ++iter) {
+    log += fmt::format("iter {}: loss {:.4f}, time {:.2f}ms, mfu {:.2f}%\n", iter,
+                       4.0 - iter * 1e-5, 140.06, 2.66);
+  }
+  return log;
+}
+
 void parse_buffer(benchmark::State& state, const std::string& log, LogFormat format) {
   std::vector<Record> out;
   std::int64_t records = 0;
@@ -132,6 +152,14 @@ void BM_Megatron(benchmark::State& state) {
 }
 void BM_Torchtitan(benchmark::State& state) {
   static const std::string log = torchtitan_log();
+  parse_buffer(state, log, LogFormat::kAuto);
+}
+void BM_PythonDict(benchmark::State& state) {
+  static const std::string log = python_dict_log();
+  parse_buffer(state, log, LogFormat::kAuto);
+}
+void BM_Plain(benchmark::State& state) {
+  static const std::string log = plain_log();
   parse_buffer(state, log, LogFormat::kAuto);
 }
 // The JSON line reader alone, each path on the same lines: the flat reader (falling back to
@@ -177,6 +205,8 @@ BENCHMARK(BM_JsonReaderSimdjson)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BigmacKeyValue)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Megatron)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Torchtitan)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PythonDict)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Plain)->Unit(benchmark::kMillisecond);
 
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }

@@ -26,6 +26,7 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
   plan.total = specs.size();
   plan.attempt = attempt;
   plan.dir = run_dir / gates::attempt_folder(plan.index, spec.id, attempt);
+  plan.parser = context.parser;
 
   auto gate = gates::plan_gate(spec, context.config,
                                reference ? reference->samples_per_step() : std::nullopt);

@@ -25,6 +25,7 @@ struct AttemptPlan {
   std::filesystem::path gate_file;  ///< gate.toml, or gate.yaml for a trainer that reads YAML
   std::string gate_file_text;       ///< what gate_file holds
   launch::LaunchPlan launch;        ///< every rank's process, argv and environment
+  logs::ParserOptions parser;       ///< how the ranks' logs are read: the run's (RunContext)
 };
 
 /// Plans attempt `attempt` of `spec` in `run_dir` against `reference` (nullptr: none yet, the

@@ -40,6 +40,8 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   launch::RunOptions options = launch::run_options_for(cfg.launch);
   options.cancel = services.cancel;
   options.process_record = run_dir / launch::kProcessRecordName;
+  options.format = plan.parser.format;
+  options.fields = plan.parser.custom();
   if (gates::stops_on_divergence(*plan.spec)) {
     options.stop_request = [&]() -> std::optional<std::string> {
       gates::GateEvidence so_far;

@@ -33,7 +33,11 @@ tl::expected<RunContext, Errors> RunContext::create(config::Config config,
   auto catalog = gates::check_configuration(config, gates::stages_directory(sources.stages));
   if (!catalog) return tl::unexpected(catalog.error());
 
+  auto parser = logs::parser_options(config);
+  if (!parser) return tl::unexpected(Errors{parser.error()});
+
   RunContext ctx;
+  ctx.parser = std::move(*parser);
   ctx.config = std::move(config);
   ctx.catalog = std::move(*catalog);
   if (ctx.config.trainer.kind == "builtin") {

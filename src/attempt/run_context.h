@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "gates/gate_catalog.h"
 #include "gates/run_state.h"
+#include "logs/parser_options.h"
 
 namespace bigmac::attempt {
 
@@ -46,10 +47,14 @@ struct RunContext {
   bool baseline_given = false;  ///< --baseline named it: it must exist
   std::string baseline_name;
   std::string config_digest;
+  /// How every log of the run is read (`trainer.log_format`, `[logs.fields]` compiled): the
+  /// live watch and, where an attempt left no records, the reports.
+  logs::ParserOptions parser;
 
-  /// Loads the gate catalog for `config` and finds the trainer and the stored baseline. A
-  /// stored baseline that exists but cannot be read, or one named by --baseline that does not
-  /// exist, is bad input naming the file.
+  /// Loads the gate catalog for `config`, compiles its log parser options and finds the trainer
+  /// and the stored baseline. A bad `[logs.fields]` regex, a stored baseline that exists but
+  /// cannot be read, or one named by --baseline that does not exist, is bad input naming the
+  /// file.
   static tl::expected<RunContext, Errors> create(config::Config config, const RunSources& sources);
 
   /// Where `gate`'s reference is: the stored baseline when it exists; else, for every gate

@@ -2,14 +2,10 @@
 
 #include <charconv>
 
+#include "core/trim.h"
+
 namespace bigmac::audit {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::optional<std::int64_t> parse_integer(std::string_view s) {
   s = trim(s);

@@ -3,16 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
+#include <iterator>
 
 #include "baseline/baseline.h"
 #include "baseline/baseline_diff.h"
-#include "core/input_file.h"
-#include "logs/log_stream.h"
-#include "logs/read_buffer.h"
+#include "logs/rank_log.h"
 
 namespace bigmac::baseline {
 namespace {
@@ -25,35 +20,19 @@ std::string opt(const std::optional<double>& v) {
 
 }  // namespace
 
-Expected<std::vector<logs::Record>> read_log_records(const std::filesystem::path& path) {
-  auto unreadable = [&](int err) {
-    Error e =
-        make_error(ErrorKind::kInput, std::string("cannot read log file: ") + std::strerror(err),
-                   "pass a rank's log file; of a run directory, its rank*.log files");
-    e.file = path.string();
-    return tl::unexpected(e);
-  };
-  // A regular file only: a FIFO or /dev/zero would never end (core/input_file).
-  auto opened = open_input_stream(path);
-  if (!opened) {
-    Error e = opened.error();
-    e.hint = "pass a rank's log file; of a run directory, its rank*.log files";
-    return tl::unexpected(e);
-  }
-  InputStream file = std::move(*opened);
-  logs::LogStream stream;
+Expected<std::vector<logs::Record>> read_log_records(const std::filesystem::path& path,
+                                                     const logs::ParserOptions& options) {
   std::vector<logs::Record> records;
-  logs::ReadBuffer buffer(std::size_t{1} << 16);
-  while (true) {
-    const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file.get());
-    if (n > 0) stream.feed(std::string_view(buffer.data(), n), records);
-    if (n < buffer.size()) {
-      // A directory opens but cannot be read (EISDIR): say so rather than compare nothing.
-      if (std::ferror(file.get())) return unreadable(errno != 0 ? errno : EIO);
-      break;
-    }
+  auto read =
+      logs::stream_log_file(path.string(), options, -1, [&](std::vector<logs::Record>& more) {
+        records.insert(records.end(), std::make_move_iterator(more.begin()),
+                       std::make_move_iterator(more.end()));
+      });
+  if (!read) {
+    Error e = std::move(read.error());
+    e.hint = "pass a rank's log file; of a run directory, its rank*.log files";
+    return tl::unexpected(std::move(e));
   }
-  stream.finish(records);
   return records;
 }
 
@@ -111,12 +90,12 @@ CommandResult record_baseline(const std::vector<logs::Record>& records, bool gat
 
 CommandResult compare_logs(const std::vector<std::filesystem::path>& logs,
                            const std::filesystem::path& baseline_file,
-                           const ComparisonPolicy& policy) {
+                           const ComparisonPolicy& policy, const logs::ParserOptions& options) {
   auto reference = load_baseline(baseline_file);
   if (!reference) return failure(reference.error());
   std::vector<logs::Record> records;
   for (const auto& path : logs) {
-    auto more = read_log_records(path);
+    auto more = read_log_records(path, options);
     if (!more) return failure(more.error());
     records.insert(records.end(), more->begin(), more->end());
   }

@@ -7,6 +7,7 @@
 #include "baseline/comparison.h"
 #include "core/error.h"
 #include "core/exit_code.h"
+#include "logs/parser_options.h"
 #include "logs/record.h"
 
 namespace bigmac::baseline {
@@ -18,8 +19,10 @@ struct CommandResult {
   std::string text;
 };
 
-/// Every record of a log file, in line order (any format LogStream detects).
-Expected<std::vector<logs::Record>> read_log_records(const std::filesystem::path& path);
+/// Every record of a log file, in line order, read as `options` say (logs::parser_options of
+/// the configuration; default: detected).
+Expected<std::vector<logs::Record>> read_log_records(const std::filesystem::path& path,
+                                                     const logs::ParserOptions& options = {});
 
 /// `baseline show FILE`.
 CommandResult show_baseline(const std::filesystem::path& path);
@@ -34,9 +37,11 @@ CommandResult record_baseline(const std::vector<logs::Record>& records, bool gat
                               const std::string& config_digest);
 
 /// `compare LOG... --baseline FILE`: exit 0 on match or drift, 1 on regression or when nothing
-/// was compared, 2 on unreadable input. `policy` comes from the gate spec (`--gate`).
+/// was compared, 2 on unreadable input. `policy` comes from the gate spec (`--gate`), `options`
+/// from the configuration.
 CommandResult compare_logs(const std::vector<std::filesystem::path>& logs,
                            const std::filesystem::path& baseline_file,
-                           const ComparisonPolicy& policy = {});
+                           const ComparisonPolicy& policy = {},
+                           const logs::ParserOptions& options = {});
 
 }  // namespace bigmac::baseline

@@ -9,6 +9,7 @@
 #include "cli/run_options.h"
 #include "gates/gate_plan.h"
 #include "gates/run_directory.h"
+#include "report/attempt_logs.h"
 
 namespace bigmac::cli {
 namespace fs = std::filesystem;
@@ -38,10 +39,15 @@ int fail(const Errors& errors) {
 
 /// Promotes the first gate of a run to a stored baseline.
 int record(const BaselineRequest& request) {
-  auto context = make_run_context(request.options);
-  if (!context) return fail(context.error());
   const fs::path run_dir =
       request.run_dir.empty() ? reports_root() / "latest" : fs::path(request.run_dir);
+  // Without -c/--set, the configuration the run was started with: its logs are read as it says.
+  auto invocation = with_recorded_invocation(request.options, run_dir);
+  if (!invocation) return fail({invocation.error()});
+  RunCommandOptions options = request.options;
+  options.common = invocation->options.common;
+  auto context = make_run_context(options);
+  if (!context) return fail(context.error());
   auto state = gates::read_run_state(run_dir);
   if (!state) return fail({state.error()});
   if (state->gates.empty()) return fail({make_error(ErrorKind::kInput, "the run has no gates")});
@@ -52,16 +58,18 @@ int record(const BaselineRequest& request) {
                               first.id, gates::status_name(first.status), run_dir.string())});
   }
   const fs::path attempt = run_dir / gates::attempt_folder(0, first.id, first.attempts);
-  std::vector<logs::Record> records;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(attempt, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("rank", 0) != 0 || entry.path().extension() != ".log") continue;
-    auto read = baseline::read_log_records(entry.path());
-    if (!read) return fail({read.error()});
-    records.insert(records.end(), read->begin(), read->end());
+  if (!fs::is_directory(attempt, ec)) {
+    return fail({make_error(ErrorKind::kInput, "cannot read " + attempt.string())});
   }
-  if (ec) return fail({make_error(ErrorKind::kInput, "cannot read " + attempt.string())});
+  auto ranks = report::read_attempt_logs(attempt, context->parser);
+  if (!ranks) return fail({ranks.error()});
+  std::vector<logs::Record> records;
+  for (const logs::RankLog& rank : *ranks) {
+    std::vector<logs::Record> typed = rank.typed_records();
+    records.insert(records.end(), std::make_move_iterator(typed.begin()),
+                   std::make_move_iterator(typed.end()));
+  }
   const fs::path out = request.out.empty() ? context->stored_baseline : fs::path(request.out);
   fs::create_directories(out.parent_path().empty() ? fs::path(".") : out.parent_path(), ec);
   // The same digest a run records for its own baseline: what the first gate read.
@@ -76,6 +84,8 @@ int record(const BaselineRequest& request) {
 int compare(const BaselineRequest& request) {
   std::vector<fs::path> logs(request.logs.begin(), request.logs.end());
   baseline::ComparisonPolicy policy;
+  auto parser = log_parser_options(request.options.common);
+  if (!parser) return fail(parser.error());
   if (!request.gate.empty()) {
     auto context = make_run_context(request.options);
     if (!context) return fail(context.error());
@@ -88,7 +98,7 @@ int compare(const BaselineRequest& request) {
     }
     policy = gates::comparison_policy(*spec);
   }
-  return print(baseline::compare_logs(logs, request.file_a, policy));
+  return print(baseline::compare_logs(logs, request.file_a, policy, *parser));
 }
 
 }  // namespace

@@ -21,6 +21,15 @@ tl::expected<config::Config, Errors> load_config(const CommonOptions& options) {
   return config::load_config(sources);
 }
 
+tl::expected<logs::ParserOptions, Errors> log_parser_options(const CommonOptions& options) {
+  if (options.config_file.empty() && options.sets.empty()) return logs::ParserOptions{};
+  auto config = load_config(options);
+  if (!config) return tl::unexpected(config.error());
+  auto parser = logs::parser_options(*config);
+  if (!parser) return tl::unexpected(Errors{parser.error()});
+  return std::move(*parser);
+}
+
 void print_errors(std::ostream& err, const Errors& errors) {
   for (const Error& e : errors) err << "bigmac-bringup: error: " << e.format() << "\n";
 }

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "config/config.h"
+#include "logs/parser_options.h"
 
 namespace bigmac::cli {
 
@@ -20,6 +21,10 @@ void add_config_options(CLI::App& command, CommonOptions& options);
 
 /// Loads the configuration: file, BIGMAC_* environment, --set.
 tl::expected<config::Config, Errors> load_config(const CommonOptions& options);
+
+/// How the commands that read logs by hand (parse, diagnose, compare) read them: the
+/// configuration's logs::parser_options when one is named (-c or --set), else `auto`.
+tl::expected<logs::ParserOptions, Errors> log_parser_options(const CommonOptions& options);
 
 /// Prints errors as `bigmac-bringup: error: file:line:col: key: message (hint)`.
 void print_errors(std::ostream& err, const Errors& errors);

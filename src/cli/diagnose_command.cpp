@@ -10,18 +10,27 @@
 
 namespace bigmac::cli {
 
+namespace {
+struct DiagnoseArguments {
+  diagnose::DiagnoseOptions options;
+  CommonOptions common;
+};
+}  // namespace
+
 void add_diagnose_command(CLI::App& app, int& exit_code) {
-  auto options = std::make_shared<diagnose::DiagnoseOptions>();
+  auto arguments = std::make_shared<DiagnoseArguments>();
+  diagnose::DiagnoseOptions& options = arguments->options;
   CLI::App* cmd = app.add_subcommand(
       "diagnose",
       "Match log files or directories of logs against the diagnosis catalog: exit 0 when a "
       "diagnosis was found, 1 when none, 2 on unreadable input");
-  cmd->add_option("logs", options->paths, "log files or directories of logs")->required();
-  cmd->add_flag("--json", options->json, "print the diagnoses as JSON");
-  cmd->add_option("--catalog", options->catalog,
+  cmd->add_option("logs", options.paths, "log files or directories of logs")->required();
+  cmd->add_flag("--json", options.json, "print the diagnoses as JSON");
+  cmd->add_option("--catalog", options.catalog,
                   "diagnosis catalog (default: the built-in stages/diagnoses.toml, or "
                   "$BIGMAC_DIAGNOSES)");
-  cmd->callback([options, &exit_code] {
+  add_config_options(*cmd, arguments->common);
+  cmd->callback([arguments, &exit_code] {
     // The gates a diagnosis may send the user back to are the gate files' (./stages, else the
     // installed ones), as for run-all.
     auto specs = gates::load_gate_specs(gates::stages_directory({}));
@@ -32,7 +41,14 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
     }
     std::vector<std::string> gate_ids;
     for (const gates::GateSpec& spec : *specs) gate_ids.push_back(spec.id);
-    exit_code = diagnose::run_diagnose(*options, std::cout, std::cerr, gate_ids);
+    auto parser = log_parser_options(arguments->common);
+    if (!parser) {
+      print_errors(std::cerr, parser.error());
+      exit_code = to_int(exit_code_for(parser.error()));
+      return;
+    }
+    arguments->options.parser = std::move(*parser);
+    exit_code = diagnose::run_diagnose(arguments->options, std::cout, std::cerr, gate_ids);
   });
 }
 

@@ -2,62 +2,59 @@
 
 #include <iostream>
 #include <memory>
-#include <optional>
 
 #include "cli/common_options.h"
-#include "logs/field_map.h"
 #include "logs/log_format.h"
 #include "logs/parse_summary.h"
 
 namespace bigmac::cli {
 namespace {
 
-struct ParseOptions {
+struct ParseArguments {
   std::vector<std::string> paths;
-  std::string format = "auto";
+  std::string format;  ///< empty: the configuration's trainer.log_format, else auto
   bool json = false;
+  bool records = false;
   CommonOptions common;
 };
 
-int parse(const ParseOptions& options) {
-  auto format = logs::parse_format_name(options.format);
-  if (!format) {
-    print_errors(std::cerr, {format.error()});
-    return to_int(ExitCode::kBadInput);
+int parse(const ParseArguments& arguments) {
+  auto options = log_parser_options(arguments.common);
+  if (!options) {
+    print_errors(std::cerr, options.error());
+    return to_int(exit_code_for(options.error()));
   }
-  // A custom [logs.fields] map comes from the configuration, when one is given.
-  std::optional<logs::FieldMap> custom;
-  if (!options.common.config_file.empty() || !options.common.sets.empty()) {
-    auto config = load_config(options.common);
-    if (!config) {
-      print_errors(std::cerr, config.error());
-      return to_int(exit_code_for(config.error()));
+  if (!arguments.format.empty()) {
+    auto format = logs::parse_format_name(arguments.format);
+    if (!format) {
+      print_errors(std::cerr, {format.error()});
+      return to_int(ExitCode::kBadInput);
     }
-    if (!config->log_fields.empty()) {
-      auto map = logs::FieldMap::compile(config->log_fields);
-      if (!map) {
-        print_errors(std::cerr, {map.error()});
-        return to_int(ExitCode::kBadInput);
-      }
-      custom = std::move(*map);
-    }
+    options->format = *format;  // --format wins over the configuration; its [logs.fields] stay
   }
-  return logs::run_parse(options.paths, *format, options.json, std::cout, std::cerr,
-                         custom ? &*custom : nullptr);
+  const logs::ParseOutput output = arguments.records ? logs::ParseOutput::kRecords
+                                   : arguments.json  ? logs::ParseOutput::kJson
+                                                     : logs::ParseOutput::kText;
+  return logs::run_parse(arguments.paths, *options, output, std::cout, std::cerr);
 }
 
 }  // namespace
 
 void add_parse_command(CLI::App& app, int& exit_code) {
-  auto options = std::make_shared<ParseOptions>();
+  auto arguments = std::make_shared<ParseArguments>();
   CLI::App* cmd = app.add_subcommand(
       "parse", "Read rank logs (any supported format) and print what was found per rank");
-  cmd->add_option("logs", options->paths, "log files (one per rank, or merged)")->required();
-  cmd->add_option("--format", options->format,
-                  "auto|bigmac|kv|megatron|torchtitan|regex (auto: detect from the first lines)");
-  cmd->add_flag("--json", options->json, "print JSON");
-  add_config_options(*cmd, options->common);
-  cmd->callback([options, &exit_code] { exit_code = parse(*options); });
+  cmd->add_option("logs", arguments->paths, "log files (one per rank, or merged)")->required();
+  cmd->add_option("--format", arguments->format,
+                  "auto|bigmac|kv|megatron|torchtitan|regex|pydict|plain (default: the "
+                  "configuration's trainer.log_format with -c, else auto: detect from the first "
+                  "record lines)");
+  CLI::Option* json = cmd->add_flag("--json", arguments->json, "print the summary as JSON");
+  cmd->add_flag("--records", arguments->records,
+                "print every record as a JSON line, normalised, as the adapters read it")
+      ->excludes(json);
+  add_config_options(*cmd, arguments->common);
+  cmd->callback([arguments, &exit_code] { exit_code = parse(*arguments); });
 }
 
 }  // namespace bigmac::cli

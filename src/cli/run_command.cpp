@@ -54,51 +54,6 @@ fs::path choose_run_dir(const RunRequest& request, RunMode mode) {
   return dir;
 }
 
-/// The -c/--set/--baseline a run was started with and where it was started, kept in its
-/// directory so that `resume` and `run GATE` without them continue with the same
-/// configuration, from any working directory.
-constexpr const char* kInvocationFile = "invocation.json";
-
-struct Invocation {
-  RunCommandOptions options;
-  fs::path cwd;  ///< where the run started; relative paths in its configuration mean it
-};
-
-/// The options to run with: the request's own when it names a configuration, else those the
-/// run recorded. A recorded invocation that cannot be read is an error naming it, never a
-/// silent fall-back to the built-in configuration.
-Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const fs::path& run_path) {
-  Invocation out{options, fs::current_path()};
-  if (!options.common.config_file.empty() || !options.common.sets.empty()) return out;
-  std::error_code ec;
-  const fs::path file = run_path / kInvocationFile;
-  if (!fs::exists(file, ec)) return out;
-  auto text = read_file(file);
-  if (!text) return tl::unexpected(text.error());
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  auto damaged = [&](const std::string& why) {
-    Error e = make_error(ErrorKind::kInput, "damaged run invocation: " + why,
-                         "give the configuration again with -c/--set, or start a new run");
-    e.file = file.string();
-    return tl::unexpected(e);
-  };
-  if (j.is_discarded() || !j.is_object()) return damaged("not a JSON object");
-  try {
-    out.options.common.config_file = j.value("config", std::string());
-    out.options.common.sets = j.value("set", std::vector<std::string>());
-    if (options.baseline.empty() && !options.no_baseline) {
-      out.options.baseline = j.value("baseline", std::string());
-      out.options.no_baseline = j.value("no_baseline", false);
-    }
-    if (options.stages.empty()) out.options.stages = j.value("stages", std::string());
-    if (!options.strict) out.options.strict = j.value("strict", false);
-    if (j.contains("cwd")) out.cwd = j.at("cwd").get<std::string>();
-  } catch (const nlohmann::json::exception& e) {
-    return damaged(e.what());
-  }
-  return out;
-}
-
 /// Resolves a gate named by id or number to its id; nullopt (with the message printed) when
 /// the catalog has no such gate. Empty stays empty (= from the first / to the last).
 std::optional<std::string> resolve_gate(const gates::GateCatalog& catalog, const std::string& name,
@@ -212,10 +167,10 @@ int run(const RunRequest& request, RunMode mode) {
   const fs::path reference = context->stored_baseline;
   const fs::path baseline_file =
       !reference.empty() && fs::exists(reference) ? reference : run_path / "baseline.json";
-  if (auto written = report::generate_reports(run_path, baseline_file); !written) {
+  if (auto written = report::generate_reports(run_path, baseline_file, context->parser); !written) {
     progress.message("could not write the reports: " + written.error().format());
   }
-  if (auto input = report::load_report_input(run_path, baseline_file)) {
+  if (auto input = report::load_report_input(run_path, baseline_file, context->parser)) {
     progress.run_finished(*input);
   } else {
     progress.message(gates::format_action(result.last));
@@ -232,9 +187,15 @@ int render(const RunRequest& request, const std::string& format, const std::stri
       !request.run_dir.empty() ? fs::path(request.run_dir) : reports_root() / "latest";
   auto parsed = report::parse_report_format(format);
   if (!parsed) return fail({parsed.error()});
-  auto input = report::load_report_input(dir, request.options.baseline.empty()
-                                                  ? dir / "baseline.json"
-                                                  : fs::path(request.options.baseline));
+  // Logs the run left without records are read as the run's configuration says.
+  auto invocation = with_recorded_invocation(request.options, dir);
+  if (!invocation) return fail({invocation.error()});
+  auto parser = log_parser_options(invocation->options.common);
+  if (!parser) return fail(parser.error());
+  auto input = report::load_report_input(
+      dir,
+      request.options.baseline.empty() ? dir / "baseline.json" : fs::path(request.options.baseline),
+      *parser);
   if (!input) return fail({input.error()});
   const std::string text = report::render_report(*input, *parsed);
   if (out == "-") {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include "attempt/run_context.h"
@@ -19,6 +20,22 @@ struct RunCommandOptions {
   bool ci = false;           ///< --ci: no terminal animation, JUnit always written
   bool strict = false;       ///< --strict: every unobservable check fails its gate
 };
+
+/// The -c/--set/--baseline a run was started with and where it was started, kept in its
+/// directory so that `resume`, `run GATE`, `report` and `baseline record` without them use the
+/// same configuration, from any working directory.
+constexpr const char* kInvocationFile = "invocation.json";
+
+struct Invocation {
+  RunCommandOptions options;
+  std::filesystem::path cwd;  ///< where the run started; relative paths in its config mean it
+};
+
+/// The options to run with: the request's own when it names a configuration, else those the
+/// run in `run_path` recorded. A recorded invocation that cannot be read is an error naming it,
+/// never a silent fall-back to the built-in configuration.
+Expected<Invocation> with_recorded_invocation(RunCommandOptions options,
+                                              const std::filesystem::path& run_path);
 
 /// Loads the configuration the options name and everything a run needs beside it.
 tl::expected<attempt::RunContext, Errors> make_run_context(const RunCommandOptions& options);

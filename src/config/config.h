@@ -82,7 +82,8 @@ struct TrainerSection {
   std::string kind = "builtin";  ///< builtin | command
   std::string binary;            ///< builtin: path of bigmac-train; empty = next to bigmac-bringup
   std::vector<std::string> command;  ///< kind = command: argv template with {placeholders}
-  std::string log_format = "auto";   ///< auto | bigmac | kv | megatron | torchtitan | regex
+  std::string log_format = "auto";   ///< auto | bigmac | kv | megatron | torchtitan | regex |
+                                     ///< pydict | plain
   std::string gate_config_format = "toml";  ///< toml | yaml
 };
 
@@ -132,6 +133,8 @@ struct Config {
   DerivedConfig derived;
   /// `[logs.fields]`: field name -> regex with one capture group.
   std::map<std::string, std::string> log_fields;
+  /// Where each `[logs.fields]` entry was set, for errors that name it.
+  std::map<std::string, Origin> log_field_origins;
   /// `[gates.<id>]` overrides, kept raw for the gate engine: gate id -> key -> setting.
   std::map<std::string, std::map<std::string, Setting>> gate_overrides;
   /// Every schema key ("train.seed") with its effective value and where it came from.

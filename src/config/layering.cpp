@@ -69,13 +69,7 @@ Error Layering::located(std::string key, std::string message, const Origin& orig
                         std::string hint, ErrorKind kind) const {
   Error e = make_error(kind, std::move(message), std::move(hint));
   e.key = std::move(key);
-  if (origin.kind == SourceKind::kFile) {
-    e.file = origin.where;
-    e.line = origin.line;
-    e.column = origin.column;
-  } else if (origin.kind != SourceKind::kDefault) {
-    e.file = origin.describe();
-  }
+  locate(e, origin);
   return e;
 }
 
@@ -150,6 +144,7 @@ void Layering::read_file(const std::string& path) {
       for (const auto& [field, pattern] : *fields) {
         if (auto p = pattern.value_exact<std::string>()) {
           config_.log_fields[std::string(field.str())] = *p;
+          config_.log_field_origins[std::string(field.str())] = file_origin(path, field.source());
         } else {
           add_error(located("logs.fields." + std::string(field.str()), "expected a regex string",
                             file_origin(path, field.source()), {}));
@@ -243,6 +238,7 @@ void Layering::read_override(std::string_view assignment) {
   }
   if (table == "logs" && rest.rfind("fields.", 0) == 0) {
     config_.log_fields[rest.substr(7)] = std::string(text);
+    config_.log_field_origins[rest.substr(7)] = origin;
     return;
   }
   const SchemaEntry* entry = find_entry(table, rest);
@@ -290,15 +286,7 @@ Error error_at_setting(const SettingTable& table, std::string_view key, std::str
                        std::string hint) {
   Error e = make_error(ErrorKind::kConfig, std::move(message), std::move(hint));
   e.key = std::string(key);
-  if (const Setting* s = table.find(key)) {
-    if (s->origin.kind == SourceKind::kFile) {
-      e.file = s->origin.where;
-      e.line = s->origin.line;
-      e.column = s->origin.column;
-    } else if (s->origin.kind != SourceKind::kDefault) {
-      e.file = s->origin.describe();
-    }
-  }
+  if (const Setting* s = table.find(key)) locate(e, s->origin);
   return e;
 }
 

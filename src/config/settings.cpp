@@ -21,6 +21,16 @@ std::string Origin::describe() const {
   return where;
 }
 
+void locate(Error& error, const Origin& origin) {
+  if (origin.kind == SourceKind::kFile) {
+    error.file = origin.where;
+    error.line = origin.line;
+    error.column = origin.column;
+  } else if (origin.kind != SourceKind::kDefault) {
+    error.file = origin.describe();
+  }
+}
+
 std::string value_to_string(const Value& value) {
   struct Printer {
     std::string operator()(bool v) const { return v ? "true" : "false"; }

@@ -22,6 +22,10 @@ struct Origin {
   std::string describe() const;
 };
 
+/// Points `error` at `origin`: its file, line and column for a file, else the origin's
+/// description (`--set ...`, `env ...`) in place of the file; nothing for a default.
+void locate(Error& error, const Origin& origin);
+
 /// A configuration value as read from TOML, the environment or the command line.
 using Value = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
                            std::vector<std::string>>;

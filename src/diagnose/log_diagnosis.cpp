@@ -55,7 +55,7 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
     TextScan scan = diagnoser->start_scan();
     std::vector<logs::RankLog> logs;
     for (const auto& file : group) {
-      auto ranks = read_log_records(file, &scan);
+      auto ranks = read_log_records(file, &scan, options.parser);
       if (!ranks) return fail(err, ranks.error());
       std::move(ranks->begin(), ranks->end(), std::back_inserter(logs));
     }

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "logs/parser_options.h"
+
 namespace bigmac::diagnose {
 
 /// `bigmac-bringup diagnose LOG... [--json] [--catalog FILE]`.
@@ -12,6 +14,8 @@ struct DiagnoseOptions {
   bool json = false;
   /// Empty: $BIGMAC_DIAGNOSES when set, else the catalog built into the program.
   std::string catalog;
+  /// How the logs are read (`-c`: the configuration's format and [logs.fields]; else auto).
+  logs::ParserOptions parser;
 };
 
 /// Reads the logs (any run, including ones this tool did not start), prints every diagnosis

@@ -6,12 +6,13 @@
 #include <array>
 #include <cctype>
 #include <map>
+#include <charconv>
 #include <system_error>
 
 #include "core/checked_integer.h"
 #include "core/input_file.h"
 #include "diagnose/text_scan.h"
-#include "logs/log_stream.h"
+#include "logs/rank_log.h"
 
 namespace bigmac::diagnose {
 namespace fs = std::filesystem;
@@ -150,25 +151,13 @@ class RankSorter {
 
 }  // namespace
 
-Expected<std::vector<logs::RankLog>> read_log_records(const fs::path& file, TextScan* scan) {
-  // A regular file only: a FIFO or /dev/zero would never end (core/input_file).
-  auto opened = open_input_stream(file);
-  if (!opened) return tl::unexpected(opened.error());
-  std::FILE* in = opened->get();
-  logs::LogStream stream(logs::LogFormat::kAuto, rank_from_file_name(file));
+Expected<std::vector<logs::RankLog>> read_log_records(const fs::path& file, TextScan* scan,
+                                                      const logs::ParserOptions& options) {
   if (scan != nullptr) scan->begin_file(file.string());
   RankSorter sorter(file.string(), scan);
-  std::vector<logs::Record> fresh;
-  std::array<char, 1 << 16> buffer{};
-  while (true) {
-    const std::size_t got = std::fread(buffer.data(), 1, buffer.size(), in);
-    if (got > 0) stream.feed(std::string_view(buffer.data(), got), fresh);
-    sorter.take(fresh);
-    if (got < buffer.size()) break;
-  }
-  if (std::ferror(in)) return tl::unexpected(input_error(file, "read error"));
-  stream.finish(fresh);
-  sorter.take(fresh);
+  auto read = logs::stream_log_file(file.string(), options, rank_from_file_name(file),
+                                    [&](std::vector<logs::Record>& fresh) { sorter.take(fresh); });
+  if (!read) return tl::unexpected(std::move(read.error()));
   return std::move(sorter).result();
 }
 

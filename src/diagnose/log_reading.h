@@ -29,11 +29,13 @@ int rank_from_file_name(const std::filesystem::path& file);
 
 class TextScan;
 
-/// Reads one file through logs::LogStream (launcher prefixes give the rank) into one RankLog
-/// per rank it holds, each labelled with the file. With `scan`, text lines go to the scan as
-/// they are read and are not kept, so memory stays bounded by the typed records however long
-/// the log is; without it they are kept in each rank's bounded context window.
+/// Reads one file through logs::stream_log_file as `options` say (launcher prefixes, else the
+/// file name, give the rank) into one RankLog per rank it holds, each labelled with the file.
+/// With `scan`, text lines go to the scan as they are read and are not kept, so memory stays
+/// bounded by the typed records however long the log is; without it they are kept in each
+/// rank's bounded context window.
 Expected<std::vector<logs::RankLog>> read_log_records(const std::filesystem::path& file,
-                                                      TextScan* scan = nullptr);
+                                                      TextScan* scan = nullptr,
+                                                      const logs::ParserOptions& options = {});
 
 }  // namespace bigmac::diagnose

@@ -284,7 +284,11 @@ CheckResult check_fields_present(const CheckContext& ctx) {
     }
   }
   if (!owner) {
-    missing.push_back(CheckEvidence{-1, 0, "no rank logged a `step` event"});
+    missing.push_back(CheckEvidence{
+        -1, 0,
+        "no rank logged a `step` event (a trainer that prints its steps in a format of its "
+        "own: map it with trainer.log_format = \"regex\" and [logs.fields]; `bigmac-bringup "
+        "parse --records -c CONFIG LOG` shows what is read)"});
   } else {
     for (const std::string& f : fields) {
       const bool anywhere = std::any_of(owner->steps.begin(), owner->steps.end(),

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/trim.h"
 #include "proc/command_output.h"
 #include "proc/program_path.h"
 
@@ -13,9 +14,7 @@ std::vector<std::string> parse_cuda_visible_devices(std::string_view value) {
   while (start <= value.size()) {
     std::size_t end = value.find(',', start);
     if (end == std::string_view::npos) end = value.size();
-    std::string_view item = value.substr(start, end - start);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    std::string_view item = trim(value.substr(start, end - start));
     // CUDA stops at the first invalid entry; "-1" is the usual way to hide every device.
     if (item.empty() || item.front() == '-') break;
     out.emplace_back(item);

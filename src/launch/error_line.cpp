@@ -3,16 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/trim.h"
+
 namespace bigmac::launch {
 namespace {
 
 constexpr std::size_t kMaxKept = 500;
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // `RuntimeError: ...`, `ValueError: ...`, `torch.distributed.DistBackendError: ...`.
 bool is_exception_line(std::string_view s) {
@@ -37,7 +33,7 @@ bool mentions_failure(std::string_view s) {
 }  // namespace
 
 void ErrorLine::add(std::string_view raw) {
-  std::string_view line = trimmed(raw);
+  std::string_view line = trim(raw);
   if (line.empty()) return;
   std::string kept(line.substr(0, kMaxKept));
   // A traceback ends with its exception; a chained one repeats — the first exception is the cause.

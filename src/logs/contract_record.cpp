@@ -1,5 +1,7 @@
 #include "logs/contract_record.h"
 
+#include <iterator>
+
 namespace bigmac::logs {
 
 namespace {
@@ -13,165 +15,168 @@ T& start(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   record.at.rank = base.rank;
   record.at.line = base.line;
   record.at.t = base.t;
-  bag.read(Key::kRank, record.at.rank);
-  bag.read(Key::kT, record.at.t);
+  bag.read(FieldKey::kRank, record.at.rank);
+  bag.read(FieldKey::kT, record.at.t);
   return record;
 }
 
 void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<RunRecord>(bag, base, out);
-  bag.read(Key::kWorldSize, r.world_size);
-  bag.read(Key::kLocalRank, r.local_rank);
-  bag.read(Key::kDevice, r.device);
-  bag.read(Key::kBackend, r.backend);
-  bag.read(Key::kDtype, r.dtype);
-  bag.read(Key::kSeed, r.seed);
-  bag.read(Key::kTorchVersion, r.torch_version);
-  bag.read(Key::kPid, r.pid);
-  bag.read(Key::kToolVersion, r.tool_version);
+  bag.read(FieldKey::kWorldSize, r.world_size);
+  bag.read(FieldKey::kLocalRank, r.local_rank);
+  bag.read(FieldKey::kDevice, r.device);
+  bag.read(FieldKey::kBackend, r.backend);
+  bag.read(FieldKey::kDtype, r.dtype);
+  bag.read(FieldKey::kSeed, r.seed);
+  bag.read(FieldKey::kTorchVersion, r.torch_version);
+  bag.read(FieldKey::kPid, r.pid);
+  bag.read(FieldKey::kToolVersion, r.tool_version);
 }
 
 void build_pg_ready(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<PgReadyRecord>(bag, base, out);
-  bag.read(Key::kInitMs, r.init_ms);
-  bag.read(Key::kWorldSize, r.world_size);
-  bag.read(Key::kBackend, r.backend);
+  bag.read(FieldKey::kInitMs, r.init_ms);
+  bag.read(FieldKey::kWorldSize, r.world_size);
+  bag.read(FieldKey::kBackend, r.backend);
 }
 
 void build_batch(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<BatchRecord>(bag, base, out);
-  bag.read(Key::kMicroBatchSize, r.micro_batch_size);
-  bag.read(Key::kGradAccum, r.grad_accum);
-  bag.read(Key::kDp, r.dp);
-  bag.read(Key::kSamplesPerStep, r.samples_per_step);
-  bag.read(Key::kSeqLength, r.seq_length);
-  bag.read(Key::kInputShape, r.input_shape);
-  bag.read(Key::kInputDtype, r.input_dtype);
+  bag.read(FieldKey::kMicroBatchSize, r.micro_batch_size);
+  bag.read(FieldKey::kGradAccum, r.grad_accum);
+  bag.read(FieldKey::kDp, r.dp);
+  bag.read(FieldKey::kSamplesPerStep, r.samples_per_step);
+  bag.read(FieldKey::kSeqLength, r.seq_length);
+  bag.read(FieldKey::kInputShape, r.input_shape);
+  bag.read(FieldKey::kInputDtype, r.input_dtype);
 }
 
 void build_model(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<ModelRecord>(bag, base, out);
-  bag.read(Key::kParamCount, r.param_count);
-  bag.read(Key::kParamDigest, r.param_digest);
+  bag.read(FieldKey::kParamCount, r.param_count);
+  bag.read(FieldKey::kParamDigest, r.param_digest);
 }
 
 void build_layout(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<LayoutRecord>(bag, base, out);
-  bag.read(Key::kStage, r.stage);
-  bag.read(Key::kNumStages, r.num_stages);
-  bag.read(Key::kFirstLayer, r.first_layer);
-  bag.read(Key::kLastLayer, r.last_layer);
-  bag.read(Key::kDpRank, r.dp_rank);
-  bag.read(Key::kDpSize, r.dp_size);
-  bag.read(Key::kParamCount, r.param_count);
-  bag.read(Key::kTied, r.tied);
-  bag.read(Key::kTiedDuplicateCount, r.tied_duplicate_count);
+  bag.read(FieldKey::kStage, r.stage);
+  bag.read(FieldKey::kNumStages, r.num_stages);
+  bag.read(FieldKey::kFirstLayer, r.first_layer);
+  bag.read(FieldKey::kLastLayer, r.last_layer);
+  bag.read(FieldKey::kDpRank, r.dp_rank);
+  bag.read(FieldKey::kDpSize, r.dp_size);
+  bag.read(FieldKey::kParamCount, r.param_count);
+  bag.read(FieldKey::kTied, r.tied);
+  bag.read(FieldKey::kTiedDuplicateCount, r.tied_duplicate_count);
 }
 
 void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<StepRecord>(bag, base, out);
-  bag.require(Key::kGlobalStep);
-  bag.read(Key::kGlobalStep, r.global_step);
-  bag.read(Key::kLoss, r.loss);
-  bag.read(Key::kGradNorm, r.grad_norm);
-  bag.read(Key::kLr, r.lr);
-  bag.read(Key::kSamplesPerStep, r.samples_per_step);
-  bag.read(Key::kStepMs, r.step_ms);
+  bag.require(FieldKey::kGlobalStep);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
+  bag.read(FieldKey::kLoss, r.loss);
+  bag.read(FieldKey::kGradNorm, r.grad_norm);
+  bag.read(FieldKey::kLr, r.lr);
+  bag.read(FieldKey::kSamplesPerStep, r.samples_per_step);
+  bag.read(FieldKey::kStepMs, r.step_ms);
 }
 
 void build_heartbeat(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<HeartbeatRecord>(bag, base, out);
-  bag.require(Key::kGlobalStep);
-  bag.read(Key::kGlobalStep, r.global_step);
-  bag.read(Key::kPhase, r.phase);
+  bag.require(FieldKey::kGlobalStep);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
+  bag.read(FieldKey::kPhase, r.phase);
   if (!r.phase.empty() && r.phase != "start" && r.phase != "end")
     bag.fail("field phase: expected start or end");
 }
 
 void build_eval(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<EvalRecord>(bag, base, out);
-  bag.read(Key::kGlobalStep, r.global_step);
-  bag.require(Key::kPhase);
-  bag.read(Key::kPhase, r.phase);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
+  bag.require(FieldKey::kPhase);
+  bag.read(FieldKey::kPhase, r.phase);
   if (r.phase != "start" && r.phase != "end") bag.fail("field phase: expected start or end");
 }
 
 void build_mb(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<MicroBatchRecord>(bag, base, out);
-  bag.read(Key::kGlobalStep, r.global_step);
-  bag.read(Key::kStage, r.stage);
-  bag.read(Key::kMb, r.mb);
-  bag.read(Key::kPhase, r.phase);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
+  bag.read(FieldKey::kStage, r.stage);
+  bag.read(FieldKey::kMb, r.mb);
+  bag.read(FieldKey::kPhase, r.phase);
   if (r.phase != 'F' && r.phase != 'B') bag.fail("field phase: expected F or B");
-  bag.read(Key::kStart, r.start);
-  bag.read(Key::kEnd, r.end);
+  bag.read(FieldKey::kStart, r.start);
+  bag.read(FieldKey::kEnd, r.end);
 }
 
 void build_shape(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<ShapeRecord>(bag, base, out);
-  bag.read(Key::kGlobalStep, r.global_step);
-  bag.read(Key::kStage, r.stage);
-  bag.read(Key::kMb, r.mb);
-  bag.read(Key::kWhere, r.where);
-  bag.read(Key::kName, r.name);
-  bag.read(Key::kShape, r.shape);
-  bag.read(Key::kDtype, r.dtype);
-  bag.read(Key::kDevice, r.device);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
+  bag.read(FieldKey::kStage, r.stage);
+  bag.read(FieldKey::kMb, r.mb);
+  bag.read(FieldKey::kWhere, r.where);
+  bag.read(FieldKey::kName, r.name);
+  bag.read(FieldKey::kShape, r.shape);
+  bag.read(FieldKey::kDtype, r.dtype);
+  bag.read(FieldKey::kDevice, r.device);
 }
 
 void build_loss(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<LossRecord>(bag, base, out);
-  bag.read(Key::kGlobalStep, r.global_step);
-  bag.read(Key::kStage, r.stage);
-  bag.read(Key::kMb, r.mb);
-  bag.require(Key::kValue);
-  bag.read(Key::kValue, r.value);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
+  bag.read(FieldKey::kStage, r.stage);
+  bag.read(FieldKey::kMb, r.mb);
+  bag.require(FieldKey::kValue);
+  bag.read(FieldKey::kValue, r.value);
 }
 
 void build_ckpt(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<CheckpointRecord>(bag, base, out);
-  bag.read(Key::kStep, r.step);
-  bag.read(Key::kPath, r.path);
+  bag.read(FieldKey::kStep, r.step);
+  bag.read(FieldKey::kPath, r.path);
 }
 
 void build_digest(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<DigestRecord>(bag, base, out);
-  bag.read(Key::kParamDigest, r.param_digest);
-  bag.read(Key::kGlobalStep, r.global_step);
+  bag.read(FieldKey::kParamDigest, r.param_digest);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
 }
 
 void build_done(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<DoneRecord>(bag, base, out);
-  bag.read(Key::kSteps, r.steps);
+  bag.read(FieldKey::kSteps, r.steps);
 }
 
 using Builder = void (*)(FieldBag&, const RecordOrigin&, std::vector<Record>&);
 
 struct EventBuilder {
-  std::string_view name;
+  EventKind event;
   Builder build;
 };
 
 // `step` first: it is the most frequent event after `mb`/`heartbeat`.
 constexpr EventBuilder kBuilders[] = {
-    {"step", build_step},         {"heartbeat", build_heartbeat}, {"mb", build_mb},
-    {"shape", build_shape},       {"loss", build_loss},           {"run", build_run},
-    {"pg_ready", build_pg_ready}, {"batch", build_batch},         {"model", build_model},
-    {"layout", build_layout},     {"ckpt", build_ckpt},           {"digest", build_digest},
-    {"done", build_done},         {"eval", build_eval},
+    {EventKind::kStep, build_step},        {EventKind::kHeartbeat, build_heartbeat},
+    {EventKind::kMicroBatch, build_mb},    {EventKind::kShape, build_shape},
+    {EventKind::kLoss, build_loss},        {EventKind::kRun, build_run},
+    {EventKind::kPgReady, build_pg_ready}, {EventKind::kBatch, build_batch},
+    {EventKind::kModel, build_model},      {EventKind::kLayout, build_layout},
+    {EventKind::kCheckpoint, build_ckpt},  {EventKind::kDigest, build_digest},
+    {EventKind::kDone, build_done},        {EventKind::kEval, build_eval},
 };
+static_assert(std::size(kBuilders) == kEventKindCount, "one builder per contract event");
 
 }  // namespace
 
 ContractResult build_contract_record(FieldBag& bag, const RecordOrigin& base,
                                      std::vector<Record>& out) {
-  const Slot& ev = bag.at(Key::kEv);
+  const Slot& ev = bag.at(FieldKey::kEv);
   if (ev.kind != Slot::Kind::kString && ev.kind != Slot::Kind::kText) {
     bag.fail(ev.kind == Slot::Kind::kAbsent ? "missing field ev" : "field ev: expected a string");
     return ContractResult::kBad;
   }
   for (const EventBuilder& builder : kBuilders) {
-    if (same_short_text(builder.name, ev.s)) {
+    if (same_short_text(event_kind_name(builder.event), ev.s)) {
       builder.build(bag, base, out);
       if (bag.error().empty()) return ContractResult::kRecord;
       out.pop_back();

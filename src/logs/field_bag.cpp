@@ -4,87 +4,51 @@
 #include <cstring>
 #include <limits>
 
+#include "core/trim.h"
 #include "logs/number_text.h"
 
 namespace bigmac::logs {
 
 namespace {
 
-constexpr std::array<std::string_view, static_cast<std::size_t>(Key::kCount)> kKeyNames{
-    "ev",
-    "rank",
-    "t",
-    "world_size",
-    "local_rank",
-    "device",
-    "backend",
-    "dtype",
-    "seed",
-    "torch_version",
-    "pid",
-    "tool_version",
-    "init_ms",
-    "micro_batch_size",
-    "grad_accum",
-    "dp",
-    "samples_per_step",
-    "seq_length",
-    "input_shape",
-    "input_dtype",
-    "param_count",
-    "param_digest",
-    "stage",
-    "num_stages",
-    "first_layer",
-    "last_layer",
-    "dp_rank",
-    "dp_size",
-    "tied",
-    "tied_duplicate_count",
-    "global_step",
-    "loss",
-    "grad_norm",
-    "lr",
-    "step_ms",
-    "mb",
-    "phase",
-    "start",
-    "end",
-    "where",
-    "name",
-    "shape",
-    "value",
-    "step",
-    "path",
-    "steps"};
-
 constexpr std::size_t kTableSize = 256;
 constexpr std::uint8_t kEmpty = 0xff;
+constexpr std::uint32_t kFirstSeed = 2166136261u;  // FNV-1a's offset basis
+constexpr std::uint32_t kSeedsTried = 4096;
 
-std::uint32_t hash_name(std::string_view name, std::uint32_t seed) {
+constexpr std::uint32_t hash_name(std::string_view name, std::uint32_t seed) {
   std::uint32_t h = seed;
   for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;  // FNV-1a
   return (h ^ (h >> 15)) % kTableSize;
 }
 
-// A perfect hash: the first seed under which every key has its own slot, so a lookup is one
-// probe and one compare.
 struct KeyTable {
   std::array<std::uint8_t, kTableSize> slot{};
-  std::uint32_t seed = 2166136261u;
-  KeyTable() {
-    for (;; ++seed) {
-      slot.fill(kEmpty);
-      bool clash = false;
-      for (std::size_t k = 0; k < kKeyNames.size() && !clash; ++k) {
-        std::uint32_t h = hash_name(kKeyNames[k], seed);
-        clash = slot[h] != kEmpty;
-        slot[h] = static_cast<std::uint8_t>(k);
-      }
-      if (!clash) return;
+  std::uint32_t seed = kFirstSeed;
+  bool perfect = false;
+};
+
+// A perfect hash: the first of kSeedsTried seeds under which every key has its own slot, so a
+// lookup is one probe and one compare. The compiler searches, so the search is bounded and
+// start-up does nothing; a key list that no seed separates fails the build.
+constexpr KeyTable make_key_table() {
+  KeyTable table;
+  for (std::uint32_t n = 0; n < kSeedsTried && !table.perfect; ++n) {
+    table.seed = kFirstSeed + n;
+    table.slot.fill(kEmpty);
+    table.perfect = true;
+    for (std::size_t k = 0; k < kFieldKeyNames.size() && table.perfect; ++k) {
+      std::uint32_t h = hash_name(kFieldKeyNames[k], table.seed);
+      table.perfect = table.slot[h] == kEmpty;
+      table.slot[h] = static_cast<std::uint8_t>(k);
     }
   }
-};
+  return table;
+}
+
+constexpr KeyTable kKeyTable = make_key_table();
+static_assert(kKeyTable.perfect,
+              "no perfect hash for the contract's field names: widen kTableSize");
 
 const char* kind_name(Slot::Kind kind) {
   switch (kind) {
@@ -118,9 +82,7 @@ bool split_list(std::string_view text, std::vector<std::string_view>& items) {
   if (text.empty()) return true;
   while (true) {
     std::size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    std::string_view item = trim(text.substr(0, comma));
     if (item.size() >= 2 && item.front() == '"' && item.back() == '"') {
       item = item.substr(1, item.size() - 2);
     }
@@ -132,31 +94,20 @@ bool split_list(std::string_view text, std::vector<std::string_view>& items) {
 
 }  // namespace
 
-std::optional<Key> find_key(std::string_view name) {
-  static const KeyTable table;
-  std::uint8_t k = table.slot[hash_name(name, table.seed)];
+std::optional<FieldKey> find_key(std::string_view name) {
+  std::uint8_t k = kKeyTable.slot[hash_name(name, kKeyTable.seed)];
   if (k == kEmpty) return std::nullopt;
-  if (!same_short_text(kKeyNames[k], name)) return std::nullopt;
-  return static_cast<Key>(k);
+  if (!same_short_text(kFieldKeyNames[k], name)) return std::nullopt;
+  return static_cast<FieldKey>(k);
 }
 
-std::string_view key_name(Key key) { return kKeyNames[static_cast<std::size_t>(key)]; }
-
-std::optional<Key> KeyGuess::find(std::size_t previous, std::string_view name) {
-  Key guess = next_[previous];
-  if (same_short_text(kKeyNames[static_cast<std::size_t>(guess)], name)) return guess;
-  std::optional<Key> key = find_key(name);
-  if (key) next_[previous] = *key;
-  return key;
-}
-
-std::vector<std::int64_t>& FieldBag::int_list(Key key) {
+std::vector<std::int64_t>& FieldBag::int_list(FieldKey key) {
   auto& list = int_lists_[static_cast<std::size_t>(key)];
   list.clear();
   return list;
 }
 
-std::vector<std::string>& FieldBag::str_list(Key key) {
+std::vector<std::string>& FieldBag::str_list(FieldKey key) {
   auto& list = str_lists_[static_cast<std::size_t>(key)];
   list.clear();
   return list;
@@ -168,18 +119,18 @@ void FieldBag::fail(std::string message) {
   if (error_.empty()) error_ = std::move(message);
 }
 
-void FieldBag::require(Key key) {
+void FieldBag::require(FieldKey key) {
   if (!has(key)) fail("missing field " + std::string(key_name(key)));
 }
 
 namespace {
-std::string wrong_type(Key key, const char* expected, Slot::Kind got) {
+std::string wrong_type(FieldKey key, const char* expected, Slot::Kind got) {
   return "field " + std::string(key_name(key)) + ": expected " + expected + ", got " +
          kind_name(got);
 }
 }  // namespace
 
-void FieldBag::read_converted(Key key, std::int64_t& out) {
+void FieldBag::read_converted(FieldKey key, std::int64_t& out) {
   const Slot& slot = at(key);
   switch (slot.kind) {
     case Slot::Kind::kAbsent:
@@ -209,7 +160,7 @@ void FieldBag::read_converted(Key key, std::int64_t& out) {
   fail(wrong_type(key, "an integer", slot.kind));
 }
 
-void FieldBag::read_converted(Key key, int& out) {
+void FieldBag::read_converted(FieldKey key, int& out) {
   std::int64_t wide = out;
   read(key, wide);
   if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max()) {
@@ -219,7 +170,7 @@ void FieldBag::read_converted(Key key, int& out) {
   out = static_cast<int>(wide);
 }
 
-void FieldBag::read_converted(Key key, double& out) {
+void FieldBag::read_converted(FieldKey key, double& out) {
   const Slot& slot = at(key);
   switch (slot.kind) {
     case Slot::Kind::kAbsent:
@@ -246,7 +197,7 @@ void FieldBag::read_converted(Key key, double& out) {
   fail(wrong_type(key, "a number", slot.kind));
 }
 
-void FieldBag::read(Key key, std::optional<double>& out) {
+void FieldBag::read(FieldKey key, std::optional<double>& out) {
   if (!has(key)) return;
   double value = 0;
   std::size_t errors_before = error_.size();
@@ -254,7 +205,7 @@ void FieldBag::read(Key key, std::optional<double>& out) {
   if (error_.size() == errors_before) out = value;
 }
 
-void FieldBag::read(Key key, std::optional<std::int64_t>& out) {
+void FieldBag::read(FieldKey key, std::optional<std::int64_t>& out) {
   if (!has(key)) return;
   std::int64_t value = 0;
   std::size_t errors_before = error_.size();
@@ -262,7 +213,7 @@ void FieldBag::read(Key key, std::optional<std::int64_t>& out) {
   if (error_.size() == errors_before) out = value;
 }
 
-void FieldBag::read(Key key, std::string& out) {
+void FieldBag::read(FieldKey key, std::string& out) {
   const Slot& slot = at(key);
   if (slot.kind == Slot::Kind::kAbsent) return;
   if (slot.kind == Slot::Kind::kString || slot.kind == Slot::Kind::kText) {
@@ -272,11 +223,11 @@ void FieldBag::read(Key key, std::string& out) {
   fail(wrong_type(key, "a string", slot.kind));
 }
 
-void FieldBag::read_converted(Key key, char& /*out*/) {
+void FieldBag::read_converted(FieldKey key, char& /*out*/) {
   fail(wrong_type(key, "a one-letter string", at(key).kind));
 }
 
-void FieldBag::read(Key key, std::vector<std::int64_t>& out) {
+void FieldBag::read(FieldKey key, std::vector<std::int64_t>& out) {
   const Slot& slot = at(key);
   if (slot.kind == Slot::Kind::kAbsent) return;
   if (slot.kind == Slot::Kind::kIntList) {
@@ -301,7 +252,7 @@ void FieldBag::read(Key key, std::vector<std::int64_t>& out) {
   fail(wrong_type(key, "a list of integers", slot.kind));
 }
 
-void FieldBag::read(Key key, std::vector<std::string>& out) {
+void FieldBag::read(FieldKey key, std::vector<std::string>& out) {
   const Slot& slot = at(key);
   if (slot.kind == Slot::Kind::kAbsent) return;
   if (slot.kind == Slot::Kind::kStrList) {

@@ -5,8 +5,8 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -87,7 +87,8 @@ std::uint64_t special_string_bytes(std::uint64_t v) {
 
 // The body of a string whose opening quote is behind p. Words are loaded while `limit` allows;
 // a stop found past `end` defers.
-[[gnu::always_inline]] inline const char* read_string(const char* p, const char* end, const char* limit, std::string_view& out) {
+[[gnu::always_inline]] inline const char* read_string(const char* p, const char* end,
+                                                      const char* limit, std::string_view& out) {
   const char* start = p;
   while (true) {
     if (limit - p >= 8) {
@@ -122,7 +123,7 @@ constexpr std::array<std::uint64_t, 9> kPow10Int{1,      10,      100,      1000
 // significant: pairs, then quads, then the whole, in three multiplications.
 std::uint64_t digits_value(std::uint64_t v, int n) {
   std::uint64_t d = (v - kOnes * '0') << (8 * (8 - n));  // leading zero digits fill in
-  d = d * 10 + (d >> 8);                                  // even bytes: 10 * b[i] + b[i+1]
+  d = d * 10 + (d >> 8);                                 // even bytes: 10 * b[i] + b[i+1]
   constexpr std::uint64_t kPairs = 0x000000ff000000ff;
   return (((d & kPairs) * (100 + (std::uint64_t{1000000} << 32))) +
           (((d >> 16) & kPairs) * (1 + (std::uint64_t{10000} << 32)))) >>
@@ -225,10 +226,11 @@ const char* read_any_number(const char* p, const char* end, Number& n) {
 int digit_run(std::uint64_t v) { return first_byte(non_digit_bytes(v)); }
 
 // read_any_number for the numbers logs are made of: up to 15 integer digits, up to 15 fraction
-// digits, 19 in all, no exponent. Whole words are loaded up to `limit` (readable, maybe past `end`); a
-// number that does not fit that shape, or runs to `end`, is read again by read_any_number.
+// digits, 19 in all, no exponent. Whole words are loaded up to `limit` (readable, maybe past
+// `end`); a number that does not fit that shape, or runs to `end`, is read again by
+// read_any_number.
 [[gnu::always_inline]] inline const char* read_number(const char* p, const char* end,
-                                                    const char* limit, Number& n) {
+                                                      const char* limit, Number& n) {
   const char* start = p;
   bool negative = *p == '-';
   p += negative ? 1 : 0;
@@ -250,7 +252,8 @@ int digit_run(std::uint64_t v) { return first_byte(non_digit_bytes(v)); }
     int more = digit_run(w);
     if (more == 8) return read_any_number(start, end, n);
     mantissa = digits_value(v, 8);
-    if (more > 0) mantissa = mantissa * kPow10Int[static_cast<std::size_t>(more)] + digits_value(w, more);
+    if (more > 0)
+      mantissa = mantissa * kPow10Int[static_cast<std::size_t>(more)] + digits_value(w, more);
     digits += more;
   }
   if (*p == '0' && digits > 1) return nullptr;  // leading zero
@@ -293,7 +296,7 @@ int digit_run(std::uint64_t v) { return first_byte(non_digit_bytes(v)); }
 
 // `[...]` after its '[', kept as JsonLineReader's read_array keeps it: integers or strings,
 // kOther when the kinds mix. `slot` is null for a field nobody reads.
-const char* read_list(const char* p, const char* end, const char* limit, Key key, Slot* slot,
+const char* read_list(const char* p, const char* end, const char* limit, FieldKey key, Slot* slot,
                       FieldBag& bag) {
   std::vector<std::int64_t>* ints = nullptr;
   std::vector<std::string>* strings = nullptr;
@@ -353,7 +356,7 @@ const char* read_list(const char* p, const char* end, const char* limit, Key key
 // One field's value; `key` is empty for a field the contract does not name (validated, then
 // dropped, as simdjson's object iterator skips it).
 const char* read_field_value(const char* p, const char* end, const char* limit,
-                             std::optional<Key> key, FieldBag& bag) {
+                             std::optional<FieldKey> key, FieldBag& bag) {
   if (p == end) return nullptr;
   if (static_cast<unsigned char>(*p) <= ' ') {
     p = skip_space(p, end);
@@ -376,7 +379,7 @@ const char* read_field_value(const char* p, const char* end, const char* limit,
     store_number(slot, n);
     return p;
   }
-  if (c == '[') return read_list(p + 1, end, limit, key.value_or(Key::kCount), slot, bag);
+  if (c == '[') return read_list(p + 1, end, limit, key.value_or(FieldKey::kCount), slot, bag);
   if (c == 't' || c == 'f') {
     if (slot != nullptr) slot->kind = Slot::Kind::kBool;
     return literal(p, end, c == 't' ? "true" : "false");
@@ -400,12 +403,12 @@ struct Literal {
 // whether it was a string (else a number).
 struct ShapeField {
   Literal before;
-  std::optional<Key> key;
+  std::optional<FieldKey> key;
   bool string = false;
 };
 
-// A line shape: `{"ev":"<event>"` (or `{"ev": "<event>"`), then fields whose literals and kinds are fixed, then the
-// closing literal.
+// A line shape: `{"ev":"<event>"` (or `{"ev": "<event>"`), then fields whose literals and kinds are
+// fixed, then the closing literal.
 struct Shape {
   std::string event;
   std::size_t opening = 0;         // 7 for `{"ev":"`, 8 for `{"ev": "` (Python's json.dumps)
@@ -451,20 +454,6 @@ bool matches(const char* p, const Literal& literal) {
           ((load8(p + 16) ^ literal.word[2]) & literal.mask[2])) == 0;
 }
 
-// Each contract key as it stands after its opening quote: name and closing quote.
-const std::array<Literal, static_cast<std::size_t>(Key::kCount)> kKeyPatterns = [] {
-  std::array<Literal, static_cast<std::size_t>(Key::kCount)> patterns{};
-  for (std::size_t k = 0; k < patterns.size(); ++k) {
-    patterns[k] = make_literal(std::string(key_name(static_cast<Key>(k))) + '"');
-  }
-  return patterns;
-}();
-
-// The key at p (after its opening quote) when it is `guess`; p must have 24 readable bytes.
-bool is_key(const char* p, Key guess) {
-  return matches(p, kKeyPatterns[static_cast<std::size_t>(guess)]);
-}
-
 constexpr std::size_t kMaxShapeFields = 48;
 // How lines that may have a shape open: compact, or as Python's json.dumps writes them.
 constexpr std::string_view kEventOpening = R"({"ev":")";
@@ -479,7 +468,7 @@ struct ShapeRecorder {
   std::vector<ShapeField> fields;
   Literal tail;
 
-  void field(const char* literal_start, const char* value_start, std::optional<Key> key,
+  void field(const char* literal_start, const char* value_start, std::optional<FieldKey> key,
              const FieldBag& bag) {
     if (!ok) return;
     std::string_view literal(literal_start, static_cast<std::size_t>(value_start - literal_start));
@@ -492,10 +481,10 @@ struct ShapeRecorder {
       // The first field must be `ev`, a string, written as the fast path expects it.
       opened = true;
       opening = literal.size() + 1;
-      ok = key == Key::kEv && string &&
+      ok = key == FieldKey::kEv && string &&
            ((opening == kEventOpening.size() && kEventOpening.starts_with(literal)) ||
             (opening == kSpacedEventOpening.size() && kSpacedEventOpening.starts_with(literal)));
-      if (ok) event = bag.at(Key::kEv).s;
+      if (ok) event = bag.at(FieldKey::kEv).s;
       ok = ok && !event.empty();
     } else {
       fields.push_back(ShapeField{make_literal(literal), key, string});
@@ -510,7 +499,7 @@ struct ShapeRecorder {
 };
 
 // Reads `line` key by key; `recorder`, when given, writes its shape down.
-FlatJson read_general(std::string_view line, const char* limit, FieldBag& bag, KeyGuess& guess,
+FlatJson read_general(std::string_view line, const char* limit, FieldBag& bag,
                       ShapeRecorder* recorder) {
   const char* end = line.data() + line.size();
   const char* p = skip_space(line.data(), end);
@@ -520,23 +509,13 @@ FlatJson read_general(std::string_view line, const char* limit, FieldBag& bag, K
     ++p;
     if (recorder != nullptr) recorder->ok = false;  // no event, no shape
   } else {
-    std::size_t previous = KeyGuess::kStart;
     const char* literal_start = line.data();
     while (true) {
       if ((p = expect(p, end, '"')) == nullptr) return FlatJson::kDefer;
-      std::optional<Key> key;
-      if (Key predicted = guess.predicted(previous);
-          static_cast<std::size_t>(limit - p) >= kLiteralBytes && is_key(p, predicted) &&
-          static_cast<std::size_t>(end - p) >= kKeyPatterns[static_cast<std::size_t>(predicted)].length) {
-        key = predicted;
-        p += kKeyPatterns[static_cast<std::size_t>(predicted)].length;
-      } else {
-        std::string_view name;
-        if ((p = read_string(p, end, limit, name)) == nullptr) return FlatJson::kDefer;
-        key = guess.find(previous, name);
-      }
+      std::string_view name;
+      if ((p = read_string(p, end, limit, name)) == nullptr) return FlatJson::kDefer;
+      const std::optional<FieldKey> key = find_key(name);
       if ((p = expect(p, end, ':')) == nullptr) return FlatJson::kDefer;
-      if (key) previous = static_cast<std::size_t>(*key);
       const char* value_start = p;
       if (recorder != nullptr) value_start = skip_space(p, end);
       if ((p = read_field_value(p, end, limit, key, bag)) == nullptr) return FlatJson::kDefer;
@@ -568,8 +547,8 @@ std::size_t shape_slot(std::string_view event) {
 }
 
 // `literal` at p, wholly before `end`: by words when 24 bytes are readable, else byte by byte.
-[[gnu::always_inline]] inline bool matches_within(const char* p, const char* end,
-                                                  const char* limit, const Literal& literal) {
+[[gnu::always_inline]] inline bool matches_within(const char* p, const char* end, const char* limit,
+                                                  const Literal& literal) {
   if (static_cast<std::size_t>(end - p) < literal.length) return false;
   if (static_cast<std::size_t>(limit - p) >= kLiteralBytes) return matches(p, literal);
   return std::memcmp(p, literal.word.data(), literal.length) == 0;  // the words hold the bytes
@@ -581,7 +560,8 @@ bool read_shape(const Shape& shape, const char* p, const char* end, const char* 
                 FieldBag& bag) {
   for (const ShapeField& field : shape.fields) {
     // The literal, and a value after it.
-    if (!matches_within(p, end, limit, field.before) || end - p == static_cast<std::ptrdiff_t>(field.before.length)) {
+    if (!matches_within(p, end, limit, field.before) ||
+        end - p == static_cast<std::ptrdiff_t>(field.before.length)) {
       return false;
     }
     p += field.before.length;
@@ -601,8 +581,7 @@ bool read_shape(const Shape& shape, const char* p, const char* end, const char* 
       store_number(slot, n);
     }
   }
-  return matches_within(p, end, limit, shape.tail) &&
-         skip_space(p + shape.tail.length, end) == end;
+  return matches_within(p, end, limit, shape.tail) && skip_space(p + shape.tail.length, end) == end;
 }
 
 }  // namespace
@@ -631,7 +610,7 @@ FlatJson FlatJsonReader::read(std::string_view line, std::size_t readable, Field
       shape = &shapes_->slots[shape_slot(event)];
       known_event = shape->opening == opening && same_short_text(shape->event, event);
       if (known_event) {
-        Slot& slot = bag.set(Key::kEv);
+        Slot& slot = bag.set(FieldKey::kEv);
         slot.kind = Slot::Kind::kString;
         slot.s = event;
         if (read_shape(*shape, p, end, limit, bag)) {
@@ -647,7 +626,7 @@ FlatJson FlatJsonReader::read(std::string_view line, std::size_t readable, Field
   // Key by key; the shape is written down when the event has none, or its shape keeps missing.
   const bool record = shape != nullptr && (!known_event || shape->misses >= 2);
   ShapeRecorder recorder;
-  FlatJson result = read_general(line, limit, bag, guess_, record ? &recorder : nullptr);
+  FlatJson result = read_general(line, limit, bag, record ? &recorder : nullptr);
   if (result == FlatJson::kRead && record && recorder.ok) {
     shape->event = std::move(recorder.event);
     shape->opening = recorder.opening;

@@ -50,7 +50,6 @@ class FlatJsonReader {
   std::int64_t shaped_lines() const { return shaped_lines_; }
 
  private:
-  KeyGuess guess_;
   std::int64_t shaped_lines_ = 0;
   std::unique_ptr<flat_detail::Shapes> shapes_;
 };

@@ -17,7 +17,7 @@ namespace {
 
 bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-simdjson::error_code read_array(ondemand::value& value, Key key, FieldBag& bag, Slot& slot) {
+simdjson::error_code read_array(ondemand::value& value, FieldKey key, FieldBag& bag, Slot& slot) {
   ondemand::array array;
   if (auto error = value.get_array().get(array)) return error;
   auto& ints = bag.int_list(key);
@@ -49,7 +49,7 @@ simdjson::error_code read_array(ondemand::value& value, Key key, FieldBag& bag, 
   return simdjson::SUCCESS;
 }
 
-simdjson::error_code read_value(ondemand::value& value, Key key, FieldBag& bag) {
+simdjson::error_code read_value(ondemand::value& value, FieldKey key, FieldBag& bag) {
   Slot& slot = bag.set(key);
   ondemand::json_type type;
   if (auto error = value.type().get(type)) return error;
@@ -143,10 +143,9 @@ bool quote_nonfinite(std::string_view line, std::string& out) {
 
 // The fields of the object `doc` holds, into the bag.
 template <class Document>
-simdjson::error_code read_object(Document& doc, FieldBag& bag, KeyGuess& guess) {
+simdjson::error_code read_object(Document& doc, FieldBag& bag) {
   ondemand::object object;
   if (auto error = doc.get_object().get(object)) return error;
-  std::size_t previous = KeyGuess::kStart;
   for (auto item : object) {
     ondemand::field field;
     if (auto error = std::move(item).get(field)) return error;
@@ -154,9 +153,8 @@ simdjson::error_code read_object(Document& doc, FieldBag& bag, KeyGuess& guess) 
     const char* raw = field.key().raw();
     const char* end = raw;
     while (*end != '"') ++end;
-    std::optional<Key> key = guess.find(previous, {raw, static_cast<std::size_t>(end - raw)});
+    std::optional<FieldKey> key = find_key({raw, static_cast<std::size_t>(end - raw)});
     if (!key) continue;  // unknown fields are for newer readers
-    previous = static_cast<std::size_t>(*key);
     if (auto error = read_value(field.value(), *key, bag)) return error;
   }
   return simdjson::SUCCESS;
@@ -168,14 +166,13 @@ struct JsonLineReader::Impl {
   ondemand::parser parser;
   std::string copy;
   std::string quoted;
-  KeyGuess guess;
   FlatJsonReader flat;
 
   simdjson::error_code parse(const char* data, std::size_t size, std::size_t capacity,
                              FieldBag& bag) {
     ondemand::document doc;
     if (auto error = parser.iterate(data, size, capacity).get(doc)) return error;
-    if (auto error = read_object(doc, bag, guess)) return error;
+    if (auto error = read_object(doc, bag)) return error;
     // Past the object the iterator must be at the end: `{...} junk` is not one object.
     return doc.current_location().error() == simdjson::OUT_OF_BOUNDS ? simdjson::SUCCESS
                                                                      : simdjson::TRAILING_CONTENT;

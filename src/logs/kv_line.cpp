@@ -51,7 +51,7 @@ bool read_kv_line(std::string_view text, FieldBag& bag, std::string& error) {
       while (i < text.size() && text[i] != ' ' && text[i] != '\t') ++i;
       value = text.substr(start, i - start);
     }
-    std::optional<Key> key = find_key(name);
+    std::optional<FieldKey> key = find_key(name);
     if (!key) continue;
     Slot& slot = bag.set(*key);
     if (quoted) {

@@ -8,14 +8,18 @@
 #include "logs/json_line.h"
 #include "logs/kv_line.h"
 #include "logs/line_prefix.h"
+#include "logs/metric_line.h"
+#include "logs/python_dict_line.h"
+#include "logs/settings_line.h"
 #include "logs/step_line.h"
+#include "logs/step_numbering.h"
 
 namespace bigmac::logs {
 
 namespace {
 
 /// Formats that may share one stream: the two spellings of the contract go together.
-enum class Family { kAny, kContract, kMegatron, kTorchtitan, kRegex };
+enum class Family { kAny, kContract, kMegatron, kTorchtitan, kRegex, kPythonDict, kPlain };
 
 Family family_of(LogFormat format) {
   switch (format) {
@@ -30,6 +34,10 @@ Family family_of(LogFormat format) {
       return Family::kTorchtitan;
     case LogFormat::kRegex:
       return Family::kRegex;
+    case LogFormat::kPythonDict:
+      return Family::kPythonDict;
+    case LogFormat::kPlain:
+      return Family::kPlain;
   }
   return Family::kAny;
 }
@@ -54,6 +62,8 @@ struct LogStream::Impl {
   std::string clean;
   std::string error;
   std::int64_t steps = 0;
+  StepNumbering numbering;
+  std::string counter_name;  // of plain step lines, fixed by the first
 
   bool allows(Family f) const { return family == Family::kAny || family == f; }
 
@@ -104,15 +114,29 @@ struct LogStream::Impl {
     }
   }
 
-  void step_line(LineMatch match, const RecordOrigin& at, std::string_view text, LogFormat format,
-                 StepRecord& step, std::vector<Record>& out) {
+  // A step-line format's verdict on a line; false when the line is not of that format.
+  bool step_line(LineMatch match, const RecordOrigin& at, std::string_view text, LogFormat format,
+                 StepLine& step, std::vector<Record>& out) {
+    if (match == LineMatch::kNotMine) return false;
     if (match == LineMatch::kBad) {
+      unparseable(at, error, text);
+      return true;
+    }
+    detected(format);
+    if (step.counter) step.record.global_step = numbering.global_step(*step.counter);
+    step.record.at = at;
+    record(Record(std::move(step.record)), out);
+    return true;
+  }
+
+  void settings_line(const RecordOrigin& at, std::string_view text, std::vector<Record>& out) {
+    SettingsRecord settings;
+    if (read_settings_line(text, settings, error) == LineMatch::kBad) {
       unparseable(at, error, text);
       return;
     }
-    detected(format);
-    step.at = at;
-    record(Record(std::move(step)), out);
+    settings.at = at;
+    record(Record(std::move(settings)), out);
   }
 
   // One complete line without its '\n'; `readable` bytes from line.data() may be read.
@@ -133,10 +157,12 @@ struct LogStream::Impl {
       ++stats.blank_lines;
       return;
     }
-    if (text.front() == '{' && allows(Family::kContract)) {
+    // The contract is read whatever the format: a trainer whose step lines are its own writes
+    // the events the gates need besides (run, batch, model, done) in the contract's form.
+    if (text.front() == '{') {
       std::size_t offset = static_cast<std::size_t>(text.data() - raw.data());
       if (json.read(text, readable - offset, bag, error)) {
-        if (bag.has(Key::kEv)) {
+        if (bag.has(FieldKey::kEv)) {
           contract(at, text, LogFormat::kBigmac, out);
           return;
         }
@@ -149,38 +175,41 @@ struct LogStream::Impl {
       remove_ansi(text, clean);
       text = clean;
     }
-    StepRecord step;
-    if (allows(Family::kContract)) {
-      std::size_t marker = text.find(kKeyValueMarker);
-      if (marker != std::string_view::npos) {
-        if (read_kv_line(text.substr(marker + 7), bag, error)) {
-          contract(at, text, LogFormat::kKeyValue, out);
-        } else {
-          unparseable(at, error, text);
-        }
-        return;
-      }
+    if (text.starts_with(kSettingsMarker)) {
+      settings_line(at, text, out);
+      return;
     }
-    if (allows(Family::kMegatron)) {
-      LineMatch match = read_megatron_line(text, step, error);
-      if (match != LineMatch::kNotMine) {
-        step_line(match, at, text, LogFormat::kMegatron, step, out);
-        return;
+    if (std::size_t marker = text.find(kKeyValueMarker); marker != std::string_view::npos) {
+      if (read_kv_line(text.substr(marker + 7), bag, error)) {
+        contract(at, text, LogFormat::kKeyValue, out);
+      } else {
+        unparseable(at, error, text);
       }
+      return;
     }
-    if (allows(Family::kTorchtitan)) {
-      LineMatch match = read_torchtitan_line(text, step, error);
-      if (match != LineMatch::kNotMine) {
-        step_line(match, at, text, LogFormat::kTorchtitan, step, out);
-        return;
-      }
+    // The exact formats first, the user's map, then the general ones (auto tries them all).
+    StepLine step;
+    if (allows(Family::kMegatron) && step_line(read_megatron_line(text, step, error), at, text,
+                                               LogFormat::kMegatron, step, out)) {
+      return;
     }
-    if (family == Family::kRegex && custom != nullptr) {
-      LineMatch match = custom->read(text, steps, step, error);
-      if (match != LineMatch::kNotMine) {
-        step_line(match, at, text, LogFormat::kRegex, step, out);
-        return;
-      }
+    if (allows(Family::kTorchtitan) && step_line(read_torchtitan_line(text, step, error), at, text,
+                                                 LogFormat::kTorchtitan, step, out)) {
+      return;
+    }
+    if (allows(Family::kRegex) && custom != nullptr &&
+        step_line(custom->read(text, steps, step.record, error), at, text, LogFormat::kRegex, step,
+                  out)) {
+      return;
+    }
+    if (allows(Family::kPythonDict)) {
+      LineMatch match = read_python_dict_line(text, step, error);
+      if (!step.counter) step.record.global_step = steps;
+      if (step_line(match, at, text, LogFormat::kPythonDict, step, out)) return;
+    }
+    if (allows(Family::kPlain) && step_line(read_metric_line(text, counter_name, step, error), at,
+                                            text, LogFormat::kPlain, step, out)) {
+      return;
     }
     context(at, text, false, out);
   }
@@ -205,11 +234,7 @@ LogStream::LogStream(LogFormat format, int default_rank, const FieldMap* custom,
                      StreamLimits limits)
     : impl_(std::make_unique<Impl>()) {
   impl_->family = family_of(format);
-  if (format == LogFormat::kBigmac || format == LogFormat::kKeyValue ||
-      format == LogFormat::kMegatron || format == LogFormat::kTorchtitan ||
-      format == LogFormat::kRegex) {
-    impl_->stats.detected = format;
-  }
+  if (format != LogFormat::kAuto) impl_->stats.detected = format;
   impl_->default_rank = default_rank;
   impl_->custom = custom;
   impl_->limits = limits;

@@ -1,15 +1,10 @@
+#include "core/trim.h"
 #include "logs/number_text.h"
 #include "logs/step_line.h"
 
 namespace bigmac::logs {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -40,13 +35,14 @@ std::size_t find_iteration(std::string_view text, std::int64_t& iteration, std::
 
 }  // namespace
 
-LineMatch read_megatron_line(std::string_view text, StepRecord& out, std::string& error) {
+LineMatch read_megatron_line(std::string_view text, StepLine& line, std::string& error) {
   std::int64_t iteration = 0;
   std::int64_t total = 0;
   std::size_t pos = find_iteration(text, iteration, total);
   if (pos == std::string_view::npos) return LineMatch::kNotMine;
-  out = StepRecord{};
-  out.global_step = iteration - 1;  // Megatron prints the count of finished iterations
+  line = StepLine{};
+  line.counter = iteration;  // the count of finished iterations
+  StepRecord& out = line.record;
   out.extra.emplace_back("train_iters", static_cast<double>(total));
   std::string_view rest = text.substr(pos);
   while (!rest.empty()) {
@@ -78,7 +74,12 @@ LineMatch read_megatron_line(std::string_view text, StepRecord& out, std::string
     } else if (name == "elapsed time per iteration (ms)") {
       out.step_ms = *value;
     } else if (name == "global batch size") {
-      out.samples_per_step = static_cast<std::int64_t>(*value);
+      out.samples_per_step = exact_integer(*value);
+      if (!out.samples_per_step) {
+        error = "Megatron field 'global batch size': '" + std::string(value_text.substr(0, 40)) +
+                "' is not a whole number";
+        return LineMatch::kBad;
+      }
     } else {
       out.extra.emplace_back(std::string(name), *value);
     }

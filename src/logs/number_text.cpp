@@ -5,16 +5,11 @@
 #include <limits>
 
 #include "core/checked_integer.h"
+#include "core/trim.h"
 
 namespace bigmac::logs {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 bool equals_folded(std::string_view text, std::string_view lower) {
   if (text.size() != lower.size()) return false;
@@ -65,6 +60,43 @@ std::optional<double> parse_real(std::string_view text) {
                                  : std::numeric_limits<double>::infinity();
   }
   return nonfinite(text);
+}
+
+std::optional<std::int64_t> exact_integer(double value) {
+  constexpr double kLimit = 9007199254740992.0;                   // 2^53
+  if (!(value > -kLimit && value < kLimit)) return std::nullopt;  // also NaN
+  auto whole = static_cast<std::int64_t>(value);
+  if (static_cast<double>(whole) != value) return std::nullopt;
+  return whole;
+}
+
+std::size_t number_length(std::string_view text) {
+  std::size_t i = 0;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  auto digits = [&] {
+    std::size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i - start;
+  };
+  std::size_t whole = digits();
+  std::size_t fraction = 0;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    fraction = digits();
+  }
+  if (whole + fraction == 0) {
+    // A non-finite word, whole: `nan` but not `nano`.
+    std::size_t start = text.size() > 0 && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    std::size_t end = start;
+    while (end < text.size() && ((text[end] | 0x20) >= 'a' && (text[end] | 0x20) <= 'z')) ++end;
+    return is_nonfinite_word(text.substr(0, end)) ? end : 0;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    std::size_t mark = i++;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    if (digits() == 0) i = mark;  // `5e` is the number 5 and a unit
+  }
+  return i;
 }
 
 std::optional<std::int64_t> parse_integer(std::string_view text) {

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "logs/contract_names.h"
+#include "logs/record_json.h"
+
 namespace bigmac::logs {
 
 namespace {
@@ -32,8 +35,8 @@ std::vector<std::string> step_fields(const std::vector<StepRecord>& steps) {
   return fields;
 }
 
-void count(std::map<std::string, std::int64_t>& events, const char* name, std::size_t n) {
-  if (n > 0) events[name] += static_cast<std::int64_t>(n);
+void count(std::map<std::string, std::int64_t>& events, EventKind event, std::size_t n) {
+  if (n > 0) events[std::string(event_kind_name(event))] += static_cast<std::int64_t>(n);
 }
 
 RankSummary summarize_rank(const RankLog& log) {
@@ -47,19 +50,20 @@ RankSummary summarize_rank(const RankLog& log) {
     s.last_step = log.steps.back().global_step;
   }
   s.step_fields = step_fields(log.steps);
-  count(s.events, "run", log.runs.size());
-  count(s.events, "pg_ready", log.pg_ready.size());
-  count(s.events, "batch", log.batches.size());
-  count(s.events, "model", log.models.size());
-  count(s.events, "layout", log.layouts.size());
-  count(s.events, "step", log.steps.size());
-  count(s.events, "heartbeat", log.heartbeats.size());
-  count(s.events, "mb", log.micro_batches.size());
-  count(s.events, "shape", log.shapes.size());
-  count(s.events, "loss", log.losses.size());
-  count(s.events, "ckpt", log.checkpoints.size());
-  count(s.events, "digest", log.digests.size());
-  count(s.events, "done", log.dones.size());
+  count(s.events, EventKind::kRun, log.runs.size());
+  count(s.events, EventKind::kPgReady, log.pg_ready.size());
+  count(s.events, EventKind::kBatch, log.batches.size());
+  count(s.events, EventKind::kModel, log.models.size());
+  count(s.events, EventKind::kLayout, log.layouts.size());
+  count(s.events, EventKind::kStep, log.steps.size());
+  count(s.events, EventKind::kHeartbeat, log.heartbeats.size());
+  count(s.events, EventKind::kMicroBatch, log.micro_batches.size());
+  count(s.events, EventKind::kShape, log.shapes.size());
+  count(s.events, EventKind::kLoss, log.losses.size());
+  count(s.events, EventKind::kCheckpoint, log.checkpoints.size());
+  count(s.events, EventKind::kDigest, log.digests.size());
+  count(s.events, EventKind::kDone, log.dones.size());
+  if (!log.settings.empty()) s.events["cfg"] = static_cast<std::int64_t>(log.settings.size());
   s.context_lines = log.context.seen();
   s.unparseable = log.unparseable;
   return s;
@@ -157,19 +161,39 @@ std::string format_json(const ParseSummary& summary) {
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-int run_parse(const std::vector<std::string>& paths, LogFormat format, bool json, std::ostream& out,
-              std::ostream& err, const FieldMap* custom) {
-  if (format == LogFormat::kRegex && custom == nullptr) {
+int run_parse(const std::vector<std::string>& paths, const ParserOptions& options,
+              ParseOutput output, std::ostream& out, std::ostream& err) {
+  if (options.format == LogFormat::kRegex && !options.fields) {
     err << "error: --format regex needs a [logs.fields] table in the configuration\n";
     return to_int(ExitCode::kBadInput);
   }
-  Expected<LoadedLogs> logs = load_logs(paths, format, custom);
+  if (output == ParseOutput::kRecords) {
+    for (const std::string& path : paths) {
+      auto stats =
+          stream_log_file(path, options, rank_from_path(path), [&](std::vector<Record>& records) {
+            for (const Record& record : records) {
+              if (!std::holds_alternative<TextLine>(record))
+                out << record_json_line(record, path) << '\n';
+            }
+          });
+      if (!stats) {
+        err << "error: " << stats.error().format() << '\n';
+        return to_int(exit_code_for(stats.error().kind));
+      }
+      for (const UnparseableLine& bad : stats->unparseable_examples) {
+        err << path << ':' << bad.line << ": not read: " << bad.reason << ": "
+            << bad.excerpt.substr(0, 80) << '\n';
+      }
+    }
+    return to_int(ExitCode::kOk);
+  }
+  Expected<LoadedLogs> logs = load_logs(paths, options);
   if (!logs) {
     err << "error: " << logs.error().format() << '\n';
     return to_int(exit_code_for(logs.error().kind));
   }
   ParseSummary summary = summarize(*logs);
-  out << (json ? format_json(summary) : format_text(summary));
+  out << (output == ParseOutput::kJson ? format_json(summary) : format_text(summary));
   return to_int(ExitCode::kOk);
 }
 

@@ -10,6 +10,7 @@
 #include "logs/field_map.h"
 #include "logs/log_format.h"
 #include "logs/log_stream.h"
+#include "logs/parser_options.h"
 #include "logs/rank_log.h"
 
 namespace bigmac::logs {
@@ -49,10 +50,14 @@ std::string format_text(const ParseSummary& summary);
 /// The same as a JSON document (invalid UTF-8 in excerpts is replaced, never thrown).
 std::string format_json(const ParseSummary& summary);
 
-/// `bigmac-bringup parse LOG... [--format F] [--json]`: prints the summary to `out` and
-/// returns the exit code: 0 when every file was read (unparseable lines are reported, not
-/// fatal), 2 when a file is unreadable (the Error goes to `err`).
-int run_parse(const std::vector<std::string>& paths, LogFormat format, bool json, std::ostream& out,
-              std::ostream& err, const FieldMap* custom = nullptr);
+/// What `parse` prints: the summary as text or JSON, or every record as a JSON line.
+enum class ParseOutput { kText, kJson, kRecords };
+
+/// `bigmac-bringup parse LOG... [--format F] [--json | --records]`: prints to `out` and returns
+/// the exit code: 0 when every file was read (unparseable lines are reported, not fatal), 2 when
+/// a file is unreadable (the Error goes to `err`). kRecords prints each file's records in line
+/// order (record_json.h) and its unparseable examples to `err`.
+int run_parse(const std::vector<std::string>& paths, const ParserOptions& options,
+              ParseOutput output, std::ostream& out, std::ostream& err);
 
 }  // namespace bigmac::logs

@@ -29,6 +29,7 @@ struct Adder {
   void operator()(DigestRecord&& r) { log.digests.push_back(std::move(r)); }
   void operator()(DoneRecord&& r) { log.dones.push_back(r); }
   void operator()(EvalRecord&& r) { log.evals.push_back(std::move(r)); }
+  void operator()(SettingsRecord&& r) { log.settings.push_back(std::move(r)); }
   void operator()(TextLine&& r) { log.context.add(std::move(r)); }
 };
 
@@ -116,6 +117,7 @@ std::vector<Record> RankLog::typed_records() const {
   append(digests);
   append(dones);
   append(evals);
+  append(settings);
   return out;
 }
 
@@ -154,47 +156,57 @@ int rank_from_path(const std::string& path) {
   return i == start ? -1 : value;
 }
 
-Expected<LoadedLogs> load_logs(const std::vector<std::string>& paths, LogFormat format,
-                               const FieldMap* custom) {
-  Merger merger;
+Expected<StreamStats> stream_log_file(const std::string& path, const ParserOptions& options,
+                                      int default_rank,
+                                      const std::function<void(std::vector<Record>&)>& take) {
+  auto unreadable = [&](int err) {
+    Error error =
+        make_error(ErrorKind::kInput, std::string("cannot read log: ") + std::strerror(err),
+                   "check the path and its permissions");
+    error.file = path;
+    return tl::unexpected(std::move(error));
+  };
+  // A regular file only: a FIFO or /dev/zero would never end (core/input_file).
+  auto file = open_input_stream(path);
+  if (!file) return tl::unexpected(file.error());
   ReadBuffer buffer(std::size_t{1} << 20);
   std::vector<Record> records;
-  for (const std::string& path : paths) {
-    // A regular file only: a FIFO or /dev/zero would never end (core/input_file).
-    auto file = open_input_stream(path);
-    auto unreadable = [&](int err) {
-      Error error =
-          make_error(ErrorKind::kInput, std::string("cannot read log: ") + std::strerror(err),
-                     "check the path and its permissions");
-      error.file = path;
-      return tl::unexpected(std::move(error));
-    };
-    if (!file) return tl::unexpected(file.error());
-    merger.begin_file(path);
-    LogStream stream(format, rank_from_path(path), custom);
-    while (true) {
-      std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file->get());
-      if (n > 0) {
-        stream.feed(std::string_view(buffer.data(), n), records);
-        merger.take(records);
-      }
-      if (n < buffer.size()) {
-        if (std::ferror(file->get())) return unreadable(errno != 0 ? errno : EIO);
-        break;
-      }
+  LogStream stream(options.format, default_rank, options.custom());
+  while (true) {
+    std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file->get());
+    if (n > 0) {
+      stream.feed(std::string_view(buffer.data(), n), records);
+      take(records);
+      records.clear();
     }
-    stream.finish(records);
-    merger.take(records);
-    merger.end_file(stream.stats());
+    if (n < buffer.size()) {
+      if (std::ferror(file->get())) return unreadable(errno != 0 ? errno : EIO);
+      break;
+    }
+  }
+  stream.finish(records);
+  take(records);
+  return stream.stats();
+}
+
+Expected<LoadedLogs> load_logs(const std::vector<std::string>& paths,
+                               const ParserOptions& options) {
+  Merger merger;
+  for (const std::string& path : paths) {
+    merger.begin_file(path);
+    auto stats = stream_log_file(path, options, rank_from_path(path),
+                                 [&](std::vector<Record>& records) { merger.take(records); });
+    if (!stats) return tl::unexpected(std::move(stats.error()));
+    merger.end_file(*stats);
   }
   return std::move(merger).result();
 }
 
-LoadedLogs load_text(std::string_view text, const std::string& name, LogFormat format,
-                     int default_rank, const FieldMap* custom) {
+LoadedLogs load_text(std::string_view text, const std::string& name, const ParserOptions& options,
+                     int default_rank) {
   Merger merger;
   merger.begin_file(name);
-  LogStream stream(format, default_rank, custom);
+  LogStream stream(options.format, default_rank, options.custom());
   std::vector<Record> records;
   stream.feed(text, records);
   stream.finish(records);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -8,6 +9,7 @@
 #include "core/error.h"
 #include "logs/context_window.h"
 #include "logs/log_stream.h"
+#include "logs/parser_options.h"
 #include "logs/record.h"
 
 namespace bigmac::logs {
@@ -34,6 +36,7 @@ struct RankLog {
   std::vector<DigestRecord> digests;
   std::vector<DoneRecord> dones;
   std::vector<EvalRecord> evals;
+  std::vector<SettingsRecord> settings;  ///< `[cfg]` lines
   ContextWindow context;
   std::int64_t records = 0;      ///< typed records added
   std::int64_t unparseable = 0;  ///< record-looking lines of this rank that could not be read
@@ -46,6 +49,7 @@ struct RankLog {
   const LayoutRecord* layout() const { return latest(layouts); }
   const DigestRecord* digest() const { return latest(digests); }
   const DoneRecord* done() const { return latest(dones); }
+  const SettingsRecord* last_settings() const { return latest(settings); }
 
   /// Every record of type R this rank logged, in line order.
   template <class R>
@@ -92,6 +96,8 @@ const std::vector<R>& RankLog::all() const {
     return digests;
   else if constexpr (std::is_same_v<R, EvalRecord>)
     return evals;
+  else if constexpr (std::is_same_v<R, SettingsRecord>)
+    return settings;
   else {
     static_assert(std::is_same_v<R, DoneRecord>, "RankLog::all<R>: R is not a typed record");
     return dones;
@@ -120,15 +126,20 @@ struct LoadedLogs {
 /// It is the default for lines that carry no rank of their own.
 int rank_from_path(const std::string& path);
 
-/// Reads each file in chunks through a LogStream and merges the records by rank. An unreadable
-/// file is an input Error naming it.
+/// Reads one file in chunks through a LogStream (`default_rank` for lines that name none) and
+/// hands each batch of records to `take`, which may move them out. Returns the stream's stats;
+/// an unreadable file (also a directory) is an input Error naming it.
+Expected<StreamStats> stream_log_file(const std::string& path, const ParserOptions& options,
+                                      int default_rank,
+                                      const std::function<void(std::vector<Record>&)>& take);
+
+/// Reads each file with stream_log_file (the rank its name suggests as the default) and merges
+/// the records by rank.
 Expected<LoadedLogs> load_logs(const std::vector<std::string>& paths,
-                               LogFormat format = LogFormat::kAuto,
-                               const FieldMap* custom = nullptr);
+                               const ParserOptions& options = {});
 
 /// The same for text already in memory (tests, the watchdog's buffers), as source `name`.
 LoadedLogs load_text(std::string_view text, const std::string& name,
-                     LogFormat format = LogFormat::kAuto, int default_rank = -1,
-                     const FieldMap* custom = nullptr);
+                     const ParserOptions& options = {}, int default_rank = -1);
 
 }  // namespace bigmac::logs

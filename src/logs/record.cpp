@@ -1,31 +1,37 @@
 #include "logs/record.h"
 
+#include <type_traits>
+
+#include "logs/contract_names.h"
+
 namespace bigmac::logs {
+
+namespace {
+
+// Record lists the contract's events first, in EventKind order, so a record's index names it.
+template <EventKind kEvent, class T>
+constexpr bool kAt =
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(kEvent), Record>, T>;
+static_assert(kAt<EventKind::kRun, RunRecord> && kAt<EventKind::kPgReady, PgReadyRecord> &&
+              kAt<EventKind::kBatch, BatchRecord> && kAt<EventKind::kModel, ModelRecord> &&
+              kAt<EventKind::kLayout, LayoutRecord> && kAt<EventKind::kStep, StepRecord> &&
+              kAt<EventKind::kHeartbeat, HeartbeatRecord> &&
+              kAt<EventKind::kMicroBatch, MicroBatchRecord> &&
+              kAt<EventKind::kShape, ShapeRecord> && kAt<EventKind::kLoss, LossRecord> &&
+              kAt<EventKind::kCheckpoint, CheckpointRecord> &&
+              kAt<EventKind::kDigest, DigestRecord> && kAt<EventKind::kDone, DoneRecord> &&
+              kAt<EventKind::kEval, EvalRecord> &&
+              std::variant_size_v<Record> == kEventKindCount + 2);
+
+}  // namespace
 
 const RecordOrigin& origin_of(const Record& record) {
   return std::visit([](const auto& r) -> const RecordOrigin& { return r.at; }, record);
 }
 
-namespace {
-struct EventName {
-  std::string_view operator()(const RunRecord&) const { return "run"; }
-  std::string_view operator()(const PgReadyRecord&) const { return "pg_ready"; }
-  std::string_view operator()(const BatchRecord&) const { return "batch"; }
-  std::string_view operator()(const ModelRecord&) const { return "model"; }
-  std::string_view operator()(const LayoutRecord&) const { return "layout"; }
-  std::string_view operator()(const StepRecord&) const { return "step"; }
-  std::string_view operator()(const HeartbeatRecord&) const { return "heartbeat"; }
-  std::string_view operator()(const MicroBatchRecord&) const { return "mb"; }
-  std::string_view operator()(const ShapeRecord&) const { return "shape"; }
-  std::string_view operator()(const LossRecord&) const { return "loss"; }
-  std::string_view operator()(const CheckpointRecord&) const { return "ckpt"; }
-  std::string_view operator()(const DigestRecord&) const { return "digest"; }
-  std::string_view operator()(const DoneRecord&) const { return "done"; }
-  std::string_view operator()(const EvalRecord&) const { return "eval"; }
-  std::string_view operator()(const TextLine&) const { return "text"; }
-};
-}  // namespace
-
-std::string_view event_name(const Record& record) { return std::visit(EventName{}, record); }
+std::string_view event_name(const Record& record) {
+  if (record.index() < kEventKindCount) return kEventKindNames[record.index()];
+  return std::holds_alternative<SettingsRecord>(record) ? "cfg" : "text";
+}
 
 }  // namespace bigmac::logs

@@ -73,8 +73,9 @@ struct LayoutRecord {
 };
 
 /// One optimizer step. bigmac logs carry every field; foreign formats fill what they print.
-/// `global_step` is 0-based everywhere: Megatron's `iteration 10` and torchtitan's `step: 10`
-/// (both 1-based, printed after the step) become global_step 9.
+/// `global_step` is 0-based everywhere; formats that print their own counter are numbered by
+/// StepNumbering's one rule (Megatron's `iteration 10` and torchtitan's `step: 10`, printed
+/// after the step, become global_step 9).
 struct StepRecord {
   RecordOrigin at;
   std::int64_t global_step = 0;
@@ -158,6 +159,24 @@ struct DoneRecord {
   std::int64_t steps = 0;
 };
 
+/// `[cfg] world_size=8 pp=4 ...`: the effective configuration a trainer says it runs with
+/// (settings_line.h), for comparison with what a gate asked for. Absent values were not printed.
+struct SettingsRecord {
+  RecordOrigin at;
+  std::optional<std::int64_t> world_size;
+  std::optional<std::int64_t> pp;
+  std::optional<std::int64_t> tp;
+  std::optional<std::int64_t> dp;
+  std::optional<std::int64_t> micro_batch_size;
+  std::optional<std::int64_t> grad_accum;
+  std::optional<std::int64_t> global_batch;
+  std::optional<std::int64_t> seq_length;
+  std::optional<std::int64_t> seed;
+  std::optional<std::int64_t> max_steps;
+  std::optional<std::vector<std::int64_t>> split_points;
+  std::vector<std::pair<std::string, std::string>> other;  ///< other keys, as written
+};
+
 /// A line that is not a record (traceback, NCCL line, warning), kept as context for diagnosis.
 /// Launcher prefixes and colour codes are removed; the text is cut at a bounded length.
 struct TextLine {
@@ -169,12 +188,14 @@ struct TextLine {
 /// Everything a log stream yields, in line order.
 using Record = std::variant<RunRecord, PgReadyRecord, BatchRecord, ModelRecord, LayoutRecord,
                             StepRecord, HeartbeatRecord, MicroBatchRecord, ShapeRecord, LossRecord,
-                            CheckpointRecord, DigestRecord, DoneRecord, EvalRecord, TextLine>;
+                            CheckpointRecord, DigestRecord, DoneRecord, EvalRecord, SettingsRecord,
+                            TextLine>;
 
 /// The origin of any record.
 const RecordOrigin& origin_of(const Record& record);
 
-/// The contract event name of a record (`step`, `mb`, ...); `text` for a TextLine.
+/// The contract event name of a record (`step`, `mb`, ...); `cfg` for a SettingsRecord, `text`
+/// for a TextLine.
 std::string_view event_name(const Record& record);
 
 }  // namespace bigmac::logs

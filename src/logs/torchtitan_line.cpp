@@ -1,16 +1,11 @@
 #include "core/checked_integer.h"
+#include "core/trim.h"
 #include "logs/number_text.h"
 #include "logs/step_line.h"
 
 namespace bigmac::logs {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 // torchtitan prints tps and tflops with thousands separators ("1,234").
 std::optional<double> parse_grouped(std::string_view text) {
@@ -23,7 +18,7 @@ std::optional<double> parse_grouped(std::string_view text) {
 
 }  // namespace
 
-LineMatch read_torchtitan_line(std::string_view text, StepRecord& out, std::string& error) {
+LineMatch read_torchtitan_line(std::string_view text, StepLine& line, std::string& error) {
   constexpr std::string_view kStep = "step:";
   std::size_t at = text.find(kStep);
   if (at == std::string_view::npos || (at > 0 && text[at - 1] != ' ')) return LineMatch::kNotMine;
@@ -35,10 +30,10 @@ LineMatch read_torchtitan_line(std::string_view text, StepRecord& out, std::stri
   std::size_t gap = rest.find("  ");
   std::string_view step_text = trim(rest.substr(0, gap));
   auto step = parse_integer(step_text);
-  const auto global = step ? checked_add(*step, -1) : std::nullopt;  // counted from 1
-  if (!global) return LineMatch::kNotMine;
-  out = StepRecord{};
-  out.global_step = *global;
+  if (!step || *step < 0) return LineMatch::kNotMine;
+  line = StepLine{};
+  line.counter = *step;  // torchtitan counts steps from 1
+  StepRecord& out = line.record;
   rest = gap == std::string_view::npos ? std::string_view{} : rest.substr(gap);
   while (!rest.empty()) {
     rest = trim(rest);

@@ -84,8 +84,9 @@ Expected<std::vector<std::filesystem::path>> write_reports(const ReportInput& in
 }
 
 Expected<std::vector<std::filesystem::path>> generate_reports(
-    const std::filesystem::path& run_dir, const std::filesystem::path& baseline_path) {
-  auto input = load_report_input(run_dir, baseline_path);
+    const std::filesystem::path& run_dir, const std::filesystem::path& baseline_path,
+    const logs::ParserOptions& parser) {
+  auto input = load_report_input(run_dir, baseline_path, parser);
   if (!input) return tl::unexpected(input.error());
   const char* step_summary = std::getenv("GITHUB_STEP_SUMMARY");
   return write_reports(*input, run_dir, step_summary ? step_summary : "");

@@ -29,9 +29,11 @@ Expected<std::vector<std::filesystem::path>> write_reports(const ReportInput& in
                                                            const std::filesystem::path& run_dir,
                                                            const std::string& step_summary = {});
 
-/// Loads the run directory and writes every report: the one call `run-all` makes at the end.
+/// Loads the run directory (rank logs, where an attempt left no records, read as `parser`
+/// says: the run's) and writes every report: the one call `run-all` makes at the end.
 /// Reads $GITHUB_STEP_SUMMARY itself.
 Expected<std::vector<std::filesystem::path>> generate_reports(
-    const std::filesystem::path& run_dir, const std::filesystem::path& baseline_path = {});
+    const std::filesystem::path& run_dir, const std::filesystem::path& baseline_path,
+    const logs::ParserOptions& parser);
 
 }  // namespace bigmac::report

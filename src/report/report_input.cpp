@@ -9,6 +9,7 @@
 #include "core/json_file.h"
 #include "gates/run_directory.h"
 #include "logs/rank_log.h"
+#include "report/attempt_logs.h"
 #include "report/attempt_records.h"
 
 namespace bigmac::report {
@@ -50,25 +51,10 @@ void decode_into(const fs::path& file, const nlohmann::json& json, std::vector<s
   }
 }
 
-/// rank<N>.log files of a folder, by rank number so rank10 follows rank9.
-std::vector<std::string> rank_logs(const fs::path& dir) {
-  std::vector<std::pair<int, std::string>> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("rank", 0) != 0 || entry.path().extension() != ".log") continue;
-    found.emplace_back(logs::rank_from_path(name), entry.path().string());
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<std::string> paths;
-  for (auto& [rank, path] : found) paths.push_back(std::move(path));
-  return paths;
-}
-
 /// What the reports show of an attempt's logs: records.json, written when the attempt ended.
 /// An attempt that never ended (the orchestrator was killed mid-gate) has none; its rank logs
 /// are then the only account of what ran, and are read here once.
-void read_records(const fs::path& dir, GateReport& gate) {
+void read_records(const fs::path& dir, const logs::ParserOptions& parser, GateReport& gate) {
   std::error_code ec;
   AttemptRecords records;
   if (fs::exists(dir / kAttemptRecordsName, ec)) {
@@ -76,18 +62,17 @@ void read_records(const fs::path& dir, GateReport& gate) {
     if (!json) return;
     records = attempt_records_from_json(*json);
   } else {
-    const auto paths = rank_logs(dir);
-    if (paths.empty()) {
-      gate.notes.push_back("no rank logs (rank<N>.log) in " + gate.attempt_dir);
+    auto ranks = read_attempt_logs(dir, parser);
+    if (!ranks) {
+      gate.notes.push_back("rank logs unreadable: " + ranks.error().format());
       return;
     }
-    auto loaded = logs::load_logs(paths);
-    if (!loaded) {
-      gate.notes.push_back("rank logs unreadable: " + loaded.error().message);
+    if (ranks->empty()) {
+      gate.notes.push_back("no rank logs (rank<N>.log, rank<N>.stdout) in " + gate.attempt_dir);
       return;
     }
-    records = attempt_records_of(loaded->ranks);
-    records.ranks_logged = static_cast<int>(paths.size());
+    records = attempt_records_of(*ranks);
+    records.ranks_logged = static_cast<int>(ranks->size());
   }
   gate.ranks_logged = records.ranks_logged;
   gate.first_t = records.first_t;
@@ -96,7 +81,8 @@ void read_records(const fs::path& dir, GateReport& gate) {
   gate.micro_batches = std::move(records.micro_batches);
 }
 
-GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, std::size_t index) {
+GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, std::size_t index,
+                     const logs::ParserOptions& parser) {
   GateReport gate;
   gate.record = record;
   gate.index = index;
@@ -130,7 +116,7 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
     gate.notes.push_back("attempt " + gate.attempt_dir + " did not finish (" +
                          std::string(gates::status_name(record.status)) + "); no verdict");
   }
-  read_records(dir, gate);
+  read_records(dir, parser, gate);
   return gate;
 }
 
@@ -172,7 +158,8 @@ int ReportInput::count(gates::GateStatus status) const {
       gates.begin(), gates.end(), [&](const GateReport& g) { return g.record.status == status; }));
 }
 
-Expected<ReportInput> load_report_input(const fs::path& run_dir, const fs::path& baseline_path) {
+Expected<ReportInput> load_report_input(const fs::path& run_dir, const fs::path& baseline_path,
+                                        const logs::ParserOptions& parser) {
   auto state = gates::read_run_state(run_dir);
   if (!state) return tl::unexpected(state.error());
   ReportInput input;
@@ -188,7 +175,7 @@ Expected<ReportInput> load_report_input(const fs::path& run_dir, const fs::path&
     }
   }
   for (std::size_t i = 0; i < input.state.gates.size(); ++i) {
-    input.gates.push_back(read_gate(run_dir, input.state.gates[i], i));
+    input.gates.push_back(read_gate(run_dir, input.state.gates[i], i, parser));
   }
   return input;
 }

@@ -12,6 +12,7 @@
 #include "diagnose/diagnosis.h"
 #include "gates/gate_verdict.h"
 #include "gates/run_state.h"
+#include "logs/parser_options.h"
 #include "logs/record.h"
 #include "report/attempt_result.h"
 
@@ -57,7 +58,10 @@ struct ReportInput {
 /// then for each gate that launched its last attempt folder (verdict.json, diagnosis.json,
 /// result.json, rank<N>.log). A missing or partial attempt (a run killed mid-gate) becomes a
 /// note on that gate, never an error. `baseline_path` may be empty (no baseline plotted).
+/// `parser` reads the rank logs of an attempt that left no records.json: give the run's
+/// (logs::parser_options of its configuration), or its logs are read as `auto`.
 Expected<ReportInput> load_report_input(const std::filesystem::path& run_dir,
-                                        const std::filesystem::path& baseline_path = {});
+                                        const std::filesystem::path& baseline_path = {},
+                                        const logs::ParserOptions& parser = {});
 
 }  // namespace bigmac::report

@@ -55,47 +55,43 @@ double wall_time_s() {
   return std::chrono::duration<double>(now).count();
 }
 
-LogEvent::LogEvent(std::string_view ev, int rank, double wall_time) {
-  text_ = fmt::format("{{\"ev\":{},\"rank\":{},\"t\":{:.6f}", quote_json(ev), rank, wall_time);
+LogEvent::LogEvent(EventKind ev, int rank, double wall_time) {
+  text_ = fmt::format("{{{}:{},{}:{},{}:{:.6f}", quote_json(key_name(FieldKey::kEv)),
+                      quote_json(event_kind_name(ev)), quote_json(key_name(FieldKey::kRank)), rank,
+                      quote_json(key_name(FieldKey::kT)), wall_time);
 }
 
-void LogEvent::key(std::string_view name) {
+void LogEvent::key(FieldKey name) {
   text_ += ',';
-  text_ += quote_json(name);
+  text_ += quote_json(key_name(name));
   text_ += ':';
 }
 
-LogEvent& LogEvent::field(std::string_view name, std::int64_t value) {
+LogEvent& LogEvent::field(FieldKey name, std::int64_t value) {
   key(name);
   text_ += std::to_string(value);
   return *this;
 }
 
-LogEvent& LogEvent::field(std::string_view name, double value) {
+LogEvent& LogEvent::field(FieldKey name, double value) {
   key(name);
   text_ += format_json_double(value);
   return *this;
 }
 
-LogEvent& LogEvent::field(std::string_view name, bool value) {
-  key(name);
-  text_ += value ? "true" : "false";
-  return *this;
-}
-
-LogEvent& LogEvent::field(std::string_view name, std::string_view value) {
+LogEvent& LogEvent::field(FieldKey name, std::string_view value) {
   key(name);
   text_ += quote_json(value);
   return *this;
 }
 
-LogEvent& LogEvent::field(std::string_view name, const std::vector<std::int64_t>& values) {
+LogEvent& LogEvent::field(FieldKey name, const std::vector<std::int64_t>& values) {
   key(name);
   text_ += fmt::format("[{}]", fmt::join(values, ","));
   return *this;
 }
 
-LogEvent& LogEvent::field(std::string_view name, const std::vector<std::string>& values) {
+LogEvent& LogEvent::field(FieldKey name, const std::vector<std::string>& values) {
   key(name);
   text_ += '[';
   for (std::size_t i = 0; i < values.size(); ++i) {

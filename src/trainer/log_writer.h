@@ -8,31 +8,34 @@
 #include <vector>
 
 #include "core/error.h"
+#include "logs/contract_names.h"
 
 namespace bigmac::trainer {
 
+using logs::EventKind;
+using logs::FieldKey;
+
 /// One bigmac-log v1 event under construction: `{"ev":...,"rank":...,"t":...,<fields>}`
-/// (docs/log-contract.md). Non-finite floats are written bare (NaN, Infinity) as Python does.
+/// (docs/log-contract.md). Event and field names come from the contract's one list
+/// (logs/contract_names.h), so the writer cannot spell a name the parsers do not know.
+/// Non-finite floats are written bare (NaN, Infinity) as Python does.
 class LogEvent {
  public:
-  LogEvent(std::string_view ev, int rank, double wall_time_s);
+  LogEvent(EventKind ev, int rank, double wall_time_s);
 
-  LogEvent& field(std::string_view key, std::int64_t value);
-  LogEvent& field(std::string_view key, int value) { return field(key, std::int64_t{value}); }
-  LogEvent& field(std::string_view key, double value);
-  LogEvent& field(std::string_view key, bool value);
-  LogEvent& field(std::string_view key, std::string_view value);
-  LogEvent& field(std::string_view key, const char* value) {
-    return field(key, std::string_view(value));
-  }
-  LogEvent& field(std::string_view key, const std::vector<std::int64_t>& values);
-  LogEvent& field(std::string_view key, const std::vector<std::string>& values);
+  LogEvent& field(FieldKey key, std::int64_t value);
+  LogEvent& field(FieldKey key, int value) { return field(key, std::int64_t{value}); }
+  LogEvent& field(FieldKey key, double value);
+  LogEvent& field(FieldKey key, std::string_view value);
+  LogEvent& field(FieldKey key, const char* value) { return field(key, std::string_view(value)); }
+  LogEvent& field(FieldKey key, const std::vector<std::int64_t>& values);
+  LogEvent& field(FieldKey key, const std::vector<std::string>& values);
 
   /// The finished line, without the newline.
   std::string line() const { return text_ + "}"; }
 
  private:
-  void key(std::string_view name);
+  void key(FieldKey name);
   std::string text_;
 };
 
@@ -58,7 +61,7 @@ class LogWriter {
   ~LogWriter();
 
   /// A new event of this writer's rank, stamped now.
-  LogEvent event(std::string_view ev) const { return LogEvent(ev, rank_, wall_time_s()); }
+  LogEvent event(EventKind ev) const { return LogEvent(ev, rank_, wall_time_s()); }
   void write(const LogEvent& event);
   void set_rank(int rank) { rank_ = rank; }
 

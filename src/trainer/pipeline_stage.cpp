@@ -41,11 +41,13 @@ std::string describe(const std::vector<std::int64_t>& meta) {
 }  // namespace
 
 PipelineStage::PipelineStage(StageSpec spec, BigMac model, RankGroup& group, LogWriter& log,
+                             const FaultInjector& faults,
                              std::function<at::Tensor(int, int)> tokens)
     : spec_(std::move(spec)),
       model_(std::move(model)),
       group_(group),
       log_(log),
+      faults_(faults),
       tokens_(std::move(tokens)) {}
 
 void PipelineStage::check_boundary(const at::Tensor& hidden, bool sender) {
@@ -78,28 +80,30 @@ void PipelineStage::check_boundary(const at::Tensor& hidden, bool sender) {
   }
 }
 
+LogEvent PipelineStage::stage_event(EventKind ev, int step, int mb) const {
+  LogEvent event = log_.event(ev);
+  event.field(FieldKey::kGlobalStep, step)
+      .field(FieldKey::kStage, spec_.stage)
+      .field(FieldKey::kMb, mb);
+  return event;
+}
+
 void PipelineStage::log_shape(int step, int mb, const char* where, const char* name,
                               const at::Tensor& t) {
   if (!spec_.trace_shapes) return;
-  log_.write(log_.event("shape")
-                 .field("global_step", step)
-                 .field("stage", spec_.stage)
-                 .field("mb", mb)
-                 .field("where", where)
-                 .field("name", name)
-                 .field("shape", dims(t))
-                 .field("dtype", dtype_name(t.scalar_type()))
-                 .field("device", t.device().str()));
+  log_.write(stage_event(EventKind::kShape, step, mb)
+                 .field(FieldKey::kWhere, where)
+                 .field(FieldKey::kName, name)
+                 .field(FieldKey::kShape, dims(t))
+                 .field(FieldKey::kDtype, dtype_name(t.scalar_type()))
+                 .field(FieldKey::kDevice, t.device().str()));
 }
 
 void PipelineStage::log_mb(int step, int mb, const char* phase, double start, double end) {
-  log_.write(log_.event("mb")
-                 .field("global_step", step)
-                 .field("stage", spec_.stage)
-                 .field("mb", mb)
-                 .field("phase", phase)
-                 .field("start", start)
-                 .field("end", end));
+  log_.write(stage_event(EventKind::kMicroBatch, step, mb)
+                 .field(FieldKey::kPhase, phase)
+                 .field(FieldKey::kStart, start)
+                 .field(FieldKey::kEnd, end));
 }
 
 void PipelineStage::forward(int step, int mb) {
@@ -132,32 +136,21 @@ void PipelineStage::forward(int step, int mb) {
     log_shape(step, mb, "exit", "logits", logits);
     log_shape(step, mb, "labels", "labels", labels);
     auto loss = next_token_loss(logits, labels);
-    log_.write(log_.event("loss")
-                   .field("global_step", step)
-                   .field("stage", spec_.stage)
-                   .field("mb", mb)
-                   .field("value", loss.item<double>()));
+    log_.write(
+        stage_event(EventKind::kLoss, step, mb).field(FieldKey::kValue, loss.item<double>()));
     auto scaled = loss * spec_.loss_scale;
     loss_sum_ += scaled.detach();
     outputs_[static_cast<std::size_t>(mb)] = scaled;
   } else {
-    if (spec_.stray_loss) {
+    if (faults_.computes_stray_loss()) {
       // The middle_stage_loss fault: a loss where there are no labels to learn from.
       if (!tokens.defined()) tokens = tokens_(step, mb);
       at::NoGradGuard no_grad;
       auto stray = next_token_loss(model_->head(hidden), tokens.narrow(1, 1, seq));
-      log_.write(log_.event("loss")
-                     .field("global_step", step)
-                     .field("stage", spec_.stage)
-                     .field("mb", mb)
-                     .field("value", stray.item<double>()));
+      log_.write(
+          stage_event(EventKind::kLoss, step, mb).field(FieldKey::kValue, stray.item<double>()));
     }
-    if (spec_.first() && spec_.send_seq_trim > 0) {
-      hidden = hidden.narrow(1, 0, std::max<std::int64_t>(0, seq - spec_.send_seq_trim));
-    }
-    if (spec_.first() && !spec_.send_dtype.empty()) {
-      hidden = hidden.to(spec_.send_dtype == "bf16" ? at::kBFloat16 : at::kHalf);
-    }
+    hidden = faults_.outgoing_activation(hidden);
     if (!boundary_checked_) check_boundary(hidden, /*sender=*/true);
     log_shape(step, mb, "send", "hidden_states", hidden);
     group_.send(hidden.detach(), spec_.next_rank, kActivationTag);

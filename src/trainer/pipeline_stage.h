@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trainer/bigmac_model.h"
+#include "trainer/fault_injector.h"
 #include "trainer/layer_split.h"
 #include "trainer/log_writer.h"
 #include "trainer/pipeline_schedule.h"
@@ -29,10 +30,6 @@ struct StageSpec {
   at::ScalarType dtype = at::kFloat;
   double loss_scale = 1.0;  ///< 1 / (micro_batches · dp): the mean over the step's samples
   bool trace_shapes = false;
-  // Faults (fault_plan.h): what the first stage does to what it sends, a loss on a wrong stage.
-  int send_seq_trim = 0;
-  std::string send_dtype;  ///< "" | bf16 | float16
-  bool stray_loss = false;
   bool first() const { return stage == 0; }
   bool last() const { return stage + 1 == stages; }
 };
@@ -43,9 +40,10 @@ struct StageSpec {
 /// activation crosses a boundary the two stages compare shape and dtype and fail with both.
 class PipelineStage {
  public:
-  /// `tokens(step, mb)` returns micro-batch mb as [micro, seq + 1] int64.
+  /// `tokens(step, mb)` returns micro-batch mb as [micro, seq + 1] int64. `faults` act on what
+  /// the stage sends and where it computes a loss.
   PipelineStage(StageSpec spec, BigMac model, RankGroup& group, LogWriter& log,
-                std::function<at::Tensor(int step, int mb)> tokens);
+                const FaultInjector& faults, std::function<at::Tensor(int step, int mb)> tokens);
 
   /// Forwards and backwards of every micro-batch of `step`; returns the sum of the scaled
   /// micro-batch losses on the last stage (0 elsewhere). Gradients accumulate in the model.
@@ -57,6 +55,8 @@ class PipelineStage {
   void forward(int step, int mb);
   void backward(int step, int mb);
   void check_boundary(const at::Tensor& hidden, bool sender);
+  /// An event about micro-batch `mb` of `step` on this stage: global_step, stage, mb.
+  LogEvent stage_event(EventKind ev, int step, int mb) const;
   void log_shape(int step, int mb, const char* where, const char* name, const at::Tensor& t);
   void log_mb(int step, int mb, const char* phase, double start, double end);
 
@@ -64,6 +64,7 @@ class PipelineStage {
   BigMac model_;
   RankGroup& group_;
   LogWriter& log_;
+  const FaultInjector& faults_;
   std::function<at::Tensor(int, int)> tokens_;
   std::vector<at::Tensor> inputs_;   ///< received activations (require grad), per micro-batch
   std::vector<at::Tensor> outputs_;  ///< sent activations, or the scaled loss on the last stage

@@ -9,12 +9,11 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <limits>
 
 #include "trainer/bigmac_model.h"
 #include "trainer/checkpoint_file.h"
+#include "trainer/fault_injector.h"
 #include "trainer/grad_clip.h"
 #include "trainer/layer_split.h"
 #include "trainer/markov_source.h"
@@ -28,16 +27,10 @@
 namespace bigmac::trainer {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using StepClock = std::chrono::steady_clock;
 
-double elapsed_ms(Clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
-}
-
-/// The hang fault: a real block in a system call, as a deadlocked rank would be. Only a signal
-/// ends it (SIGTERM/SIGKILL keep their default action).
-[[noreturn]] void block_forever() {
-  for (;;) pause();
+double elapsed_ms(StepClock::time_point since) {
+  return std::chrono::duration<double, std::milli>(StepClock::now() - since).count();
 }
 
 ModelShape model_shape(const config::Config& config) {
@@ -76,6 +69,7 @@ struct Trainer::State {
   std::unique_ptr<PipelineStage> pipeline;
   std::unique_ptr<RankGroup> stage_replicas;  ///< the dp ranks of this stage (pp > 1, dp > 1)
   MarkovSource data;
+  FaultInjector faults;
   int last_checkpoint = -1;
 
   State(TrainerSetup s, LogWriter& l)
@@ -91,7 +85,8 @@ struct Trainer::State {
         device(setup.device),
         dtype(setup.config.train.dtype == "float64" ? at::kDouble : at::kFloat),
         data(setup.config.model.vocab, setup.config.train.seq_length,
-             static_cast<std::uint64_t>(setup.config.train.seed)) {}
+             static_cast<std::uint64_t>(setup.config.train.seed)),
+        faults(setup.faults, RankPosition{rank, stage, pp, world_size}) {}
 
   bool owns_loss() const { return dp_rank == 0 && stage + 1 == pp; }
   bool tied_across_stages() const { return pp > 1 && setup.config.model.tie_embeddings; }
@@ -100,20 +95,20 @@ struct Trainer::State {
   }
 
   void log_run() {
-    log.write(log.event("run")
-                  .field("world_size", world_size)
-                  .field("local_rank", setup.env.local_rank)
-                  .field("device", setup.device)
-                  .field("backend", setup.backend)
-                  .field("dtype", train.dtype)
-                  .field("seed", static_cast<std::int64_t>(train.seed))
-                  .field("torch_version", TORCH_VERSION)
-                  .field("pid", static_cast<std::int64_t>(getpid()))
-                  .field("tool_version", BIGMAC_VERSION));
+    log.write(log.event(EventKind::kRun)
+                  .field(FieldKey::kWorldSize, world_size)
+                  .field(FieldKey::kLocalRank, setup.env.local_rank)
+                  .field(FieldKey::kDevice, setup.device)
+                  .field(FieldKey::kBackend, setup.backend)
+                  .field(FieldKey::kDtype, train.dtype)
+                  .field(FieldKey::kSeed, static_cast<std::int64_t>(train.seed))
+                  .field(FieldKey::kTorchVersion, TORCH_VERSION)
+                  .field(FieldKey::kPid, static_cast<std::int64_t>(getpid()))
+                  .field(FieldKey::kToolVersion, BIGMAC_VERSION));
   }
 
   void init_distributed() {
-    if (setup.faults.hangs(rank, -1)) block_forever();
+    faults.before_rendezvous();
     if (setup.backend == "none") return;
     GroupOptions options;
     options.backend = setup.backend;
@@ -125,7 +120,7 @@ struct Trainer::State {
         static_cast<std::int64_t>(setup.config.launch.init_timeout_s * 1000.0));
     options.agent_store = setup.env.agent_store;
     options.restart_count = setup.env.restart_count;
-    auto start = Clock::now();
+    auto start = StepClock::now();
     try {
       group = RankGroup::connect(options);
     } catch (const c10::Error& error) {
@@ -134,10 +129,10 @@ struct Trainer::State {
                       options.master_addr, options.master_port, setup.backend,
                       setup.config.launch.init_timeout_s, error.what_without_backtrace()));
     }
-    log.write(log.event("pg_ready")
-                  .field("init_ms", elapsed_ms(start))
-                  .field("world_size", world_size)
-                  .field("backend", setup.backend));
+    log.write(log.event(EventKind::kPgReady)
+                  .field(FieldKey::kInitMs, elapsed_ms(start))
+                  .field(FieldKey::kWorldSize, world_size)
+                  .field(FieldKey::kBackend, setup.backend));
   }
 
   void build_model() {
@@ -152,32 +147,32 @@ struct Trainer::State {
         params, torch::optim::AdamWOptions(train.lr).weight_decay(train.weight_decay));
 
     const int micro = train.micro_batch_size;
-    log.write(log.event("batch")
-                  .field("micro_batch_size", micro)
-                  .field("grad_accum", train.gradient_accumulation_steps)
-                  .field("dp", dp)
-                  .field("samples_per_step", samples_per_step())
-                  .field("seq_length", train.seq_length)
-                  .field("input_shape", std::vector<std::int64_t>{micro, train.seq_length})
-                  .field("input_dtype", "int64"));
-    log.write(log.event("model")
-                  .field("param_count", param_count(*model))
-                  .field("param_digest", param_digest(*model)));
+    log.write(log.event(EventKind::kBatch)
+                  .field(FieldKey::kMicroBatchSize, micro)
+                  .field(FieldKey::kGradAccum, train.gradient_accumulation_steps)
+                  .field(FieldKey::kDp, dp)
+                  .field(FieldKey::kSamplesPerStep, samples_per_step())
+                  .field(FieldKey::kSeqLength, train.seq_length)
+                  .field(FieldKey::kInputShape, std::vector<std::int64_t>{micro, train.seq_length})
+                  .field(FieldKey::kInputDtype, "int64"));
+    log.write(log.event(EventKind::kModel)
+                  .field(FieldKey::kParamCount, param_count(*model))
+                  .field(FieldKey::kParamDigest, param_digest(*model)));
     std::int64_t stage_count = 0;
     for (const auto& param : params) stage_count += param.numel();
     const bool holds_tied = tied_across_stages() && (stage == 0 || stage + 1 == pp);
     const bool duplicate = tied_across_stages() && stage + 1 == pp;
-    log.write(log.event("layout")
-                  .field("stage", stage)
-                  .field("num_stages", pp)
-                  .field("first_layer", layers.first)
-                  .field("last_layer", layers.last)
-                  .field("dp_rank", dp_rank)
-                  .field("dp_size", dp)
-                  .field("param_count", stage_count)
-                  .field("tied", holds_tied ? std::vector<std::string>{tied_name}
-                                            : std::vector<std::string>{})
-                  .field("tied_duplicate_count",
+    log.write(log.event(EventKind::kLayout)
+                  .field(FieldKey::kStage, stage)
+                  .field(FieldKey::kNumStages, pp)
+                  .field(FieldKey::kFirstLayer, layers.first)
+                  .field(FieldKey::kLastLayer, layers.last)
+                  .field(FieldKey::kDpRank, dp_rank)
+                  .field(FieldKey::kDpSize, dp)
+                  .field(FieldKey::kParamCount, stage_count)
+                  .field(FieldKey::kTied, holds_tied ? std::vector<std::string>{tied_name}
+                                                     : std::vector<std::string>{})
+                  .field(FieldKey::kTiedDuplicateCount,
                          duplicate ? model->named_parameters()[tied_name].numel() : 0));
     if (pp > 1) make_pipeline();
     if (pp > 1 && dp > 1) {
@@ -211,11 +206,9 @@ struct Trainer::State {
     spec.dtype = dtype;
     spec.loss_scale = 1.0 / (train.gradient_accumulation_steps * dp);
     spec.trace_shapes = setup.config.trace.shapes;
-    spec.send_seq_trim = setup.faults.boundary_seq_trim;
-    spec.send_dtype = setup.faults.boundary_dtype;
-    spec.stray_loss = setup.faults.middle_stage_loss && stage + 1 < pp;
-    pipeline = std::make_unique<PipelineStage>(
-        spec, model, *group, log, [this](int step, int mb) { return micro_batch(step, mb); });
+    pipeline =
+        std::make_unique<PipelineStage>(spec, model, *group, log, faults,
+                                        [this](int step, int mb) { return micro_batch(step, mb); });
   }
 
   double lr_at(int step) const {
@@ -223,8 +216,7 @@ struct Trainer::State {
     if (train.warmup_steps > 0) {
       lr *= std::min(1.0, static_cast<double>(step + 1) / train.warmup_steps);
     }
-    if (setup.faults.lr_scale_by_world) lr *= world_size;
-    return lr;
+    return faults.learning_rate(lr);
   }
 
   /// Micro-batch `mb` of this rank at `step`: samples
@@ -234,10 +226,8 @@ struct Trainer::State {
     const std::int64_t micro = train.micro_batch_size;
     const std::int64_t first = static_cast<std::int64_t>(step) * samples_per_step() +
                                dp_rank * micro * train.gradient_accumulation_steps + mb * micro;
-    // The ragged_microbatch fault: the step's last micro-batch is one sample short, unpadded.
-    const bool ragged =
-        setup.faults.ragged_microbatch && mb + 1 == train.gradient_accumulation_steps;
-    const std::int64_t count = ragged ? micro - 1 : micro;
+    const std::int64_t count =
+        faults.micro_batch_samples(mb, train.gradient_accumulation_steps, micro);
     auto tokens = data.samples(static_cast<std::uint64_t>(first), static_cast<int>(count));
     return at::from_blob(tokens.data(), {count, data.sample_tokens()}, at::kLong)
         .clone()
@@ -245,13 +235,13 @@ struct Trainer::State {
   }
 
   void train_step(int step) {
-    if (setup.faults.crashes(rank, step)) std::abort();
-    if (setup.faults.hangs(rank, step)) block_forever();
-    if (pp > 1 && setup.faults.stalls(stage, step)) block_forever();
+    faults.at_step_start(step);
     // A rank that hangs before this line is the one the watchdog names, not the ranks that
     // began the step and wait for it in a collective.
-    log.write(log.event("heartbeat").field("global_step", step).field("phase", "start"));
-    auto start = Clock::now();
+    log.write(log.event(EventKind::kHeartbeat)
+                  .field(FieldKey::kGlobalStep, step)
+                  .field(FieldKey::kPhase, "start"));
+    auto start = StepClock::now();
     const double lr = lr_at(step);
     for (auto& group_options : optimizer->param_groups()) {
       static_cast<torch::optim::AdamWOptions&>(group_options.options()).lr(lr);
@@ -268,11 +258,7 @@ struct Trainer::State {
     const auto seq = train.seq_length;
     for (int mb = 0; mb < train.gradient_accumulation_steps; ++mb) {
       auto tokens = micro_batch(step, mb);
-      auto logits = model->forward(tokens.narrow(1, 0, seq));
-      // A real NaN in the forward pass: it reaches the gradients and, through the update, the
-      // weights, so every later step is NaN too.
-      if (step == setup.faults.nan_at_step)
-        logits = logits + std::numeric_limits<double>::quiet_NaN();
+      auto logits = faults.logits(model->forward(tokens.narrow(1, 0, seq)), step);
       auto loss = next_token_loss(logits, tokens.narrow(1, 1, seq));
       (loss * scale).backward();
       loss_sum += loss.detach() * scale;
@@ -283,13 +269,10 @@ struct Trainer::State {
       reduced.push_back(loss_sum);
       group->all_reduce_sum(reduced);
     }
-    if (setup.faults.grad_blowup > 0) {
-      const double factor = std::pow(setup.faults.grad_blowup, step);
-      for (auto& param : params) param.mutable_grad().mul_(factor);
-    }
-    const double max_norm =
-        train.grad_clip > 0 ? train.grad_clip : std::numeric_limits<double>::infinity();
-    const double grad_norm = clip_grad_norm(params, max_norm);
+    faults.gradients(params, step);
+    const at::Tensor total_norm = gradient_norm(params);
+    clip_gradients(params, total_norm, train.grad_clip);
+    const double grad_norm = total_norm.item<double>();
     optimizer->step();
     const double loss = loss_sum.item<double>();
     const double step_ms = elapsed_ms(start);
@@ -297,7 +280,7 @@ struct Trainer::State {
     log_step(step, loss, grad_norm, lr, step_ms);
   }
 
-  void pipeline_step(int step, Clock::time_point start, double lr) {
+  void pipeline_step(int step, StepClock::time_point start, double lr) {
     double loss = pipeline->run_step(step);
     if (stage_replicas) {
       // Each stage sums its gradients over the replicas (losses were scaled by 1 / (M · dp)).
@@ -305,7 +288,8 @@ struct Trainer::State {
       for (auto& param : params) grads.push_back(param.mutable_grad());
       stage_replicas->all_reduce_sum(grads);
     }
-    if (tied_across_stages() && (stage == 0 || stage + 1 == pp) && !setup.faults.untied_sync) {
+    if (tied_across_stages() && (stage == 0 || stage + 1 == pp) &&
+        faults.synchronises_tied_weights()) {
       // The two copies of the tied embedding get the sum of both stages' gradients, so they
       // stay equal (what Megatron-LM does with its embedding group).
       auto grad = model->named_parameters()[tied_name].mutable_grad();
@@ -327,46 +311,44 @@ struct Trainer::State {
     // Replicas hold equal gradients: the world sum counts every stage dp times.
     const double grad_norm = std::sqrt(reduced[0].item<double>() / dp);
     loss = reduced[1].item<double>();
-    if (train.grad_clip > 0) {
-      const double coefficient = std::min(1.0, train.grad_clip / (grad_norm + 1e-6));
-      for (auto& param : params) param.mutable_grad().mul_(coefficient);
-    }
+    clip_gradients(params, at::scalar_tensor(grad_norm, at::kDouble), train.grad_clip);
     optimizer->step();
     log_step(step, loss, grad_norm, lr, elapsed_ms(start));
   }
 
   void log_step(int step, double loss, double grad_norm, double lr, double step_ms) {
-    if (owns_loss() && step != setup.faults.skip_step_log) {
-      auto event = log.event("step")
-                       .field("global_step", step)
-                       .field("loss", loss)
-                       .field("grad_norm", grad_norm)
-                       .field("lr", lr)
-                       .field("samples_per_step", samples_per_step())
-                       .field("step_ms", step_ms);
-      log.write(event);
-      if (step == setup.faults.dup_step_log) log.write(event);
+    if (owns_loss()) {
+      auto event = log.event(EventKind::kStep)
+                       .field(FieldKey::kGlobalStep, step)
+                       .field(FieldKey::kLoss, loss)
+                       .field(FieldKey::kGradNorm, grad_norm)
+                       .field(FieldKey::kLr, lr)
+                       .field(FieldKey::kSamplesPerStep, samples_per_step())
+                       .field(FieldKey::kStepMs, step_ms);
+      for (int copy = 0; copy < faults.step_log_copies(step); ++copy) log.write(event);
     }
-    log.write(log.event("heartbeat").field("global_step", step));
+    log.write(log.event(EventKind::kHeartbeat).field(FieldKey::kGlobalStep, step));
   }
 
   void maybe_checkpoint(int step, bool last) {
     bool due = last || (train.checkpoint_every > 0 && (step + 1) % train.checkpoint_every == 0);
     if (!due || step == last_checkpoint) return;
     last_checkpoint = step;
-    if (rank != 0 && !setup.faults.all_ranks_checkpoint) return;
+    if (!faults.writes_checkpoints()) return;
     // Beside the log file unless configured; none when logging to stdout without a directory.
     auto dir = checkpoint_dir(train.checkpoint_dir, setup.log_file);
     if (!dir) return;
     auto path = write_checkpoint(*dir, named_params, step);
-    log.write(log.event("ckpt").field("step", step).field("path", path.string()));
+    log.write(log.event(EventKind::kCheckpoint)
+                  .field(FieldKey::kStep, step)
+                  .field(FieldKey::kPath, path.string()));
   }
 
   void close(int steps) {
-    log.write(log.event("digest")
-                  .field("param_digest", param_digest(named_params))
-                  .field("global_step", steps - 1));
-    log.write(log.event("done").field("steps", steps));
+    log.write(log.event(EventKind::kDigest)
+                  .field(FieldKey::kParamDigest, param_digest(named_params))
+                  .field(FieldKey::kGlobalStep, steps - 1));
+    log.write(log.event(EventKind::kDone).field(FieldKey::kSteps, steps));
   }
 };
 

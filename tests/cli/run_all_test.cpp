@@ -192,6 +192,84 @@ TEST_F(PythonTrainer, MegatronLinesAlonePassTheFirstGateAndSayWhatTheyCannotShow
   EXPECT_THAT(r.out, HasSubstr("ok   finite_loss"));  // the steps it does log are still judged
 }
 
+/// A trainer that prints its steps as `it 3 | loss … | lr … | gn … | bsz 8 | 0.1ms`, a line no
+/// built-in adapter reads, and its other events as bigmac-log JSON (tests/cli/
+/// own_format_trainer.py). Only the configured `[logs.fields]` map makes steps of it, so the
+/// run path must read the logs as the configuration says.
+class OwnFormatTrainer : public RunAll {
+ protected:
+  /// A configuration for the trainer, with `log_format` and the `[logs.fields]` map given.
+  std::string write_config(const std::string& log_format, bool fields) const {
+    const fs::path file = root_ / (log_format + (fields ? "-fields" : "") + ".toml");
+    std::ofstream out(file);
+    out << "[train]\nmicro_batch_size = 2\ngradient_accumulation_steps = 4\nseed = 1234\n"
+        << "max_steps = 20\nlr = 0.05\n\n[trainer]\nkind = \"command\"\n"
+        << "command = [\"/usr/bin/python3\", \"" << BIGMAC_SOURCE_DIR
+        << "/tests/cli/own_format_trainer.py\", \"--seed\", \"{seed}\", \"--max-steps\", "
+           "\"{max_steps}\", \"--micro-batch-size\", \"{micro_batch_size}\", \"--grad-accum\", "
+           "\"{grad_accum}\", \"--lr\", \"{lr}\"]\n"
+        << "log_format = \"" << log_format << "\"\n";
+    if (fields) {
+      // `step` is 1-based (the trainer's `it 1` is global_step 0).
+      out << "\n[logs.fields]\nstep = '^it (\\d+) \\|'\nloss = '\\| loss ([0-9.eE+-]+)'\n"
+          << "lr = '\\| lr ([0-9.eE+-]+)'\ngrad_norm = '\\| gn ([0-9.eE+-]+)'\n"
+          << "samples_per_step = '\\| bsz (\\d+)'\nstep_ms = '\\| ([0-9.]+)ms$'\n";
+    }
+    return file.string();
+  }
+
+  ProgramResult run_single(const std::string& config_file) {
+    return bringup({"run-all", "-c", config_file, "--run-dir", (root_ / "run").string(),
+                    "--no-baseline", "--until", "single"});
+  }
+
+  nlohmann::json read_json(const fs::path& file) const {
+    std::ifstream in(file);
+    return nlohmann::json::parse(in);
+  }
+};
+
+TEST_F(OwnFormatTrainer, PassesSingleWithTheConfiguredFieldsMap) {
+  ProgramResult r = run_single(write_config("regex", true));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(gate_status("single"), "passed") << r.out;
+  // The baseline the run recorded holds the trainer's 20 steps, numbered from 0.
+  const nlohmann::json recorded = read_json(root_ / "run" / "baseline.json");
+  ASSERT_EQ(recorded.at("steps").size(), 20u) << recorded.dump();
+  EXPECT_EQ(recorded.at("steps").front().at("global_step"), 0);
+  EXPECT_EQ(recorded.at("steps").front().at("samples_per_step"), 8);
+
+  // `baseline record` and `report` read the run's logs as the run's configuration says,
+  // without -c: the records.json the reports read is removed, so they parse the rank log.
+  ProgramResult record = run_program({kBinary, "baseline", "record", (root_ / "run").string(),
+                                      "--out", (root_ / "promoted.json").string()});
+  ASSERT_EQ(record.exit_code, 0) << record.out << record.err;
+  EXPECT_EQ(read_json(root_ / "promoted.json").at("steps"), recorded.at("steps"));
+  fs::remove(root_ / "run" / "01-single.1" / "records.json");
+  ProgramResult report =
+      run_program({kBinary, "report", (root_ / "run").string(), "--format", "json", "-o", "-"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const nlohmann::json summary = nlohmann::json::parse(report.out);
+  const nlohmann::json& single = summary.at("gates").at(0);
+  EXPECT_EQ(single.at("steps").at("logged"), 20) << single.dump(2);
+  EXPECT_EQ(single.at("ranks_logged"), 1) << single.dump(2);
+}
+
+TEST_F(OwnFormatTrainer, FailsSingleWithoutTheFieldsMapAndSaysHowToMapTheLines) {
+  ProgramResult r = run_single(write_config("auto", false));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(gate_field("single", "failed_check"), "fields_present") << r.out;
+  EXPECT_THAT(r.out, HasSubstr("no rank logged a `step` event"));
+  EXPECT_THAT(r.out, HasSubstr("[logs.fields]"));
+
+  // `regex` without the map is refused before anything runs.
+  fs::remove_all(root_ / "run");
+  ProgramResult refused = run_single(write_config("regex", false));
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("log_format \"regex\" needs a [logs.fields] table"));
+  EXPECT_FALSE(fs::exists(root_ / "run" / "state.json"));
+}
+
 TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   const FaultRow& row = GetParam();
   ProgramResult r = bringup(run_args(), row.sets);

@@ -32,7 +32,7 @@ Result run(DiagnoseOptions options) {
 }
 
 TEST(DiagnoseCommand, TextReportWithEvidenceAndGate) {
-  Result r = run({{kFixtures + "nccl/watchdog_after_oom"}, false, {}});
+  Result r = run({{kFixtures + "nccl/watchdog_after_oom"}, false, {}, {}});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(
       r.out,
@@ -44,7 +44,7 @@ TEST(DiagnoseCommand, TextReportWithEvidenceAndGate) {
 }
 
 TEST(DiagnoseCommand, JsonListsAllDiagnosesBestFirst) {
-  Result r = run({{kFixtures + "children/sigkill.log"}, true, {}});
+  Result r = run({{kFixtures + "children/sigkill.log"}, true, {}, {}});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["files"], 1);
@@ -55,13 +55,13 @@ TEST(DiagnoseCommand, JsonListsAllDiagnosesBestFirst) {
 }
 
 TEST(DiagnoseCommand, ExitOneWhenNothingMatches) {
-  Result r = run({{kFixtures + "clean"}, false, {}});
+  Result r = run({{kFixtures + "clean"}, false, {}, {}});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("no diagnosis"));
 }
 
 TEST(DiagnoseCommand, ExitTwoForMissingInputOrBadCatalog) {
-  Result missing = run({{kFixtures + "does-not-exist.log"}, false, {}});
+  Result missing = run({{kFixtures + "does-not-exist.log"}, false, {}, {}});
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.err, HasSubstr("does-not-exist.log"));
 
@@ -71,7 +71,7 @@ TEST(DiagnoseCommand, ExitTwoForMissingInputOrBadCatalog) {
   std::ofstream(bad)
       << "[[signature]]\nid = \"broken\"\nclass = \"x\"\ngate = \"dp\"\nsymptom = \"s\"\n"
          "cause = \"c\"\nfix = \"f\"\npatterns = ['(unclosed']\n";
-  Result r = run({{kFixtures + "clean"}, false, bad.string()});
+  Result r = run({{kFixtures + "clean"}, false, bad.string(), {}});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("diagnoses.toml:8"));
   EXPECT_THAT(r.err, HasSubstr("entry `broken`"));
@@ -85,7 +85,7 @@ TEST(DiagnoseCommand, UserCatalogEntryIsUsed) {
       << "[[signature]]\nid = \"stage_two_empty\"\nclass = \"split\"\ngate = \"pp2\"\n"
          "symptom = \"stage {stage} has no layers\"\ncause = \"c\"\nfix = \"f\"\n"
          "patterns = ['stage (?P<stage>\\d+) got no layers']\n";
-  Result r = run({{kFixtures + "children/spawn.log"}, false, catalog.string()});
+  Result r = run({{kFixtures + "children/spawn.log"}, false, catalog.string(), {}});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("[split] stage 2 has no layers"));
 }
@@ -101,7 +101,7 @@ TEST(DiagnoseCommand, DirectoriesTakeLogFilesOnly) {
   ASSERT_TRUE(files);
   ASSERT_EQ(files->size(), 1u);
   EXPECT_EQ(rank_from_file_name(files->front()), 3);
-  Result r = run({{dir.string()}, true, {}});
+  Result r = run({{dir.string()}, true, {}, {}});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc["diagnoses"].size(), 1u);

@@ -13,8 +13,8 @@ namespace bigmac::logs::testing {
 /// flat reader and simdjson must agree to the last bit (and on the sign of zero).
 inline std::string bag_text(FieldBag& bag) {
   std::string out;
-  for (std::size_t k = 0; k < static_cast<std::size_t>(Key::kCount); ++k) {
-    auto key = static_cast<Key>(k);
+  for (std::size_t k = 0; k < static_cast<std::size_t>(FieldKey::kCount); ++k) {
+    auto key = static_cast<FieldKey>(k);
     const Slot& slot = bag.at(key);
     if (slot.kind == Slot::Kind::kAbsent) continue;
     out += std::string(key_name(key)) + "/" + std::to_string(static_cast<int>(slot.kind)) + "=";

@@ -155,13 +155,13 @@ TEST(FlatJson, ReadsNumbersExactly) {
   std::string line =
       R"({"t":1764412800.0015,"loss":-2.5,"lr":6e-4,"rank":-12,"step":0,"value":0.00060000})";
   ASSERT_EQ(reader.read(line, line.size(), bag), FlatJson::kRead);
-  EXPECT_EQ(bag.at(Key::kT).d, 1764412800.0015);
-  EXPECT_EQ(bag.at(Key::kLoss).d, -2.5);
-  EXPECT_EQ(bag.at(Key::kLr).d, 6e-4);
-  EXPECT_EQ(bag.at(Key::kRank).kind, Slot::Kind::kInt);
-  EXPECT_EQ(bag.at(Key::kRank).i, -12);
-  EXPECT_EQ(bag.at(Key::kStep).i, 0);
-  EXPECT_EQ(bag.at(Key::kValue).d, 6e-4);
+  EXPECT_EQ(bag.at(FieldKey::kT).d, 1764412800.0015);
+  EXPECT_EQ(bag.at(FieldKey::kLoss).d, -2.5);
+  EXPECT_EQ(bag.at(FieldKey::kLr).d, 6e-4);
+  EXPECT_EQ(bag.at(FieldKey::kRank).kind, Slot::Kind::kInt);
+  EXPECT_EQ(bag.at(FieldKey::kRank).i, -12);
+  EXPECT_EQ(bag.at(FieldKey::kStep).i, 0);
+  EXPECT_EQ(bag.at(FieldKey::kValue).d, 6e-4);
 }
 
 // Not the common shape, or not JSON: never judged here.

@@ -7,6 +7,7 @@
 namespace bigmac::logs {
 namespace {
 
+using testing::extra;
 using testing::parse_text;
 
 // Laid out as Megatron-LM's training_log() prints it (format widths included).
@@ -21,13 +22,6 @@ constexpr std::string_view kTitan =
     "[titan] 2025-03-01 10:00:00,123 - root - INFO - \x1b[31mstep: 10  \x1b[32mloss:  7.12340  "
     "\x1b[38;2;180;60;0mgrad_norm:  1.2345  \x1b[36mmemory: 12.34GiB(15.60%)  \x1b[34mtps: "
     "1,234  \x1b[36mtflops: 56.78  \x1b[35mmfu: 12.34%\x1b[39m";
-
-double extra(const StepRecord& step, std::string_view name) {
-  for (const auto& [key, value] : step.extra) {
-    if (key == name) return value;
-  }
-  return -1;
-}
 
 TEST(Megatron, ReadsTheIterationLine) {
   auto parsed = parse_text(std::string("[rank3]:") + std::string(kMegatron) + "\n");

@@ -89,7 +89,7 @@ TEST_F(LogFiles, RunParseTextAndJson) {
                         "{\"ev\":\"step\",\"global_step\":5,\"loss\"\n"
                         "bad \xff\xfe bytes\n");
   std::ostringstream out, err;
-  ASSERT_EQ(run_parse({a}, LogFormat::kAuto, false, out, err), 0) << err.str();
+  ASSERT_EQ(run_parse({a}, LogFormat::kAuto, ParseOutput::kText, out, err), 0) << err.str();
   std::string text = out.str();
   EXPECT_NE(text.find("rank 0"), std::string::npos) << text;
   EXPECT_NE(text.find("2 steps 0..4 [loss lr]"), std::string::npos) << text;
@@ -97,7 +97,7 @@ TEST_F(LogFiles, RunParseTextAndJson) {
   EXPECT_NE(text.find(":3: invalid JSON"), std::string::npos) << text;
 
   std::ostringstream json_out;
-  ASSERT_EQ(run_parse({a}, LogFormat::kAuto, true, json_out, err), 0);
+  ASSERT_EQ(run_parse({a}, LogFormat::kAuto, ParseOutput::kJson, json_out, err), 0);
   auto doc = nlohmann::json::parse(json_out.str());
   EXPECT_EQ(doc["files"][0]["format"], "bigmac");
   EXPECT_EQ(doc["files"][0]["unparseable"], 1);
@@ -112,9 +112,10 @@ TEST_F(LogFiles, RunParseTextAndJson) {
 
 TEST_F(LogFiles, RunParseUnreadableExitsTwo) {
   std::ostringstream out, err;
-  EXPECT_EQ(run_parse({(dir_ / "nope").string()}, LogFormat::kAuto, false, out, err), 2);
+  EXPECT_EQ(run_parse({(dir_ / "nope").string()}, LogFormat::kAuto, ParseOutput::kText, out, err),
+            2);
   EXPECT_NE(err.str().find("nope"), std::string::npos);
-  EXPECT_EQ(run_parse({}, LogFormat::kRegex, false, out, err), 2);
+  EXPECT_EQ(run_parse({}, LogFormat::kRegex, ParseOutput::kText, out, err), 2);
 }
 
 TEST(ContextWindow, KeepsHeadAndTail) {

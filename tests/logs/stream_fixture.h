@@ -33,4 +33,12 @@ inline Parsed parse_text(std::string_view text, LogFormat format = LogFormat::kA
   return parsed;
 }
 
+/// The number a step keeps in `extra` under `name`; -1 when it has none.
+inline double extra(const StepRecord& step, std::string_view name) {
+  for (const auto& [key, value] : step.extra) {
+    if (key == name) return value;
+  }
+  return -1;
+}
+
 }  // namespace bigmac::logs::testing

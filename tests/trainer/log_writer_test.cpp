@@ -12,16 +12,15 @@ namespace bigmac::trainer {
 namespace {
 
 TEST(LogWriter, EventHasCommonFieldsThenOwnFields) {
-  LogEvent event("step", 3, 1764412800.25);
-  event.field("global_step", 2)
-      .field("loss", 4.17)
-      .field("name", "a\"b")
-      .field("shape", std::vector<std::int64_t>{2, 32})
-      .field("tied", std::vector<std::string>{"x"})
-      .field("ok", true);
+  LogEvent event(EventKind::kStep, 3, 1764412800.25);
+  event.field(FieldKey::kGlobalStep, 2)
+      .field(FieldKey::kLoss, 4.17)
+      .field(FieldKey::kName, "a\"b")
+      .field(FieldKey::kShape, std::vector<std::int64_t>{2, 32})
+      .field(FieldKey::kTied, std::vector<std::string>{"x"});
   EXPECT_EQ(event.line(),
             "{\"ev\":\"step\",\"rank\":3,\"t\":1764412800.250000,\"global_step\":2,\"loss\":4.17,"
-            "\"name\":\"a\\\"b\",\"shape\":[2,32],\"tied\":[\"x\"],\"ok\":true}");
+            "\"name\":\"a\\\"b\",\"shape\":[2,32],\"tied\":[\"x\"]}");
 }
 
 TEST(LogWriter, DoublesAreFloatsAndNonFiniteIsBare) {
@@ -42,13 +41,13 @@ TEST(LogWriter, WritesOneFlushedLinePerEvent) {
   {
     auto writer = LogWriter::open(path.string(), 1);
     ASSERT_TRUE(writer);
-    writer->write(writer->event("run").field("world_size", 2));
+    writer->write(writer->event(EventKind::kRun).field(FieldKey::kWorldSize, 2));
     // Flushed per line: a reader sees the line while the writer is still open.
     std::ifstream in(path);
     std::string line;
     ASSERT_TRUE(std::getline(in, line));
     EXPECT_EQ(line.rfind("{\"ev\":\"run\",\"rank\":1,", 0), 0u) << line;
-    writer->write(writer->event("done").field("steps", 0));
+    writer->write(writer->event(EventKind::kDone).field(FieldKey::kSteps, 0));
   }
   std::ifstream in(path);
   int lines = 0;
