@@ -46,6 +46,15 @@ struct RunContext {
   bool baseline_given = false;  ///< --baseline named it: it must exist
   std::string baseline_name;
   std::string config_digest;
+  std::string config_file;  ///< -c FILE as given; empty: the built-in demo
+
+  /// What a baseline recorded from `plan`'s gate keeps beside its fingerprint: the CI's
+  /// commit, the trainer's digest (its binary, and for a command trainer every file its argv
+  /// names, such as the script) and the gate's effective settings.
+  baseline::Recorded recorded(const gates::GatePlan& plan) const;
+
+  /// The `--set key=value` options this run was given, in the form to pass them again.
+  std::vector<std::string> command_line_settings() const;
 
   /// Loads the gate catalog for `config` and finds the trainer and the stored baseline. A
   /// stored baseline that exists but cannot be read, or one named by --baseline that does not

@@ -141,6 +141,8 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("model", "vocab", kModel, kInt, model.vocab, "vocabulary size", 2, kNone),
       BIGMAC_FIELD("model", "ffn_mult", kModel, kInt, model.ffn_mult,
                    "feed-forward width / hidden", 1, kNone),
+      BIGMAC_FIELD("model", "init_std", kModel, kFloat, model.init_std,
+                   "standard deviation of the initial weight matrices", 0, kNone),
       BIGMAC_FIELD("model", "tie_embeddings", kModel, kBool, model.tie_embeddings,
                    "LM head shares the embedding weight", kNone, kNone),
       SchemaEntry{"model", "split_points", Layer::kModel, ValueType::kSplitPoints,

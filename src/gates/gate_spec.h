@@ -67,4 +67,9 @@ tl::expected<GateSpec, Errors> apply_overrides(
 /// The spec with id or order number `name` ("dp", "2").
 const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name);
 
+/// Every route back of every gate (the gate's, each check's and the `<metric>_route_back_*`
+/// params a check routes by) names a known gate at or before its own: a failure is fixed at
+/// the gate that failed or an earlier one, never a later one. Errors name the gate file and key.
+Errors check_route_backs(const std::vector<GateSpec>& specs);
+
 }  // namespace bigmac::gates

@@ -27,6 +27,7 @@ void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out
   bag.read(Key::kDtype, r.dtype);
   bag.read(Key::kSeed, r.seed);
   bag.read(Key::kTorchVersion, r.torch_version);
+  bag.read(Key::kPythonVersion, r.python_version);
   bag.read(Key::kPid, r.pid);
   bag.read(Key::kToolVersion, r.tool_version);
 }

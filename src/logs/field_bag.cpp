@@ -21,6 +21,7 @@ constexpr std::array<std::string_view, static_cast<std::size_t>(Key::kCount)> kK
     "dtype",
     "seed",
     "torch_version",
+    "python_version",
     "pid",
     "tool_version",
     "init_ms",

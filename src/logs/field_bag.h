@@ -22,6 +22,7 @@ enum class Key : std::uint8_t {
   kDtype,
   kSeed,
   kTorchVersion,
+  kPythonVersion,
   kPid,
   kToolVersion,
   kInitMs,

@@ -56,6 +56,11 @@ std::string headline(const ReportInput& input) {
   const auto& s = input.state;
   for (const GateReport& gate : input.gates) {
     if (gate.record.status == gates::GateStatus::kFailed) {
+      const std::string regression = regression_headline(gate);
+      if (!regression.empty()) {
+        return fmt::format("## ❌ {}: bigmac-bringup `{}` failed at gate {} `{}`",
+                           escape_xml(regression), s.run_id, gate.index + 1, gate.record.id);
+      }
       return fmt::format("## ❌ bigmac-bringup `{}`: failed at gate {} `{}`", s.run_id,
                          gate.index + 1, gate.record.id);
     }

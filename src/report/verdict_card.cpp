@@ -20,8 +20,10 @@ VerdictCard failed_gate_card(const ReportInput& input, const GateReport& gate) {
   const gates::CheckResult* failed = gate.verdict ? gate.verdict->first_failure() : nullptr;
   card.check = failed ? failed->name : gate.record.failed_check;
   card.check_message = failed ? failed->message : gate.record.note;
+  const std::string regression = regression_headline(gate);
   card.headline = fmt::format("gate {} {} failed{}{}", gate.index + 1, gate.record.id,
-                              card.check.empty() ? "" : ": ", card.check);
+                              card.check.empty() && regression.empty() ? "" : ": ",
+                              regression.empty() ? card.check : regression);
   const std::string route_back = gate.verdict && !gate.verdict->route_back.empty()
                                      ? gate.verdict->route_back
                                      : gate.record.route_back;
@@ -79,6 +81,13 @@ VerdictCard stopped_run_card(const ReportInput& input, std::string headline, std
 }
 
 }  // namespace
+
+std::string regression_headline(const GateReport& gate) {
+  for (const diagnose::Diagnosis& d : gate.diagnoses) {
+    if (d.klass == "regression") return d.symptom;
+  }
+  return {};
+}
 
 std::optional<VerdictCard> verdict_card(const ReportInput& input) {
   for (const GateReport& gate : input.gates) {
