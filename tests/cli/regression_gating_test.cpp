@@ -60,6 +60,16 @@ class RegressionGating : public RunAll {
     EXPECT_EQ(summary.rfind("## ❌ " + headline, 0), 0u) << summary;
   }
 
+  /// Rewrites the recorded baseline file through `edit`.
+  template <class Edit>
+  void edit_baseline(Edit edit) {
+    std::ifstream in(baseline_file());
+    nlohmann::json b = nlohmann::json::parse(in);
+    in.close();
+    edit(b);
+    std::ofstream(baseline_file()) << b.dump(2);
+  }
+
   std::string regression_at(int step, const std::string& metric) const {
     return "regression against " + baseline_file() + " at step " + std::to_string(step) + " (" +
            metric + ")";
@@ -95,13 +105,12 @@ TEST_F(RegressionGating, BaselineOfAnotherTorchVersionIsARegressionNamingTorch) 
   record_baseline();
   // A baseline recorded under another torch whose numbers differ: edited as that torch would
   // have written it (another version, every loss 1% off).
-  std::ifstream in(baseline_file());
-  nlohmann::json b = nlohmann::json::parse(in);
-  in.close();
-  const std::string torch = b["fingerprint"]["torch_version"];
-  b["fingerprint"]["torch_version"] = "9.9.0";
-  for (auto& step : b["steps"]) step["loss"] = step["loss"].get<double>() * 1.01;
-  std::ofstream(baseline_file()) << b.dump(2);
+  std::string torch;
+  edit_baseline([&](nlohmann::json& b) {
+    torch = b["fingerprint"]["torch_version"].get<std::string>();
+    b["fingerprint"]["torch_version"] = "9.9.0";
+    for (auto& step : b["steps"]) step["loss"] = step["loss"].get<double>() * 1.01;
+  });
   ProgramResult r = gate_single({});
   expect_regression(r, regression_at(0, "loss"));
   EXPECT_THAT(r.out, HasSubstr("torch 9.9.0 → " + torch));
@@ -109,11 +118,9 @@ TEST_F(RegressionGating, BaselineOfAnotherTorchVersionIsARegressionNamingTorch) 
 
 TEST_F(RegressionGating, SameInputsSayTheNumbersMovedWithTheSameInputs) {
   record_baseline();
-  std::ifstream in(baseline_file());
-  nlohmann::json b = nlohmann::json::parse(in);
-  in.close();
-  b["steps"][3]["loss"] = b["steps"][3]["loss"].get<double>() * 1.01;
-  std::ofstream(baseline_file()) << b.dump(2);
+  edit_baseline([](nlohmann::json& b) {
+    b["steps"][3]["loss"] = b["steps"][3]["loss"].get<double>() * 1.01;
+  });
   ProgramResult r = gate_single({});
   expect_regression(r, regression_at(3, "loss"));
   EXPECT_THAT(r.out, HasSubstr("the numbers moved with the same inputs"));
