@@ -66,7 +66,8 @@ class Probe:
         self.log.open(rank, local_rank)
         fields = {"world_size": world_size, "local_rank": local_rank,
                   "backend": backend if backend is not None else "none",
-                  "torch_version": getattr(self.torch, "__version__", ""), "pid": os.getpid(),
+                  "torch_version": getattr(self.torch, "__version__", ""),
+                  "python_version": "{}.{}.{}".format(*sys.version_info[:3]), "pid": os.getpid(),
                   "tool_version": __version__, "source": "probe", "argv": sys.argv[:32]}
         if self.seed is not None:
             fields["seed"] = self.seed

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "diagnose/route_back.h"
+
 namespace bigmac::attempt {
 
 gates::GateVerdict evaluate(const AttemptPlan& plan, const gates::GateEvidence& evidence,
@@ -59,7 +61,8 @@ std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
                                                   const AttemptWatch& watch,
                                                   const gates::GateEvidence& evidence,
                                                   const Reference* reference,
-                                                  const diagnose::Diagnoser& diagnoser) {
+                                                  const diagnose::Diagnoser& diagnoser,
+                                                  const diagnose::RegressionFacts* regression) {
   const diagnose::BaselineValues values =
       reference ? baseline_values(reference->baseline) : diagnose::BaselineValues{};
   const diagnose::LaunchFacts facts = launch_facts(plan.launch, watch.result);
@@ -73,9 +76,12 @@ std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
   input.exit_errors = exit_errors;
   input.baseline = reference ? &values : nullptr;
   input.launch = &facts;
+  input.regression = regression;
   input.configured.lr = plan.gate.config.train.lr;
   input.limits.idle_limit_s = plan.gate.config.launch.stall_timeout_s;
-  return diagnoser.diagnose(input);
+  std::vector<diagnose::Diagnosis> diagnoses = diagnoser.diagnose(input);
+  diagnose::route_back_within(diagnoses, plan.spec->id);
+  return diagnoses;
 }
 
 }  // namespace bigmac::attempt

@@ -17,12 +17,15 @@ gates::GateVerdict evaluate(const AttemptPlan& plan, const gates::GateEvidence& 
                             const Reference* reference);
 
 /// Phase verdict, for a failed gate: every diagnosis that explains it, best first, from the
-/// ranks' records, the reference and what the launcher saw.
+/// ranks' records, the reference, what the launcher saw and, at the first gate, the regression
+/// against the stored baseline (attempt_regression.h). Each diagnosis's route back is this gate
+/// or an earlier one, never a later one.
 std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
                                                   const AttemptWatch& watch,
                                                   const gates::GateEvidence& evidence,
                                                   const Reference* reference,
-                                                  const diagnose::Diagnoser& diagnoser);
+                                                  const diagnose::Diagnoser& diagnoser,
+                                                  const diagnose::RegressionFacts* regression);
 
 /// The reference's per-step values for the metric rules; a step without a value is absent.
 diagnose::BaselineValues baseline_values(const baseline::Baseline& b);

@@ -6,6 +6,7 @@
 
 #include "attempt/attempt_files.h"
 #include "attempt/attempt_plan.h"
+#include "attempt/attempt_regression.h"
 #include "attempt/attempt_verdict.h"
 #include "attempt/attempt_watch.h"
 #include "baseline/baseline.h"
@@ -36,8 +37,9 @@ gates::GateOutcome interrupted() {
 Expected<std::string> record_run_baseline(const RunContext& context, const fs::path& run_dir,
                                           const AttemptPlan& plan,
                                           const gates::GateEvidence& evidence) {
-  const baseline::Baseline b = baseline::summarize_records(
-      evidence.all_records(), context.baseline_name, plan.gate.inputs_digest);
+  baseline::Baseline b = baseline::summarize_records(evidence.all_records(), context.baseline_name,
+                                                     plan.gate.inputs_digest);
+  b.recorded = context.recorded(plan.gate);
   if (auto ok = baseline::check_recordable(b); !ok) {
     return "refusing to record: " + ok.error().format();
   }
@@ -111,7 +113,9 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
     progress.message(*recorded);
   }
   if (!verdict.passed) {
-    diagnoses = diagnose_failure(*plan, watch, evidence, reference, *services.diagnoser);
+    const auto regression = regression_facts(context, *plan, evidence, reference);
+    diagnoses = diagnose_failure(*plan, watch, evidence, reference, *services.diagnoser,
+                                 regression ? &*regression : nullptr);
     std::ostringstream text;
     text << watch.result.summary() << "\n";
     diagnose::print_diagnoses(text, diagnoses);

@@ -52,6 +52,7 @@ tl::expected<RunContext, Errors> RunContext::create(config::Config config,
       (sources.config_file.empty() ? std::string("demo")
                                    : fs::path(sources.config_file).stem().string()) +
       "-" + ctx.config.launch.devices;
+  ctx.config_file = sources.config_file;
   ctx.baseline_given = !sources.baseline.empty();
   if (ctx.baseline_given && sources.no_stored_baseline) {
     return tl::unexpected(Errors{make_error(
@@ -121,6 +122,33 @@ tl::expected<std::map<std::string, gates::GateInputs>, Errors> RunContext::input
     out[spec.id] = gates::gate_inputs(*plan, trainer_binary, ref ? ref->digest : std::string());
   }
   if (!errors.empty()) return tl::unexpected(std::move(errors));
+  return out;
+}
+
+baseline::Recorded RunContext::recorded(const gates::GatePlan& plan) const {
+  baseline::Recorded r;
+  r.commit = baseline::ci_commit();
+  std::vector<fs::path> files{trainer_binary};
+  if (config.trainer.kind != "builtin") {
+    // The script and any other file the argv names: `python train.py` changes with train.py.
+    std::error_code ec;
+    for (std::size_t i = 1; i < config.trainer.command.size(); ++i) {
+      const fs::path arg(config.trainer.command[i]);
+      if (arg.string().find('{') == std::string::npos && fs::is_regular_file(arg, ec))
+        files.push_back(arg);
+    }
+  }
+  r.trainer_digest = baseline::trainer_digest(files);
+  r.config = plan.inputs;
+  return r;
+}
+
+std::vector<std::string> RunContext::command_line_settings() const {
+  std::vector<std::string> out;
+  for (const config::Setting& s : config.settings.entries) {
+    if (s.origin.kind == config::SourceKind::kCommandLine)
+      out.push_back(s.key + "=" + config::value_to_string(s.value));
+  }
   return out;
 }
 

@@ -51,6 +51,16 @@ struct RunContext {
   /// live watch and, where an attempt left no records, the reports.
   logs::ParserOptions parser;
 
+  std::string config_file;  ///< -c FILE as given; empty: the built-in demo
+
+  /// What a baseline recorded from `plan`'s gate keeps beside its fingerprint: the CI's
+  /// commit, the trainer's digest (its binary, and for a command trainer every file its argv
+  /// names, such as the script) and the gate's effective settings.
+  baseline::Recorded recorded(const gates::GatePlan& plan) const;
+
+  /// The `--set key=value` options this run was given, in the form to pass them again.
+  std::vector<std::string> command_line_settings() const;
+
   /// Loads the gate catalog for `config`, compiles its log parser options and finds the trainer
   /// and the stored baseline. A bad `[logs.fields]` regex, a stored baseline that exists but
   /// cannot be read, or one named by --baseline that does not exist, is bad input naming the

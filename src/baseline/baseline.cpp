@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <cstdlib>
 #include <type_traits>
 
 #include "core/atomic_file.h"
@@ -70,6 +71,7 @@ Baseline summarize_records(const std::vector<logs::Record>& records, std::string
       if (!b.fingerprint.torch_version.empty()) continue;
       b.fingerprint.tool_version = run->tool_version;
       b.fingerprint.torch_version = run->torch_version;
+      b.fingerprint.python_version = run->python_version;
       b.fingerprint.backend = run->backend;
       b.fingerprint.device = device_kind(run->device);
       b.fingerprint.dtype = run->dtype;
@@ -143,12 +145,17 @@ nlohmann::json to_json(const Baseline& b) {
           {"fingerprint",
            {{"tool_version", f.tool_version},
             {"torch_version", f.torch_version},
+            {"python_version", f.python_version},
             {"backend", f.backend},
             {"device", f.device},
             {"dtype", f.dtype},
             {"seed", optional_json(f.seed)},
             {"config_digest", f.config_digest},
             {"world_size", f.world_size}}},
+          {"recorded",
+           {{"commit", b.recorded.commit},
+            {"trainer_digest", b.recorded.trainer_digest},
+            {"config", b.recorded.config}}},
           {"structure",
            {{"param_count", optional_json(b.structure.param_count)},
             {"param_digest", b.structure.param_digest},
@@ -170,7 +177,9 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
   const nlohmann::json empty = nlohmann::json::object();
   const nlohmann::json& f = json.contains("fingerprint") ? json["fingerprint"] : empty;
   const nlohmann::json& s = json.contains("structure") ? json["structure"] : empty;
-  for (const auto& [name, table] : {std::pair{"fingerprint", &f}, std::pair{"structure", &s}}) {
+  // Files recorded before the commit and trainer were kept have no "recorded" table.
+  const nlohmann::json& rec = json.contains("recorded") ? json["recorded"] : empty;
+  for (const auto& [name, table] : {std::pair{"fingerprint", &f}, std::pair{"structure", &s}, std::pair{"recorded", &rec}}) {
     if (!table->is_object()) {
       return tl::unexpected(input_error(
           path, name,
@@ -181,6 +190,7 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
   try {
     b.fingerprint.tool_version = f.value("tool_version", "");
     b.fingerprint.torch_version = f.value("torch_version", "");
+    b.fingerprint.python_version = f.value("python_version", "");
     b.fingerprint.backend = f.value("backend", "");
     b.fingerprint.device = f.value("device", "");
     b.fingerprint.dtype = f.value("dtype", "");
@@ -195,6 +205,13 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
     // nlohmann's type errors ("type must be string, but is number") name no key; the table does.
     return tl::unexpected(
         input_error(path, table, fmt::format("a value of the wrong type: {}", e.what())));
+  }
+  try {
+    b.recorded.commit = rec.value("commit", "");
+    b.recorded.trainer_digest = rec.value("trainer_digest", "");
+    b.recorded.config = rec.value("config", std::map<std::string, std::string>{});
+  } catch (const nlohmann::json::exception& e) {
+    return tl::unexpected(input_error(path, "recorded", e.what()));
   }
   auto seed = optional_field<std::int64_t>(f, "seed", "fingerprint.", path);
   if (!seed) return tl::unexpected(seed.error());
@@ -274,6 +291,23 @@ std::string text_digest(std::string_view text) {
 std::string file_digest(const std::filesystem::path& path) {
   auto text = read_file(path);
   return text ? text_digest(*text) : std::string();
+}
+
+std::string trainer_digest(const std::vector<std::filesystem::path>& files) {
+  std::string parts;
+  for (const std::filesystem::path& file : files) {
+    const std::string digest = file_digest(file);
+    if (!digest.empty()) parts += file.filename().string() + "=" + digest + "\n";
+  }
+  return parts.empty() ? std::string() : text_digest(parts);
+}
+
+std::string ci_commit() {
+  for (const char* name : {"GITHUB_SHA", "CI_COMMIT_SHA", "BUILDKITE_COMMIT", "GIT_COMMIT"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return value;
+  }
+  return {};
 }
 
 }  // namespace bigmac::baseline

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -34,6 +35,7 @@ struct Structure {
 struct Fingerprint {
   std::string tool_version;
   std::string torch_version;
+  std::string python_version;  ///< Python trainers (the probe logs it); empty otherwise
   std::string backend;
   std::string device;  ///< device kind: `cpu`, `cuda` (the index is dropped)
   std::string dtype;
@@ -42,10 +44,21 @@ struct Fingerprint {
   std::int64_t world_size = 0;  ///< ranks of the run; differing reduction order explains drift
 };
 
+/// What a baseline was made from beyond its logs, stored beside the fingerprint: the commit CI
+/// built, the trainer it ran and every effective setting, so that a regression names the
+/// commit it last passed at, whether the trainer changed and which settings moved. Empty in
+/// files recorded before these were kept.
+struct Recorded {
+  std::string commit;          ///< GITHUB_SHA / CI_COMMIT_SHA at record time (ci_commit())
+  std::string trainer_digest;  ///< trainer_digest() of the trainer binary or script
+  std::map<std::string, std::string> config;  ///< the gate's effective inputs, key -> value
+};
+
 /// A stored reference run, or the same summary taken from any run's records for comparison.
 struct Baseline {
   std::string name;
   Fingerprint fingerprint;
+  Recorded recorded;
   Structure structure;
   std::vector<BaselineStep> steps;
 };
@@ -74,5 +87,14 @@ std::string file_digest(const std::filesystem::path& path);
 
 /// FNV-1a 64 of text, as 16 hex digits.
 std::string text_digest(std::string_view text);
+
+/// One digest over the contents of the files a trainer is made of (its binary, its script),
+/// each named by its file name so that swapping two files changes it. Empty when none can be
+/// read.
+std::string trainer_digest(const std::vector<std::filesystem::path>& files);
+
+/// The commit a CI job builds, from the first of GITHUB_SHA, CI_COMMIT_SHA (GitLab),
+/// BUILDKITE_COMMIT, GIT_COMMIT (Jenkins) that is set; empty outside CI.
+std::string ci_commit();
 
 }  // namespace bigmac::baseline

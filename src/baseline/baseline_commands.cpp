@@ -42,10 +42,15 @@ CommandResult show_baseline(const std::filesystem::path& path) {
   const Fingerprint& f = b->fingerprint;
   std::string out = fmt::format("baseline {} ({})\n", b->name, path.string());
   out += fmt::format(
-      "  fingerprint: tool {} torch {} backend {} device {} dtype {} seed {} "
+      "  fingerprint: tool {} torch {}{} backend {} device {} dtype {} seed {} "
       "world_size {} config {}\n",
-      f.tool_version, f.torch_version, f.backend, f.device, f.dtype,
+      f.tool_version, f.torch_version,
+      f.python_version.empty() ? "" : " python " + f.python_version, f.backend, f.device, f.dtype,
       f.seed ? std::to_string(*f.seed) : "-", f.world_size, f.config_digest);
+  out += fmt::format("  recorded: commit {} trainer digest {} ({} settings)\n",
+                     b->recorded.commit.empty() ? "-" : b->recorded.commit,
+                     b->recorded.trainer_digest.empty() ? "-" : b->recorded.trainer_digest,
+                     b->recorded.config.size());
   out += fmt::format("  structure: param_count {} param_digest {} input [{}] {} steps {}\n",
                      b->structure.param_count.value_or(-1), b->structure.param_digest,
                      fmt::join(b->structure.input_shape, ","), b->structure.input_dtype,
@@ -72,20 +77,23 @@ CommandResult diff_baseline_files(const std::filesystem::path& a, const std::fil
 
 CommandResult record_baseline(const std::vector<logs::Record>& records, bool gate_passed,
                               const std::filesystem::path& out, const std::string& name,
-                              const std::string& config_digest) {
+                              const std::string& config_digest, const Recorded& recorded) {
   if (!gate_passed) {
     return {ExitCode::kGateFailed,
             fmt::format("refusing to record baseline '{}': the single gate did not pass "
                         "(rerun it: bigmac-bringup run single)\n",
                         name)};
   }
-  const Baseline b = summarize_records(records, name, config_digest);
+  Baseline b = summarize_records(records, name, config_digest);
+  b.recorded = recorded;
   if (auto ok = check_recordable(b); !ok) {
     return {ExitCode::kGateFailed, "refusing to record: " + ok.error().format() + "\n"};
   }
   if (auto ok = save_baseline(out, b); !ok) return failure(ok.error());
-  return {ExitCode::kOk, fmt::format("recorded baseline '{}' ({} steps) to {}\n", name,
-                                     b.steps.size(), out.string())};
+  return {
+      ExitCode::kOk,
+      fmt::format("recorded baseline '{}' ({} steps{}) to {}\n", name, b.steps.size(),
+                  b.recorded.commit.empty() ? "" : ", commit " + b.recorded.commit, out.string())};
 }
 
 CommandResult compare_logs(const std::vector<std::filesystem::path>& logs,

@@ -31,10 +31,11 @@ CommandResult show_baseline(const std::filesystem::path& path);
 CommandResult diff_baseline_files(const std::filesystem::path& a, const std::filesystem::path& b);
 
 /// `baseline record`: writes `out` from a gate's records. Refuses (exit 1) when the gate did
-/// not pass or a value is non-finite.
+/// not pass or a value is non-finite. `recorded` (commit, trainer digest, settings) is stored
+/// beside the fingerprint.
 CommandResult record_baseline(const std::vector<logs::Record>& records, bool gate_passed,
                               const std::filesystem::path& out, const std::string& name,
-                              const std::string& config_digest);
+                              const std::string& config_digest, const Recorded& recorded = {});
 
 /// `compare LOG... --baseline FILE`: exit 0 on match or drift, 1 on regression or when nothing
 /// was compared, 2 on unreadable input. `policy` comes from the gate spec (`--gate`), `options`

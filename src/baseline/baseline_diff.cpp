@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "baseline/regression.h"
+
 namespace bigmac::baseline {
 
 bool BaselineDiff::identical() const {
@@ -36,6 +38,14 @@ BaselineDiff diff_baselines(const Baseline& a, const Baseline& b) {
   if (a.steps.size() != b.steps.size())
     d.structure.push_back(fmt::format("steps {} vs {}", a.steps.size(), b.steps.size()));
   d.fingerprint = fingerprint_difference(a.fingerprint, b.fingerprint);
+  auto known = [](const std::string& v) { return v.empty() ? std::string("(not recorded)") : v; };
+  d.recorded.push_back(
+      fmt::format("commit {} → {}", known(a.recorded.commit), known(b.recorded.commit)));
+  d.recorded.push_back(fmt::format("trainer digest {} → {}", known(a.recorded.trainer_digest),
+                                   known(b.recorded.trainer_digest)));
+  for (const InputChange& c : input_changes(a, b)) {
+    if (c.what.rfind("config", 0) == 0) d.recorded.push_back(c.describe());
+  }
   return d;
 }
 
@@ -60,6 +70,7 @@ std::string format_diff(const BaselineDiff& d, const std::string& a_name,
   }
   for (const std::string& s : d.structure) out += "  structure: " + s + "\n";
   if (!d.fingerprint.empty()) out += "  fingerprint: " + d.fingerprint + "\n";
+  for (const std::string& r : d.recorded) out += "  recorded: " + r + "\n";
   return out;
 }
 

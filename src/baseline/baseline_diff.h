@@ -14,6 +14,9 @@ struct BaselineDiff {
   std::vector<MetricComparison> metrics;
   std::vector<std::string> structure;  ///< "param_count 1000 vs 1200", ...
   std::string fingerprint;             ///< fingerprint_difference text; empty when equal
+  /// Where each was recorded (commit, trainer digest) and the settings that differ by key:
+  /// shown to review an accepted change, never a difference of the numbers by themselves.
+  std::vector<std::string> recorded;
   bool identical() const;
 };
 

@@ -1,9 +1,9 @@
 #include "cli/baseline_command.h"
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "baseline/baseline_commands.h"
 #include "cli/run_options.h"
@@ -77,8 +77,15 @@ int record(const BaselineRequest& request) {
   if (!reference) return fail({reference.error()});
   auto plan = gates::plan_gate(context->catalog.specs.front(), context->config,
                                *reference ? (*reference)->samples_per_step() : std::nullopt);
+  baseline::Recorded recorded;
+  if (plan) {
+    recorded = context->recorded(*plan);
+  } else {
+    recorded.commit = baseline::ci_commit();
+  }
   return print(baseline::record_baseline(records, true, out, context->baseline_name,
-                                         plan ? plan->inputs_digest : context->config_digest));
+                                         plan ? plan->inputs_digest : context->config_digest,
+                                         recorded));
 }
 
 int compare(const BaselineRequest& request) {
@@ -93,8 +100,7 @@ int compare(const BaselineRequest& request) {
     if (!spec) {
       const auto ids = context->catalog.ids();
       return fail({make_error(ErrorKind::kUsage, "unknown gate " + request.gate,
-                              fmt::format("one of {} or 1-{}", fmt::join(ids, ", "),
-                                          ids.size()))});
+                              fmt::format("one of {} or 1-{}", fmt::join(ids, ", "), ids.size()))});
     }
     policy = gates::comparison_policy(*spec);
   }

@@ -72,6 +72,7 @@ struct ModelConfig {
   int heads = 4;
   int vocab = 64;
   int ffn_mult = 4;
+  double init_std = 0.02;  ///< standard deviation of the initial weight matrices
   bool tie_embeddings = true;
   bool split_points_auto = true;
   std::vector<int> split_points;  ///< effective (auto already expanded), pp_size - 1 entries

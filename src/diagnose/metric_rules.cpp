@@ -387,6 +387,8 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
 
 const std::vector<MetricRuleSpec>& specs() {
   static const std::vector<MetricRuleSpec> kSpecs = {
+      {"baseline_regression",
+       {"file", "step", "metric", "headline", "moved", "last_good", "accept"}},
       {"loss_non_finite", {"step", "value"}},
       {"grad_norm_growing", {"first_step", "last_step", "first", "last"}},
       {"grad_norm_zero", {"step"}},
@@ -423,7 +425,12 @@ std::vector<Diagnosis> apply_metric_rules(const Catalog& catalog, const MetricIn
   grad_norm_checks(input, findings);
   step_sequence(input, findings);
   samples_per_step(input, findings);
-  loss_against_baseline(input, findings);
+  if (input.regression != nullptr) {
+    findings.push_back(
+        {"baseline_regression", input.regression->values, input.regression->evidence, -1});
+  } else {
+    loss_against_baseline(input, findings);
+  }
   detail::pipeline_rules(input, findings);
   detail::launch_rules(input, findings);
 

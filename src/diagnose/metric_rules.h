@@ -10,6 +10,7 @@
 
 #include "diagnose/catalog.h"
 #include "diagnose/diagnosis.h"
+#include "diagnose/message_template.h"
 #include "logs/rank_log.h"
 #include "logs/record.h"
 
@@ -86,12 +87,22 @@ struct RankErrorLines {
   std::vector<std::string> lines;
 };
 
+/// A first gate that no longer reproduces its stored baseline, as baseline::Regression found
+/// it, in the values the `baseline_regression` rule words: file, step, metric, headline,
+/// moved, last_good, accept. It supersedes the rules that compare single steps with the
+/// baseline (their route back names later gates: at the first gate the finding is this).
+struct RegressionFacts {
+  TemplateValues values;
+  std::vector<Evidence> evidence;
+};
+
 /// Everything the metric rules look at.
 struct MetricInput {
   std::span<const logs::RankLog> logs;  ///< evidence names each by its label()
   std::span<const RankErrorLines> exit_errors;
   const BaselineValues* baseline = nullptr;
   const LaunchFacts* launch = nullptr;
+  const RegressionFacts* regression = nullptr;
   ConfiguredValues configured;
   MetricLimits limits;
 };

@@ -55,8 +55,8 @@ tl::expected<GateCatalog, Errors> GateCatalog::load(const std::filesystem::path&
       catalog.specs.push_back(std::move(*applied));
     }
   }
-  // An override may name a gate to return to, too.
-  if (errors.empty()) check_routes(catalog.specs, errors);
+  // `[gates.<id>]` may set a route back too: the same rule as in the gate files.
+  if (errors.empty()) errors = check_route_backs(catalog.specs);
   if (!errors.empty()) return tl::unexpected(errors);
   return catalog;
 }

@@ -261,6 +261,41 @@ Expected<GateSpec> load_gate_spec(const std::filesystem::path& path) {
   return parse_gate_spec(*file);
 }
 
+Errors check_route_backs(const std::vector<GateSpec>& specs) {
+  Errors errors;
+  for (const GateSpec& spec : specs) {
+    std::vector<std::pair<std::string, std::string>> routes{{"route_back", spec.route_back}};
+    for (const CheckSpec& c : spec.checks) {
+      routes.emplace_back(fmt::format("checks.{}.route_back", c.name), c.route_back);
+    }
+    for (const auto& [key, value] : spec.params.items()) {
+      if (key.find("_route_back_") != std::string::npos && value.is_string())
+        routes.emplace_back("params." + key, value.get<std::string>());
+    }
+    for (const auto& [key, route] : routes) {
+      if (route.empty()) continue;
+      const GateSpec* target = find_gate(specs, route);
+      std::string message;
+      if (!target) {
+        message = fmt::format("route_back '{}' of gate '{}' names no gate", route, spec.id);
+      } else if (target->order > spec.order) {
+        message = fmt::format(
+            "route_back '{}' of gate '{}' names a later gate (order {} after {}): a failure of "
+            "'{}' is fixed there or at an earlier gate",
+            route, spec.id, target->order, spec.order, spec.id);
+      } else {
+        continue;
+      }
+      Error e = make_error(ErrorKind::kConfig, std::move(message),
+                           fmt::format("route back to '{}' or an earlier gate", spec.id));
+      e.file = spec.path;
+      e.key = key;
+      errors.push_back(e);
+    }
+  }
+  return errors;
+}
+
 tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesystem::path& dir) {
   Errors errors;
   std::vector<GateSpec> specs;
@@ -305,8 +340,8 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
           make_error(ErrorKind::kConfig, fmt::format("gate id '{}' twice", specs[i].id)));
     }
   }
-  // A route to a gate whose file did not load would only repeat that file's error.
-  if (errors.empty()) check_routes(specs, errors);
+  const Errors routes = check_route_backs(specs);
+  errors.insert(errors.end(), routes.begin(), routes.end());
   if (specs.empty() && errors.empty()) {
     Error e = make_error(ErrorKind::kInput, "no gate files (stages/0N-*.toml) found");
     e.file = dir.string();
@@ -314,27 +349,6 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
   }
   if (!errors.empty()) return tl::unexpected(errors);
   return specs;
-}
-
-void check_routes(const std::vector<GateSpec>& specs, Errors& errors) {
-  std::set<std::string> ids;
-  for (const GateSpec& spec : specs) ids.insert(spec.id);
-  for (const GateSpec& spec : specs) {
-    std::set<std::string> routes{spec.route_back};
-    for (const CheckSpec& c : spec.checks) routes.insert(c.route_back);
-    for (const auto& [key, value] : spec.params.items()) {
-      if (is_route_back_param(key) && value.is_string()) routes.insert(value.get<std::string>());
-    }
-    for (const std::string& r : routes) {
-      if (!r.empty() && !ids.count(r)) {
-        Error e = make_error(ErrorKind::kConfig,
-                             fmt::format("route_back '{}' of gate '{}' names no gate", r, spec.id),
-                             "known gates: " + fmt::format("{}", fmt::join(ids, ", ")));
-        e.file = spec.path;
-        errors.push_back(e);
-      }
-    }
-  }
 }
 
 tl::expected<GateSpec, Errors> apply_overrides(

@@ -61,10 +61,6 @@ Expected<GateSpec> load_gate_spec(const std::filesystem::path& path);
 /// Orders must be unique; all errors together.
 tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesystem::path& dir);
 
-/// Every route back (a gate's, a check's, a `*_route_back_*` parameter) must name a gate of
-/// `specs`; what does not is added to `errors`.
-void check_routes(const std::vector<GateSpec>& specs, Errors& errors);
-
 /// Applies `[gates.<id>]` overrides: each key must exist in the gate's [launch] or [params]
 /// (did-you-mean otherwise) and keep its type. Errors name where the override was written.
 tl::expected<GateSpec, Errors> apply_overrides(
@@ -81,5 +77,10 @@ bool is_required(const GateSpec& spec, std::string_view check);
 
 /// The spec with id or order number `name` ("dp", "2").
 const GateSpec* find_gate(const std::vector<GateSpec>& specs, std::string_view name);
+
+/// Every route back of every gate (the gate's, each check's and the `<metric>_route_back_*`
+/// params a check routes by) names a known gate at or before its own: a failure is fixed at
+/// the gate that failed or an earlier one, never a later one. Errors name the gate file and key.
+Errors check_route_backs(const std::vector<GateSpec>& specs);
 
 }  // namespace bigmac::gates

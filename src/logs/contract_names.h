@@ -22,6 +22,7 @@
   X(kDtype, "dtype")                             \
   X(kSeed, "seed")                               \
   X(kTorchVersion, "torch_version")              \
+  X(kPythonVersion, "python_version")            \
   X(kPid, "pid")                                 \
   X(kToolVersion, "tool_version")                \
   X(kInitMs, "init_ms")                          \

@@ -29,6 +29,7 @@ void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out
   bag.read(FieldKey::kDtype, r.dtype);
   bag.read(FieldKey::kSeed, r.seed);
   bag.read(FieldKey::kTorchVersion, r.torch_version);
+  bag.read(FieldKey::kPythonVersion, r.python_version);
   bag.read(FieldKey::kPid, r.pid);
   bag.read(FieldKey::kToolVersion, r.tool_version);
 }

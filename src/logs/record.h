@@ -27,6 +27,7 @@ struct RunRecord {
   std::string device, backend, dtype;
   std::int64_t seed = 0;
   std::string torch_version;
+  std::string python_version;  ///< Python trainers; empty when not logged
   std::int64_t pid = 0;
   std::string tool_version;
 };

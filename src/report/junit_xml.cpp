@@ -6,6 +6,7 @@
 
 #include "report/diagnosis_text.h"
 #include "report/markup_text.h"
+#include "report/verdict_card.h"
 
 namespace bigmac::report {
 namespace {
@@ -60,9 +61,13 @@ std::vector<Case> cases_of(const GateReport& gate) {
     cases.push_back(std::move(c));
     return cases;
   }
+  // A regression against the stored baseline leads every failure of the gate, so the CI page
+  // says it in one line whichever case it shows.
+  const std::string regression = regression_headline(gate);
   for (const auto& r : gate.verdict->results) {
     Case c{r.name, Case::Kind::kPass, r.message, {}, {}};
     if (!r.passed) {
+      if (!regression.empty()) c.message = regression + ": " + r.message;
       c.kind = Case::Kind::kFailure;
       c.type = r.route_back.empty() ? "check_failed" : "route_back:" + r.route_back;
       c.body = r.message + "\n";

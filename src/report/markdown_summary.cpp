@@ -78,6 +78,12 @@ std::string headline(const ReportInput& input) {
   const auto& s = input.state;
   for (const GateReport& gate : input.gates) {
     if (gate.record.status == gates::GateStatus::kFailed) {
+      const std::string regression = regression_headline(gate);
+      if (!regression.empty()) {
+        return fmt::format("## ❌ {}: bigmac-bringup {} failed at gate {} {}",
+                           escape_xml(regression), markdown_code(s.run_id), gate.index + 1,
+                           markdown_code(gate.record.id));
+      }
       return fmt::format("## ❌ bigmac-bringup {}: failed at gate {} {}", markdown_code(s.run_id),
                          gate.index + 1, markdown_code(gate.record.id));
     }

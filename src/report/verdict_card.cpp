@@ -26,8 +26,10 @@ VerdictCard failed_gate_card(const ReportInput& input, const GateReport& gate) {
     card.check = blind->required.front();
     card.check_message = blind->text();
   }
+  const std::string regression = regression_headline(gate);
   card.headline = fmt::format("gate {} {} failed{}{}", gate.index + 1, gate.record.id,
-                              card.check.empty() ? "" : ": ", card.check);
+                              card.check.empty() && regression.empty() ? "" : ": ",
+                              regression.empty() ? card.check : regression);
   const std::string route_back = gate.verdict && !gate.verdict->route_back.empty()
                                      ? gate.verdict->route_back
                                      : gate.record.route_back;
@@ -93,6 +95,13 @@ VerdictCard stopped_run_card(const ReportInput& input, std::string headline, std
 }
 
 }  // namespace
+
+std::string regression_headline(const GateReport& gate) {
+  for (const diagnose::Diagnosis& d : gate.diagnoses) {
+    if (d.klass == "regression") return d.symptom;
+  }
+  return {};
+}
 
 std::optional<VerdictCard> verdict_card(const ReportInput& input) {
   for (const GateReport& gate : input.gates) {

@@ -30,6 +30,11 @@ struct VerdictCard {
   std::vector<std::string> other_diagnoses;  ///< "id: symptom" of the less likely ones
 };
 
+/// "regression against baselines/<name>.json at step k (metric)" when the gate failed as a
+/// regression against its stored baseline (the `regression` class of diagnosis); else empty.
+/// What a CI page leads with: the JUnit failure message, summary.md, the card's headline.
+std::string regression_headline(const GateReport& gate);
+
 /// The card of the first failed gate, or of a run stopped otherwise (could not launch a gate,
 /// interrupted, killed mid-gate); empty for a run that passed or has not started.
 std::optional<VerdictCard> verdict_card(const ReportInput& input);

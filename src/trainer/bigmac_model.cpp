@@ -13,8 +13,6 @@
 namespace bigmac::trainer {
 namespace {
 
-constexpr double kInitStd = 0.02;
-
 void check_shape(const ModelShape& shape) {
   if (shape.num_layers < 1 || shape.hidden < 1 || shape.heads < 1 || shape.vocab < 2 ||
       shape.ffn_mult < 1 || shape.seq_length < 1 || shape.hidden % shape.heads != 0) {
@@ -93,7 +91,7 @@ torch::Tensor BigMacImpl::forward(const torch::Tensor& tokens) {
   return head(run_layers(embed(tokens), 0, num_layers() - 1));
 }
 
-void BigMacImpl::initialize(std::uint64_t seed) {
+void BigMacImpl::initialize(std::uint64_t seed, double init_std) {
   at::NoGradGuard no_grad;
   // A private generator: the global torch seed stays untouched and the result depends on the
   // seed and the parameter order only.
@@ -102,7 +100,7 @@ void BigMacImpl::initialize(std::uint64_t seed) {
     auto& param = item.value();
     const std::string& name = item.key();
     if (param.dim() >= 2) {
-      param.normal_(0.0, kInitStd, generator);
+      param.normal_(0.0, init_std, generator);
     } else if (name.ends_with("bias")) {
       param.zero_();
     } else {

@@ -62,7 +62,7 @@ class BigMacImpl : public torch::nn::Module {
 
   /// Sets every parameter from `seed` alone (GPT-2 style: N(0, 0.02) matrices, zero biases, unit
   /// norms), in name order, so every rank of every layout holds identical initial weights.
-  void initialize(std::uint64_t seed);
+  void initialize(std::uint64_t seed, double init_std = 0.02);
 
   const ModelShape& shape() const { return shape_; }
   int num_layers() const { return static_cast<int>(blocks_->size()); }

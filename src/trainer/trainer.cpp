@@ -139,7 +139,7 @@ struct Trainer::State {
     // Every rank builds and initialises the whole model from the seed alone, so the initial
     // parameters are identical on every rank of every layout without a broadcast.
     model = BigMac(model_shape(setup.config));
-    model->initialize(static_cast<std::uint64_t>(train.seed));
+    model->initialize(static_cast<std::uint64_t>(train.seed), setup.config.model.init_std);
     model->to(device, dtype);
     layers = stage_layers(model->num_layers(), setup.config.model.split_points, stage);
     select_stage_parameters();

@@ -129,4 +129,40 @@ TEST(GateOverrides, WrongTypeIsAnError) {
 }
 
 }  // namespace
+// Every route back the stage files hold (gate, check, `<metric>_route_back_*`) is the gate
+// itself or an earlier one: a failure is never sent on to a gate that has not run.
+TEST(RouteBack, EveryRouteBackOfTheStageFilesIsTheGateOrAnEarlierOne) {
+  const auto& specs = real_specs();
+  EXPECT_TRUE(check_route_backs(specs).empty());
+  std::size_t routes = 0;
+  for (const GateSpec& spec : specs) {
+    std::vector<std::string> all{spec.route_back};
+    for (const CheckSpec& c : spec.checks) all.push_back(c.route_back);
+    for (const auto& [key, value] : spec.params.items()) {
+      if (key.find("_route_back_") != std::string::npos) all.push_back(value.get<std::string>());
+    }
+    for (const std::string& route : all) {
+      if (route.empty()) continue;
+      ++routes;
+      const GateSpec* target = find_gate(specs, route);
+      ASSERT_NE(target, nullptr) << spec.id << " -> " << route;
+      EXPECT_LE(target->order, spec.order) << spec.id << " routes back to " << route;
+    }
+  }
+  EXPECT_GE(routes, specs.size());
+}
+
+TEST(RouteBack, ALaterGateIsRefusedNamingTheFileAndKey) {
+  std::vector<GateSpec> specs = real_specs();
+  specs[2].params["loss_route_back_first_step"] = "shapes";  // pp2 -> a gate after it
+  const Errors errors = check_route_backs(specs);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors.front().key, "params.loss_route_back_first_step");
+  EXPECT_NE(errors.front().file.find("03-pp2.toml"), std::string::npos);
+  EXPECT_NE(errors.front().message.find("names a later gate"), std::string::npos);
+  specs[2].params["loss_route_back_first_step"] = "nowhere";
+  ASSERT_EQ(check_route_backs(specs).size(), 1u);
+  EXPECT_NE(check_route_backs(specs).front().message.find("names no gate"), std::string::npos);
+}
+
 }  // namespace bigmac::gates
