@@ -17,10 +17,13 @@ gates::GateVerdict evaluate(const AttemptPlan& plan, const gates::GateEvidence& 
                             const Reference* reference);
 
 /// Phase verdict, for a failed gate: every diagnosis that explains it, best first, from the
-/// ranks' records, the reference and what the launcher saw.
+/// ranks' records, the reference and what the launcher saw, judged with the gate's own
+/// [params]; each failed check of `verdict` is explained by at least one of them (a
+/// `no_known_cause` diagnosis names a check no rule explains).
 std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
                                                   const AttemptWatch& watch,
                                                   const gates::GateEvidence& evidence,
+                                                  const gates::GateVerdict& verdict,
                                                   const Reference* reference,
                                                   const diagnose::Diagnoser& diagnoser);
 

@@ -111,7 +111,8 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
     progress.message(*recorded);
   }
   if (!verdict.passed) {
-    diagnoses = diagnose_failure(*plan, watch, evidence, reference, *services.diagnoser);
+    diagnoses =
+        diagnose_failure(*plan, watch, evidence, verdict, reference, *services.diagnoser);
     std::ostringstream text;
     text << watch.result.summary() << "\n";
     diagnose::print_diagnoses(text, diagnoses);

@@ -137,6 +137,7 @@ diagnose::Diagnosis diagnosis_from_json(const nlohmann::json& j) {
                                             e.value("line", std::int64_t{0}), e.value("t", 0.0),
                                             e.value("text", "")});
   }
+  d.explains = j.value("explains", std::vector<std::string>{});
   return d;
 }
 

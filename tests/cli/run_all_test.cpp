@@ -2,6 +2,8 @@
 // with real processes, and the fault matrix — each injected fault stopped at the gate that must
 // catch it, by the check that must fire, with the run state saying so.
 
+#include <algorithm>
+
 #include "run_all_fixture.h"
 
 namespace {
@@ -10,8 +12,7 @@ using namespace bigmac::testing::e2e;
 
 TEST_F(RunAll, SingleAndDataParallelPassAndRecordABaseline) {
   ProgramResult r = bringup({"run-all", "-c", kDemo, "--run-dir", (root_ / "run").string(),
-                             "--no-baseline", "--until",
-                             "dp"});
+                             "--no-baseline", "--until", "dp"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(gate_status("single"), "passed");
   EXPECT_EQ(gate_status("dp"), "passed");
@@ -24,9 +25,8 @@ TEST_F(RunAll, SingleAndDataParallelPassAndRecordABaseline) {
   ProgramResult status = run_program({kBinary, "status", (root_ / "run").string()});
   EXPECT_EQ(status.exit_code, 0) << status.err;
   EXPECT_THAT(status.out, HasSubstr("dp"));
-  ProgramResult record =
-      run_program({kBinary, "baseline", "record", (root_ / "run").string(), "--out",
-                   (root_ / "promoted.json").string()});
+  ProgramResult record = run_program({kBinary, "baseline", "record", (root_ / "run").string(),
+                                      "--out", (root_ / "promoted.json").string()});
   EXPECT_EQ(record.exit_code, 0) << record.out << record.err;
   EXPECT_TRUE(fs::exists(root_ / "promoted.json"));
 }
@@ -50,7 +50,8 @@ TEST_F(RunAll, ResumeAfterAFailedGateRerunsWhatTheChangedConfigInvalidated) {
   EXPECT_LT(metric, table);
 
   // The fault is fixed: every gate that read it is stale, so single reruns too.
-  ProgramResult resumed = bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--no-baseline"});
+  ProgramResult resumed =
+      bringup({"resume", (root_ / "run").string(), "-c", kDemo, "--no-baseline"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_THAT(resumed.out, HasSubstr("invalidated"));
   EXPECT_THAT(resumed.out, HasSubstr("faults.lr_scale_by_world"));
@@ -108,7 +109,57 @@ void PrintTo(const FaultRow& row, std::ostream* os) {
   *os << row.name << " -> " << row.gate << "/" << row.check;
 }
 
-class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow> {};
+class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow> {
+ protected:
+  /// The last attempt folder of `gate` (`02-dp.1`, `02-dp.2`, …).
+  fs::path attempt_dir(const std::string& gate) const {
+    fs::path last;
+    int last_attempt = 0;
+    for (const auto& entry : fs::directory_iterator(root_ / "run")) {
+      const std::string name = entry.path().filename().string();
+      const auto dash = name.find('-');
+      const auto dot = name.rfind('.');
+      if (dash == std::string::npos || dot == std::string::npos || dot < dash) continue;
+      if (name.substr(dash + 1, dot - dash - 1) != gate) continue;
+      const int attempt = std::stoi(name.substr(dot + 1));
+      if (attempt > last_attempt) {
+        last_attempt = attempt;
+        last = entry.path();
+      }
+    }
+    return last;
+  }
+
+  /// Issue 17: each failed check of the gate is explained by a diagnosis of the catalog, none
+  /// by the `no_known_cause` fallback.
+  void expect_every_failed_check_explained(const std::string& gate) const {
+    const fs::path dir = attempt_dir(gate);
+    ASSERT_FALSE(dir.empty()) << "no attempt folder of " << gate;
+    std::ifstream verdict_in(dir / "verdict.json");
+    std::ifstream diagnosis_in(dir / "diagnosis.json");
+    ASSERT_TRUE(verdict_in.good() && diagnosis_in.good()) << dir;
+    const nlohmann::json verdict = nlohmann::json::parse(verdict_in);
+    const nlohmann::json diagnoses = nlohmann::json::parse(diagnosis_in);
+    int failed = 0;
+    for (const auto& check : verdict.at("checks")) {
+      if (check.at("passed").get<bool>()) continue;
+      ++failed;
+      const std::string name = check.at("name");
+      std::vector<std::string> by;
+      for (const auto& d : diagnoses) {
+        const auto explains = d.value("explains", std::vector<std::string>{});
+        if (std::find(explains.begin(), explains.end(), name) != explains.end()) {
+          by.push_back(d.at("id"));
+        }
+      }
+      EXPECT_FALSE(by.empty()) << name << " is explained by no diagnosis";
+      EXPECT_TRUE(std::find(by.begin(), by.end(), "no_known_cause") == by.end())
+          << name << " (" << check.value("message", "")
+          << ") has no known cause; diagnoses: " << diagnoses.dump(1);
+    }
+    EXPECT_GT(failed, 0) << "the gate failed without a failed check";
+  }
+};
 
 /// The same matrix for the example Python trainer under the real torchrun (issue 10).
 class PythonFaultMatrix : public FaultMatrix {
@@ -126,16 +177,18 @@ TEST_P(PythonFaultMatrix, StopsAtTheGateThatMustCatchIt) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_status(row.gate), "failed") << r.out;
   EXPECT_EQ(gate_field(row.gate, "failed_check"), row.check) << r.out;
+  expect_every_failed_check_explained(row.gate);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     PythonFaults, PythonFaultMatrix,
     ::testing::Values(
-        FaultRow{"split_out_of_range", {"faults.split_out_of_range=true"}, "pp2",
-                 "layer_coverage"},
+        FaultRow{"split_out_of_range", {"faults.split_out_of_range=true"}, "pp2", "layer_coverage"},
         FaultRow{"lr_scale_by_world", {"faults.lr_scale_by_world=true"}, "dp", "lr_vs_baseline"},
         FaultRow{"crash_rank", {"faults.crash_rank=1:3"}, "dp", "exit_status"},
-        FaultRow{"hang_rank", {"faults.hang_rank=1:3", "launch.stall_timeout_s=5"}, "dp",
+        FaultRow{"hang_rank",
+                 {"faults.hang_rank=1:3", "launch.stall_timeout_s=5"},
+                 "dp",
                  "exit_status"}),
     [](const ::testing::TestParamInfo<FaultRow>& row) { return row.param.name; });
 
@@ -161,9 +214,9 @@ TEST_F(PythonTrainer, UnderTorchrunPassesAllFiveGates) {
 }
 
 TEST_F(PythonTrainer, MegatronLinesAloneCannotPassTheFirstGateAndSayWhatIsMissing) {
-  ProgramResult r = bringup({"run-all", "-c",
-                             std::string(BIGMAC_SOURCE_DIR) + "/configs/megatron-style.toml",
-                             "--run-dir", (root_ / "run").string(), "--no-baseline"});
+  ProgramResult r =
+      bringup({"run-all", "-c", std::string(BIGMAC_SOURCE_DIR) + "/configs/megatron-style.toml",
+               "--run-dir", (root_ / "run").string(), "--no-baseline"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_field("single", "failed_check"), "fields_present");
   EXPECT_THAT(r.out, HasSubstr("no `model` event"));
@@ -177,6 +230,7 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   EXPECT_EQ(gate_status(row.gate), "failed") << r.out;
   EXPECT_EQ(gate_field(row.gate, "failed_check"), row.check) << r.out;
   EXPECT_THAT(r.out, HasSubstr(row.check));
+  expect_every_failed_check_explained(row.gate);
 }
 
 // The fault matrix (shared/DESIGN.md §1, issue 7): each fault of the built-in trainer, and a
@@ -213,25 +267,29 @@ INSTANTIATE_TEST_SUITE_P(
                  "exit_status"},
         FaultRow{"accum_not_rescaled", {"gates.dp.rescale=\"none\""}, "dp", "samples_per_step"},
         FaultRow{"lr_scale_by_world", {"faults.lr_scale_by_world=true"}, "dp", "lr_vs_baseline"},
-        FaultRow{"hang_rank", {"faults.hang_rank=1:2", "launch.stall_timeout_s=3"}, "dp",
-                 "exit_status"},
+        FaultRow{
+            "hang_rank", {"faults.hang_rank=1:2", "launch.stall_timeout_s=3"}, "dp", "exit_status"},
         FaultRow{"master_port_offset",
                  {"faults.master_port_offset=1:1", "launch.init_timeout_s=3"},
                  "dp",
                  "exit_status"},
-        FaultRow{"ragged_microbatch", {"faults.ragged_microbatch=true"}, "dp",
-                 "loss_vs_baseline"},
-        FaultRow{"split_out_of_range", {"faults.split_out_of_range=true"}, "pp2",
-                 "layer_coverage"},
+        FaultRow{"ragged_microbatch", {"faults.ragged_microbatch=true"}, "dp", "loss_vs_baseline"},
+        FaultRow{"split_out_of_range", {"faults.split_out_of_range=true"}, "pp2", "layer_coverage"},
         FaultRow{"boundary_seq_trim", {"faults.boundary_seq_trim=4"}, "pp2", "exit_status"},
         FaultRow{"boundary_dtype", {"faults.boundary_dtype=bf16"}, "pp2", "exit_status"},
-        FaultRow{"stage_stall", {"faults.stage_stall=1:3", "launch.stall_timeout_s=3"}, "pp2",
+        FaultRow{"stage_stall",
+                 {"faults.stage_stall=1:3", "launch.stall_timeout_s=3"},
+                 "pp2",
                  "exit_status"},
         // grad_norm differs from step 0, the loss from step 1: the gate stops at step 0.
         FaultRow{"untied_sync", {"faults.untied_sync=true"}, "pp2", "grad_norm_vs_baseline"},
-        FaultRow{"middle_stage_loss", {"faults.middle_stage_loss=true"}, "shapes",
+        FaultRow{"middle_stage_loss",
+                 {"faults.middle_stage_loss=true"},
+                 "shapes",
                  "no_middle_stage_loss"},
-        FaultRow{"all_ranks_checkpoint", {"faults.all_ranks_checkpoint=true"}, "target",
+        FaultRow{"all_ranks_checkpoint",
+                 {"faults.all_ranks_checkpoint=true"},
+                 "target",
                  "single_checkpoint_writer"}),
     [](const ::testing::TestParamInfo<FaultRow>& row) { return row.param.name; });
 
