@@ -4,7 +4,9 @@
 
 #include <chrono>
 
+#include "diagnose/check_explanation.h"
 #include "diagnose/route_back.h"
+#include "gates/series_rules.h"
 
 namespace bigmac::attempt {
 
@@ -60,6 +62,7 @@ diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan,
 std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
                                                   const AttemptWatch& watch,
                                                   const gates::GateEvidence& evidence,
+                                                  const gates::GateVerdict& verdict,
                                                   const Reference* reference,
                                                   const diagnose::Diagnoser& diagnoser,
                                                   const diagnose::RegressionFacts* regression) {
@@ -79,8 +82,18 @@ std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
   input.regression = regression;
   input.configured.lr = plan.gate.config.train.lr;
   input.limits.idle_limit_s = plan.gate.config.launch.stall_timeout_s;
+  const gates::CheckParams params(plan.spec->params);
+  input.limits.growth = gates::growth_rule(params);
+  input.limits.loss = gates::metric_tolerance(params, baseline::Metric::kLoss);
+  input.limits.grad_norm = gates::metric_tolerance(params, baseline::Metric::kGradNorm);
+  input.limits.lr = gates::metric_tolerance(params, baseline::Metric::kLr);
   std::vector<diagnose::Diagnosis> diagnoses = diagnoser.diagnose(input);
   diagnose::route_back_within(diagnoses, plan.spec->id);
+  std::vector<diagnose::FailedCheck> failed;
+  for (const gates::CheckResult& r : verdict.results) {
+    if (!r.passed) failed.push_back({r.name, r.message});
+  }
+  diagnose::explain_failed_checks(diagnoses, failed, verdict.gate_id);
   return diagnoses;
 }
 

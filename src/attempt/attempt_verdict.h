@@ -18,11 +18,14 @@ gates::GateVerdict evaluate(const AttemptPlan& plan, const gates::GateEvidence& 
 
 /// Phase verdict, for a failed gate: every diagnosis that explains it, best first, from the
 /// ranks' records, the reference, what the launcher saw and, at the first gate, the regression
-/// against the stored baseline (attempt_regression.h). Each diagnosis's route back is this gate
-/// or an earlier one, never a later one.
+/// against the stored baseline (attempt_regression.h), judged with the gate's own [params].
+/// Each diagnosis's route back is this gate or an earlier one, never a later one; each failed
+/// check of `verdict` is explained by at least one of them (a `no_known_cause` diagnosis names
+/// a check no rule explains).
 std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
                                                   const AttemptWatch& watch,
                                                   const gates::GateEvidence& evidence,
+                                                  const gates::GateVerdict& verdict,
                                                   const Reference* reference,
                                                   const diagnose::Diagnoser& diagnoser,
                                                   const diagnose::RegressionFacts* regression);

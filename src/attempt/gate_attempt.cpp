@@ -114,7 +114,7 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   }
   if (!verdict.passed) {
     const auto regression = regression_facts(context, *plan, evidence, reference);
-    diagnoses = diagnose_failure(*plan, watch, evidence, reference, *services.diagnoser,
+    diagnoses = diagnose_failure(*plan, watch, evidence, verdict, reference, *services.diagnoser,
                                  regression ? &*regression : nullptr);
     std::ostringstream text;
     text << watch.result.summary() << "\n";

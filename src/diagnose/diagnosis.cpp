@@ -54,6 +54,10 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, int index) {
     if (!d.nodes.empty()) line += fmt::format("; nodes: {}", fmt::join(d.nodes, ", "));
     out << line << '\n';
   }
+  if (!d.explains.empty()) {
+    out << fmt::format("   explains the failed check{}: {}\n", d.explains.size() > 1 ? "s" : "",
+                       fmt::join(d.explains, ", "));
+  }
   out << fmt::format("   cause: {}\n", d.cause);
   out << fmt::format("   fix:   {}\n", d.fix);
   out << fmt::format("   go back to gate: {}   (confidence {:.2f}, {})\n", d.gate, d.confidence,
@@ -101,6 +105,7 @@ nlohmann::json to_json(const Diagnosis& d) {
   }
   if (d.first_rank >= 0) out["first_rank"] = {{"rank", d.first_rank}, {"by", d.first_by}};
   if (!d.nodes.empty()) out["nodes"] = d.nodes;
+  if (!d.explains.empty()) out["explains"] = d.explains;
   return out;
 }
 

@@ -38,6 +38,9 @@ struct Diagnosis {
   int first_rank = -1;             ///< the rank that showed it first; -1 when the logs cannot say
   std::string first_by;            ///< how first_rank was decided: "time" or "log order"
   std::vector<std::string> nodes;  ///< hosts named by the matching lines (NCCL's host:pid:tid)
+  /// The failed checks of the gate this diagnosis explains (diagnose/check_explanation.h);
+  /// empty outside a gate.
+  std::vector<std::string> explains;
 };
 
 /// The text form: symptom, evidence (rank, file:line), cause, fix, and the gate to go back to.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "core/checked_integer.h"
 #include "diagnose/rule_finding.h"
@@ -28,9 +27,7 @@ Evidence step_evidence(const Sourced<logs::StepRecord>& s) {
                      optional_number(r.loss), optional_number(r.grad_norm), optional_number(r.lr)));
 }
 
-bool close_to(double a, double b, double rtol, double atol) {
-  return std::fabs(a - b) <= atol + rtol * std::fabs(b);
-}
+const logs::StepRecord& record_of(const Sourced<logs::StepRecord>& s) { return *s.record; }
 
 // Steps of each rank that logs them, in log order.
 std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(
@@ -40,38 +37,35 @@ std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(
   return out;
 }
 
-// The rank that owns the loss: the one with the most step records (lowest rank on a tie).
+// The rank whose step series is the run's (baseline::owns_series_before), or nullptr.
 const std::vector<Sourced<logs::StepRecord>>* loss_owner(
     const std::map<int, std::vector<Sourced<logs::StepRecord>>>& by_rank) {
-  const std::vector<Sourced<logs::StepRecord>>* best = nullptr;
+  const std::vector<Sourced<logs::StepRecord>>* owner = nullptr;
+  int owner_rank = 0;
   for (const auto& [rank, steps] : by_rank) {
-    if (best == nullptr || steps.size() > best->size()) best = &steps;
+    if (steps.empty()) continue;
+    if (owner == nullptr || baseline::owns_series_before(rank, owner_rank)) {
+      owner = &steps;
+      owner_rank = rank;
+    }
   }
-  return best;
+  return owner;
 }
 
 void loss_non_finite(const MetricInput& in, std::vector<Finding>& out) {
-  for (const auto& s : all_of<logs::StepRecord>(in.logs)) {
-    if (s.record->loss && !std::isfinite(*s.record->loss)) {
-      out.push_back(
-          {"loss_non_finite",
-           {{"step", std::to_string(s.record->global_step)}, {"value", number(*s.record->loss)}},
-           {step_evidence(s)},
-           s.record->at.rank});
-      return;
-    }
-  }
-  // A trainer that logs no loss on a step (Megatron prints none once it is NaN) may still log a
-  // non-finite gradient norm: the same finding, from the gradient norm.
-  for (const auto& s : all_of<logs::StepRecord>(in.logs)) {
-    if (!s.record->loss && s.record->grad_norm && !std::isfinite(*s.record->grad_norm)) {
-      out.push_back({"loss_non_finite",
-                     {{"step", std::to_string(s.record->global_step)},
-                      {"value", "unknown (grad_norm " + number(*s.record->grad_norm) + ")"}},
-                     {step_evidence(s)},
-                     s.record->at.rank});
-      return;
-    }
+  for (const auto& [rank, steps] : steps_by_rank(in.logs)) {
+    const auto bad = baseline::first_non_finite_loss(steps, record_of);
+    if (!bad) continue;
+    const auto& s = steps[bad->index];
+    // A trainer that logs no loss on a step (Megatron prints none once it is NaN) may still
+    // log a non-finite gradient norm: the same finding, from the gradient norm.
+    const std::string value =
+        bad->from_grad_norm ? "unknown (grad_norm " + number(bad->value) + ")" : number(bad->value);
+    out.push_back({"loss_non_finite",
+                   {{"step", std::to_string(s.record->global_step)}, {"value", value}},
+                   {step_evidence(s)},
+                   rank});
+    return;
   }
   for (const auto& s : all_of<logs::LossRecord>(in.logs)) {
     if (!std::isfinite(s.record->value)) {
@@ -98,85 +92,42 @@ void grad_norm_checks(const MetricInput& in, std::vector<Finding>& out) {
         break;
       }
     }
-    // The longest run of strict increases, judged by count and total growth.
-    std::size_t start = 0;
-    for (std::size_t i = 1; i <= steps.size(); ++i) {
-      const bool grows = i < steps.size() && steps[i].record->grad_norm &&
-                         steps[i - 1].record->grad_norm &&
-                         std::isfinite(*steps[i].record->grad_norm) &&
-                         *steps[i].record->grad_norm > *steps[i - 1].record->grad_norm;
-      if (grows) continue;
-      const std::size_t increases = i - 1 - start;
-      if (increases >= static_cast<std::size_t>(in.limits.grad_growth_steps)) {
-        const auto& a = steps[start];
-        const auto& b = steps[i - 1];
-        const double first = *a.record->grad_norm;
-        const double last = *b.record->grad_norm;
-        if (first > 0 && last / first >= in.limits.grad_growth_factor) {
-          out.push_back({"grad_norm_growing",
-                         {{"first_step", std::to_string(a.record->global_step)},
-                          {"last_step", std::to_string(b.record->global_step)},
-                          {"first", number(first)},
-                          {"last", number(last)}},
-                         {step_evidence(a), step_evidence(b)},
-                         rank});
-          break;
-        }
-      }
-      start = i;
-    }
+    const auto scan = baseline::scan_grad_norm_growth(steps, in.limits.growth, record_of);
+    if (!scan.growth) continue;
+    const auto& a = steps[scan.growth->before];
+    const auto& b = steps[scan.growth->last];
+    out.push_back({"grad_norm_growing",
+                   {{"first_step", std::to_string(a.record->global_step)},
+                    {"last_step", std::to_string(b.record->global_step)},
+                    {"first", number(a.record->grad_norm.value_or(0))},
+                    {"last", number(b.record->grad_norm.value_or(0))}},
+                   {step_evidence(a), step_evidence(b)},
+                   rank});
   }
-}
-
-// A log that prints every k-th step (Megatron's --log-interval) is not missing steps: its
-// steps are evenly spaced and start below k.
-bool logged_at_interval(const std::vector<Sourced<logs::StepRecord>>& steps) {
-  if (steps.size() < 2) return false;
-  // Differences of logged steps can pass int64 (a log may say anything); such a log is not one
-  // logged at an interval.
-  auto difference = [&](std::size_t i) {
-    return checked_subtract(steps[i].record->global_step, steps[i - 1].record->global_step);
-  };
-  const auto stride = difference(1);
-  if (!stride || *stride <= 1 || steps[0].record->global_step >= *stride) return false;
-  for (std::size_t i = 1; i < steps.size(); ++i) {
-    if (difference(i) != stride) return false;
-  }
-  return true;
 }
 
 void step_sequence(const MetricInput& in, std::vector<Finding>& out) {
   for (const auto& [rank, steps] : steps_by_rank(in.logs)) {
-    std::set<std::int64_t> seen;
-    std::int64_t expected = 0;
-    bool gap_reported = logged_at_interval(steps);
-    bool repeat_reported = false;
-    const Sourced<logs::StepRecord>* previous = nullptr;
-    for (const auto& s : steps) {
-      const std::int64_t step = s.record->global_step;
-      if (!seen.insert(step).second) {
-        if (!repeat_reported) {
-          out.push_back({"step_repeated",
-                         {{"step", std::to_string(step)}, {"rank", std::to_string(rank)}},
-                         {step_evidence(s)},
-                         rank});
-          repeat_reported = true;
-        }
-      } else if (step > expected && !gap_reported) {
-        std::vector<Evidence> evidence;
-        if (previous != nullptr) evidence.push_back(step_evidence(*previous));
-        evidence.push_back(step_evidence(s));
-        out.push_back({"step_gap",
-                       {{"expected", std::to_string(expected)},
-                        {"found", std::to_string(step)},
-                        {"rank", std::to_string(rank)}},
-                       std::move(evidence),
-                       rank});
-        gap_reported = true;
-      }
-      expected = std::max(expected, checked_add(step, 1).value_or(step));
-      previous = &s;
+    const auto scan = baseline::scan_step_sequence(steps, record_of);
+    if (!scan.broken) continue;
+    const baseline::SequenceBreak& b = *scan.broken;
+    const auto& s = steps[b.index];
+    if (b.kind == baseline::SequenceBreak::kRepeated) {
+      out.push_back({"step_repeated",
+                     {{"step", std::to_string(b.found)}, {"rank", std::to_string(rank)}},
+                     {step_evidence(s)},
+                     rank});
+      continue;
     }
+    std::vector<Evidence> evidence;
+    if (b.index > 0) evidence.push_back(step_evidence(steps[b.index - 1]));
+    evidence.push_back(step_evidence(s));
+    out.push_back({"step_gap",
+                   {{"expected", std::to_string(b.expected)},
+                    {"found", std::to_string(b.found)},
+                    {"rank", std::to_string(rank)}},
+                   std::move(evidence),
+                   rank});
   }
 }
 
@@ -208,26 +159,7 @@ void samples_per_step(const MetricInput& in, std::vector<Finding>& out) {
   const std::int64_t micro = batch != nullptr ? batch->micro_batch_size : 0;
   const std::int64_t accum = batch != nullptr ? batch->grad_accum : 0;
   const std::int64_t dp = batch != nullptr ? batch->dp : 0;
-  std::string setting;
-  if (micro > 0 && dp > 0 && expected % (micro * dp) == 0) {
-    setting = fmt::format(
-        "set train.gradient_accumulation_steps = {} for dp {} to keep {} samples/step "
-        "(micro_batch_size {} × {} × {})",
-        expected / (micro * dp), dp, expected, micro, expected / (micro * dp), dp);
-  } else if (accum > 0 && dp > 0 && expected % (accum * dp) == 0) {
-    setting = fmt::format(
-        "set train.micro_batch_size = {} for dp {} to keep {} samples/step "
-        "({} × gradient_accumulation_steps {} × {})",
-        expected / (accum * dp), dp, expected, expected / (accum * dp), accum, dp);
-  } else if (dp > 0) {
-    setting = fmt::format(
-        "{} samples/step cannot be split evenly over dp {}: choose a process count that "
-        "divides {} (or record a new baseline on purpose)",
-        expected, dp, expected);
-  } else {
-    setting = fmt::format(
-        "make train.micro_batch_size × train.gradient_accumulation_steps × dp equal {}", expected);
-  }
+  const std::string setting = baseline::samples_per_step_fix(expected, micro, accum, dp);
   out.push_back({"samples_per_step_mismatch",
                  {{"found", std::to_string(found)},
                   {"expected", std::to_string(expected)},
@@ -259,7 +191,8 @@ LrScaling lr_scaled_with_world(const MetricInput& in,
         !base.lr[static_cast<std::size_t>(step)]) {
       continue;
     }
-    if (!close_to(*s.record->lr, *base.lr[static_cast<std::size_t>(step)], in.limits.lr_rtol, 0)) {
+    if (!baseline::within_tolerance(*s.record->lr, *base.lr[static_cast<std::size_t>(step)],
+                                    in.limits.lr)) {
       out.step = &s;
       break;
     }
@@ -301,7 +234,7 @@ void grad_norm_while_loss_matches(const MetricInput& in,
       continue;
     }
     const double expected = *base[static_cast<std::size_t>(step)];
-    if (close_to(*s.record->grad_norm, expected, in.limits.grad_norm_rtol, 0)) continue;
+    if (baseline::within_tolerance(*s.record->grad_norm, expected, in.limits.grad_norm)) continue;
     out.push_back({"grad_norm_diverges_while_loss_matches",
                    {{"step", std::to_string(step)},
                     {"grad_norm", number(*s.record->grad_norm)},
@@ -329,8 +262,8 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
       continue;
     }
     if (!std::isfinite(*s.record->loss)) break;  // loss_non_finite speaks for it
-    if (!close_to(*s.record->loss, *base.loss[static_cast<std::size_t>(step)], in.limits.loss_rtol,
-                  in.limits.loss_atol)) {
+    if (!baseline::within_tolerance(*s.record->loss, *base.loss[static_cast<std::size_t>(step)],
+                                    in.limits.loss)) {
       diverged = &s;
       break;
     }
@@ -402,6 +335,7 @@ const std::vector<MetricRuleSpec>& specs() {
       {"loss_diverges_after_match", {"step", "loss", "baseline_loss"}},
       {"loss_wrong_from_first_step", {"loss", "baseline_loss"}},
       {"stage_without_forward", {"stage", "first_layer", "last_layer", "split_point"}},
+      {"middle_stage_loss", {"stage", "last_stage", "step"}},
       {"stage_param_sum_mismatch", {"stage_sum", "total", "difference", "tied", "detail"}},
       {"stage_starving", {"rank", "stage", "idle_s", "waits_for", "detail"}},
       {"rank_stalled", {"rank", "where", "idle_s"}},

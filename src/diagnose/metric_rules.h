@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "baseline/comparison.h"
+#include "baseline/step_series.h"
 #include "diagnose/catalog.h"
 #include "diagnose/diagnosis.h"
 #include "diagnose/message_template.h"
@@ -63,15 +65,14 @@ struct LaunchFacts {
   std::vector<ExitedRank> exited;  ///< every rank that ended, in any order
 };
 
-/// Thresholds of the metric rules.
+/// Thresholds of the metric rules. A failed gate's diagnosis gets the gate's own (its
+/// [params], gates/series_rules.h); without a gate the single gate's defaults apply.
 struct MetricLimits {
-  double loss_rtol = 1e-3;
-  double loss_atol = 1e-5;
-  double lr_rtol = 1e-6;
-  double grad_norm_rtol = 1e-2;     ///< grad_norm this far from the baseline's differs clearly
-  int grad_growth_steps = 5;        ///< consecutive increases that count as growing
-  double grad_growth_factor = 2.0;  ///< and the growth over them at least this
-  double idle_limit_s = 60;         ///< a pipeline stage idle longer than this starves
+  baseline::Tolerance loss{baseline::Policy::kRelative, 1e-4, 0, 10};
+  baseline::Tolerance grad_norm{baseline::Policy::kRelative, 1e-3, 0, 10};
+  baseline::Tolerance lr{baseline::Policy::kRelative, 1e-9, 0, 10};
+  baseline::GrowthRule growth;  ///< when grad_norm counts as growing
+  double idle_limit_s = 60;     ///< a pipeline stage idle longer than this starves
 };
 
 /// What the configuration asked for, where the logs show only what the trainer made of it

@@ -186,8 +186,29 @@ void checkpoint_writers(const MetricInput& in, std::vector<Finding>& out) {
 
 }  // namespace
 
+// A loss computed on a stage other than the last: the labels reached a stage that has no head.
+void middle_stage_loss(const MetricInput& in, std::vector<Finding>& out) {
+  int num_stages = 0;
+  for (const auto& l : all_of<logs::LayoutRecord>(in.logs))
+    num_stages = std::max(num_stages, l.record->num_stages);
+  if (num_stages < 2) return;
+  for (const auto& l : all_of<logs::LossRecord>(in.logs)) {
+    const logs::LossRecord& r = *l.record;
+    if (r.stage == num_stages - 1) continue;
+    out.push_back({"middle_stage_loss",
+                   {{"stage", std::to_string(r.stage)},
+                    {"last_stage", std::to_string(num_stages - 1)},
+                    {"step", std::to_string(r.global_step)}},
+                   {evidence_of(l, fmt::format("ev=loss global_step={} stage={} mb={} value={}",
+                                               r.global_step, r.stage, r.mb, number(r.value)))},
+                   r.at.rank});
+    return;
+  }
+}
+
 void pipeline_rules(const MetricInput& in, std::vector<Finding>& out) {
   stage_without_forward(in, out);
+  middle_stage_loss(in, out);
   stage_param_sum(in, out);
   stage_starving(in, out);
   checkpoint_writers(in, out);

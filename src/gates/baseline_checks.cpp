@@ -8,22 +8,12 @@
 
 #include "baseline/comparison.h"
 #include "gates/observability.h"
+#include "gates/series_rules.h"
 
 namespace bigmac::gates {
 namespace {
 
 using baseline::Metric;
-
-baseline::Tolerance tolerance_from(const CheckParams& p, const std::string& prefix,
-                                   double default_rel) {
-  baseline::Tolerance t;
-  auto policy = baseline::parse_policy(p.text(prefix + "_policy", "relative"));
-  t.policy = policy ? *policy : baseline::Policy::kRelative;
-  t.rel_tol = p.number(prefix + "_rel_tol", default_rel);
-  t.abs_tol = p.number(prefix + "_abs_tol", 0);
-  t.factor = p.number(prefix + "_factor", 10);
-  return t;
-}
 
 // The step record of the observed run at `step`, for evidence lines.
 CheckEvidence step_evidence(const CheckContext& ctx, std::int64_t step, std::string text) {
@@ -36,12 +26,12 @@ CheckEvidence step_evidence(const CheckContext& ctx, std::int64_t step, std::str
 }
 
 CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric metric,
-                               const std::string& prefix, double default_rel) {
+                               const std::string& prefix) {
   if (!ctx.baseline)
     return fail(name, "no baseline to compare against (record one with the single gate)");
   const baseline::Baseline observed =
       baseline::summarize_records(ctx.evidence.all_records(), "observed", {});
-  const baseline::Tolerance tol = tolerance_from(ctx.params, prefix, default_rel);
+  const baseline::Tolerance tol = metric_tolerance(ctx.params, metric);
   const baseline::MetricComparison c =
       baseline::compare_metric(*ctx.baseline, observed, metric, tol);
   if (c.compared == 0) {
@@ -127,15 +117,15 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
 }  // namespace
 
 CheckResult check_loss_vs_baseline(const CheckContext& ctx) {
-  return metric_vs_baseline(ctx, "loss_vs_baseline", Metric::kLoss, "loss", 1e-4);
+  return metric_vs_baseline(ctx, "loss_vs_baseline", Metric::kLoss, "loss");
 }
 
 CheckResult check_grad_norm_vs_baseline(const CheckContext& ctx) {
-  return metric_vs_baseline(ctx, "grad_norm_vs_baseline", Metric::kGradNorm, "grad_norm", 1e-3);
+  return metric_vs_baseline(ctx, "grad_norm_vs_baseline", Metric::kGradNorm, "grad_norm");
 }
 
 CheckResult check_lr_vs_baseline(const CheckContext& ctx) {
-  return metric_vs_baseline(ctx, "lr_vs_baseline", Metric::kLr, "lr", 1e-9);
+  return metric_vs_baseline(ctx, "lr_vs_baseline", Metric::kLr, "lr");
 }
 
 CheckResult check_param_count(const CheckContext& ctx) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "baseline/step_series.h"
+
 namespace bigmac::gates {
 
 std::string RankEnding::describe() const {
@@ -54,10 +56,7 @@ std::vector<logs::Record> GateEvidence::all_records() const {
 }
 
 const RankEvidence* GateEvidence::step_owner() const {
-  for (const RankEvidence& r : ranks) {
-    if (!r.steps.empty()) return &r;
-  }
-  return nullptr;
+  return baseline::series_owner(std::span<const RankEvidence>(ranks));
 }
 
 }  // namespace bigmac::gates

@@ -48,7 +48,7 @@ struct GateEvidence {
   static GateEvidence from_combined(const std::vector<logs::Record>& records);
   /// All records of all ranks in rank order, for baseline summaries.
   std::vector<logs::Record> all_records() const;
-  /// The rank that logged steps first (the loss owner), or nullptr.
+  /// The rank whose step series is the run's (baseline::series_owner), or nullptr.
   const RankEvidence* step_owner() const;
 };
 

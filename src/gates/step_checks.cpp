@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
+
+#include "baseline/step_series.h"
+#include "gates/series_rules.h"
 
 #include "gates/observability.h"
 
@@ -54,20 +56,24 @@ CheckResult check_finite_loss(const CheckContext& ctx) {
   if (step_field_nowhere(ctx.evidence, has_loss))
     return unobservable(name, fmt::format("none of the {} steps logs a loss", steps->size()),
                         {"loss"});
-  std::int64_t checked = 0;
   for (const logs::StepRecord& s : *steps) {
-    if (!s.loss) {
+    if (!s.loss && !(s.grad_norm && !std::isfinite(*s.grad_norm))) {
       return fail(name, fmt::format("step {} has no loss", s.global_step),
                   {evidence_of(s, fmt::format("step {} without loss", s.global_step))});
     }
-    if (!std::isfinite(*s.loss)) {
-      return fail(name,
-                  fmt::format("loss is {} at step {} (after {} finite steps)", *s.loss,
-                              s.global_step, checked),
-                  {evidence_of(s, fmt::format("step {} loss={}", s.global_step, *s.loss))});
-    }
-    ++checked;
   }
+  if (const auto bad = baseline::first_non_finite_loss(*steps)) {
+    const logs::StepRecord& s = (*steps)[bad->index];
+    const std::string what = bad->from_grad_norm ? "grad_norm (no loss logged)" : "loss";
+    return certain(
+        fail(name,
+             fmt::format("{} is {} at step {} (after {} finite steps)", what, bad->value,
+                         s.global_step, bad->index),
+             {evidence_of(s, fmt::format("step {} {}={}", s.global_step,
+                                         bad->from_grad_norm ? "grad_norm" : "loss", bad->value))}),
+        s.global_step);
+  }
+  const std::size_t checked = steps->size();
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::LossRecord& l : r.losses) {
       if (!std::isfinite(l.value)) {
@@ -108,37 +114,27 @@ CheckResult check_grad_norm_stable(const CheckContext& ctx) {
   if (!steps) return no_steps(name);
   if (step_field_nowhere(ctx.evidence, has_grad_norm))
     return grad_norm_not_logged(name, steps->size());
-  const double factor = ctx.params.number("grad_norm_growth_factor", 1.5);
-  const auto limit = static_cast<std::int64_t>(ctx.params.number("grad_norm_growth_steps", 3));
-  std::int64_t run = 0, compared = 0;
-  double worst = 0;
-  for (std::size_t i = 1; i < steps->size(); ++i) {
-    const auto& prev = (*steps)[i - 1];
-    const auto& cur = (*steps)[i];
-    if (!prev.grad_norm || !cur.grad_norm || *prev.grad_norm <= 0) continue;
-    ++compared;
-    const double ratio = *cur.grad_norm / *prev.grad_norm;
-    worst = std::max(worst, ratio);
-    run = (ratio > factor || !std::isfinite(ratio)) ? run + 1 : 0;
-    if (run >= limit) {
-      const auto& first = (*steps)[i + 1 - static_cast<std::size_t>(run)];
-      return fail(
-          name,
-          fmt::format("grad_norm grew more than ×{:g} for {} consecutive steps ({} -> {}: "
-                      "{:.6g} -> {:.6g})",
-                      factor, run, (*steps)[i - static_cast<std::size_t>(run)].global_step,
-                      cur.global_step, *(*steps)[i - static_cast<std::size_t>(run)].grad_norm,
-                      *cur.grad_norm),
-          {evidence_of(first, fmt::format("step {} grad_norm={:.6g}", first.global_step,
-                                          first.grad_norm.value_or(0))),
-           evidence_of(cur,
-                       fmt::format("step {} grad_norm={:.6g}", cur.global_step, *cur.grad_norm))});
-    }
+  const baseline::GrowthRule rule = growth_rule(ctx.params);
+  const baseline::GrowthScan scan = baseline::scan_grad_norm_growth(*steps, rule);
+  if (scan.growth) {
+    const logs::StepRecord& from = (*steps)[scan.growth->before];
+    const logs::StepRecord& first = (*steps)[scan.growth->before + 1];
+    const logs::StepRecord& cur = (*steps)[scan.growth->last];
+    return fail(name,
+                fmt::format("grad_norm grew more than ×{:g} for {} consecutive steps ({} -> {}: "
+                            "{:.6g} -> {:.6g})",
+                            rule.factor, scan.growth->run, from.global_step, cur.global_step,
+                            from.grad_norm.value_or(0), cur.grad_norm.value_or(0)),
+                {evidence_of(first, fmt::format("step {} grad_norm={:.6g}", first.global_step,
+                                                first.grad_norm.value_or(0))),
+                 evidence_of(cur, fmt::format("step {} grad_norm={:.6g}", cur.global_step,
+                                              cur.grad_norm.value_or(0)))});
   }
-  if (compared == 0) return fail(name, "fewer than two steps with a grad_norm: nothing to compare");
+  if (scan.compared == 0)
+    return fail(name, "fewer than two steps with a grad_norm: nothing to compare");
   return pass(name, fmt::format("grad_norm never grew ×{:g} for {} steps in a row ({} step pairs, "
                                 "largest step-over-step ratio {:.3g})",
-                                factor, limit, compared, worst));
+                                rule.factor, rule.steps, scan.compared, scan.largest_ratio));
 }
 
 CheckResult check_step_sequence(const CheckContext& ctx) {
@@ -150,38 +146,41 @@ CheckResult check_step_sequence(const CheckContext& ctx) {
                                     : ctx.plan.config.train.max_steps;
   const char* source =
       ctx.baseline && !ctx.baseline->steps.empty() ? "the baseline's" : "max_steps";
-  std::int64_t want = 0;
-  std::set<std::int64_t> seen;
-  for (const logs::StepRecord& s : *steps) {
-    // A step logged twice or out of order stays so whatever comes next.
-    if (seen.count(s.global_step)) {
-      CheckResult r = fail(name, fmt::format("global_step {} logged twice", s.global_step),
-                           {evidence_of(s, fmt::format("duplicate step {}", s.global_step))});
-      r.certain_at = s.global_step;
-      return r;
-    }
-    if (s.global_step != want) {
-      CheckResult r =
-          fail(name,
-               fmt::format(
-                   "expected global_step {} next, found {}{}", want, s.global_step,
-                   s.global_step > want ? fmt::format(" (gap of {})", s.global_step - want) : ""),
-               {evidence_of(s, fmt::format("step {}", s.global_step))});
-      r.certain_at = s.global_step;
-      return r;
-    }
-    seen.insert(s.global_step);
-    ++want;
+  const baseline::SequenceScan scan = baseline::scan_step_sequence(*steps);
+  // A step logged twice or out of order stays so whatever comes next.
+  if (scan.broken) {
+    const baseline::SequenceBreak& b = *scan.broken;
+    const logs::StepRecord& s = (*steps)[b.index];
+    CheckResult r =
+        b.kind == baseline::SequenceBreak::kRepeated
+            ? fail(name, fmt::format("global_step {} logged twice", b.found),
+                   {evidence_of(s, fmt::format("duplicate step {}", b.found))})
+            : fail(name,
+                   fmt::format("expected global_step {} next, found {}{}", b.expected, b.found,
+                               b.found > b.expected
+                                   ? fmt::format(" (gap of {})", b.found - b.expected)
+                                   : ""),
+                   {evidence_of(s, fmt::format("step {}", b.found))});
+    return certain(std::move(r), b.found);
   }
-  if (want != expected) {
-    CheckResult r = fail(
-        name,
-        fmt::format("{} steps logged (0..{}), expected {} ({})", want, want - 1, expected, source),
-        {evidence_of(steps->back(), fmt::format("last step {}", steps->back().global_step))});
-    if (want > expected) r.certain_at = expected;  // too few can still grow; too many cannot
+  // A trainer that logs every k-th step logs the steps first, first + k, … below `expected`.
+  const std::int64_t first = steps->front().global_step;
+  const std::int64_t want =
+      scan.interval == 1 ? expected : (expected - first + scan.interval - 1) / scan.interval;
+  const std::int64_t logged = scan.in_order;
+  const std::string every =
+      scan.interval == 1 ? std::string() : fmt::format(", logged every {} steps", scan.interval);
+  if (logged != want) {
+    CheckResult r =
+        fail(name,
+             fmt::format("{} steps logged ({}..{}{}), expected {} ({})", logged, first,
+                         steps->back().global_step, every, want, source),
+             {evidence_of(steps->back(), fmt::format("last step {}", steps->back().global_step))});
+    if (logged > want) r.certain_at = expected;  // too few can still grow; too many cannot
     return r;
   }
-  return pass(name, fmt::format("steps 0..{} in order, {} as {}", want - 1, want, source));
+  return pass(name, fmt::format("steps {}..{} in order{}, {} as {}", first,
+                                steps->back().global_step, every, logged, source));
 }
 
 CheckResult check_samples_per_step(const CheckContext& ctx) {
@@ -209,16 +208,8 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
                        -1);
       }
       if (product != want) {
-        std::string fix;
-        if (b.micro_batch_size > 0 && b.dp > 0 && want % (b.micro_batch_size * b.dp) == 0) {
-          fix = fmt::format("set gradient_accumulation_steps to {} (= {} / ({} × {}))",
-                            want / (b.micro_batch_size * b.dp), want, b.micro_batch_size, b.dp);
-        } else if (b.grad_accum > 0 && b.dp > 0 && want % (b.grad_accum * b.dp) == 0) {
-          fix = fmt::format("set micro_batch_size to {} (= {} / ({} × {}))",
-                            want / (b.grad_accum * b.dp), want, b.grad_accum, b.dp);
-        } else {
-          fix = fmt::format("choose micro × accum × dp = {}", want);
-        }
+        const std::string fix =
+            baseline::samples_per_step_fix(want, b.micro_batch_size, b.grad_accum, b.dp);
         return certain(
             fail(name,
                  fmt::format("rank {} runs {} samples/step ({} × {} × {}) but {} has {}: {}",

@@ -140,6 +140,7 @@ diagnose::Diagnosis diagnosis_from_json(const nlohmann::json& j) {
                                             json_int(e, "line", std::int64_t{0}), e.value("t", 0.0),
                                             e.value("text", "")});
   }
+  d.explains = j.value("explains", std::vector<std::string>{});
   return d;
 }
 

@@ -2,6 +2,8 @@
 // with real processes, and the fault matrix — each injected fault stopped at the gate that must
 // catch it, by the check that must fire, with the run state saying so.
 
+#include <algorithm>
+
 #include "run_all_fixture.h"
 
 namespace {
@@ -127,7 +129,57 @@ void PrintTo(const FaultRow& row, std::ostream* os) {
   *os << row.name << " -> " << row.gate << "/" << row.check;
 }
 
-class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow> {};
+class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow> {
+ protected:
+  /// The last attempt folder of `gate` (`02-dp.1`, `02-dp.2`, …).
+  fs::path attempt_dir(const std::string& gate) const {
+    fs::path last;
+    int last_attempt = 0;
+    for (const auto& entry : fs::directory_iterator(root_ / "run")) {
+      const std::string name = entry.path().filename().string();
+      const auto dash = name.find('-');
+      const auto dot = name.rfind('.');
+      if (dash == std::string::npos || dot == std::string::npos || dot < dash) continue;
+      if (name.substr(dash + 1, dot - dash - 1) != gate) continue;
+      const int attempt = std::stoi(name.substr(dot + 1));
+      if (attempt > last_attempt) {
+        last_attempt = attempt;
+        last = entry.path();
+      }
+    }
+    return last;
+  }
+
+  /// Issue 17: each failed check of the gate is explained by a diagnosis of the catalog, none
+  /// by the `no_known_cause` fallback.
+  void expect_every_failed_check_explained(const std::string& gate) const {
+    const fs::path dir = attempt_dir(gate);
+    ASSERT_FALSE(dir.empty()) << "no attempt folder of " << gate;
+    std::ifstream verdict_in(dir / "verdict.json");
+    std::ifstream diagnosis_in(dir / "diagnosis.json");
+    ASSERT_TRUE(verdict_in.good() && diagnosis_in.good()) << dir;
+    const nlohmann::json verdict = nlohmann::json::parse(verdict_in);
+    const nlohmann::json diagnoses = nlohmann::json::parse(diagnosis_in);
+    int failed = 0;
+    for (const auto& check : verdict.at("checks")) {
+      if (check.at("passed").get<bool>()) continue;
+      ++failed;
+      const std::string name = check.at("name");
+      std::vector<std::string> by;
+      for (const auto& d : diagnoses) {
+        const auto explains = d.value("explains", std::vector<std::string>{});
+        if (std::find(explains.begin(), explains.end(), name) != explains.end()) {
+          by.push_back(d.at("id"));
+        }
+      }
+      EXPECT_FALSE(by.empty()) << name << " is explained by no diagnosis";
+      EXPECT_TRUE(std::find(by.begin(), by.end(), "no_known_cause") == by.end())
+          << name << " (" << check.value("message", "")
+          << ") has no known cause; diagnoses: " << diagnoses.dump(1);
+    }
+    EXPECT_GT(failed, 0) << "the gate failed without a failed check";
+  }
+};
 
 /// The same matrix for the example Python trainer under the real torchrun (issue 10).
 class PythonFaultMatrix : public FaultMatrix {
@@ -145,6 +197,7 @@ TEST_P(PythonFaultMatrix, StopsAtTheGateThatMustCatchIt) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_status(row.gate), "failed") << r.out;
   EXPECT_EQ(gate_field(row.gate, "failed_check"), row.check) << r.out;
+  expect_every_failed_check_explained(row.gate);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -277,6 +330,7 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   EXPECT_EQ(gate_status(row.gate), "failed") << r.out;
   EXPECT_EQ(gate_field(row.gate, "failed_check"), row.check) << r.out;
   EXPECT_THAT(r.out, HasSubstr(row.check));
+  expect_every_failed_check_explained(row.gate);
 }
 
 // The fault matrix (shared/DESIGN.md §1, issue 7): each fault of the built-in trainer, and a

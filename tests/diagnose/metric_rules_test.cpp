@@ -103,7 +103,8 @@ TEST(MetricRules, LossNonFiniteNamesTheStep) {
 
 TEST(MetricRules, GradNormGrowingStepOverStep) {
   std::vector<logs::Record> records;
-  for (int i = 0; i < 8; ++i) records.push_back(step(0, i, 4.0 - 0.1 * i, 0.5 * std::pow(1.5, i)));
+  // More than ×1.5 a step for 3 steps in a row (the single gate's grad_norm_growth_*).
+  for (int i = 0; i < 8; ++i) records.push_back(step(0, i, 4.0 - 0.1 * i, 0.5 * std::pow(1.6, i)));
   auto all = run({{"r.log", records}});
   const Diagnosis* d = find(all, "grad_norm_growing");
   ASSERT_NE(d, nullptr);
@@ -201,6 +202,27 @@ BaselineValues baseline_losses() {
   b.loss = {4.0, 3.8, 3.6, 3.4, 3.2, 3.0};
   b.lr = std::vector<std::optional<double>>(6, 1e-3);
   return b;
+}
+
+// Issue 17: the diagnosis judges with the failing gate's own tolerance. A dp gate (loss_rel_tol
+// 1e-4) that fails at a relative difference of 5e-4 gets the loss diagnosis; a gate that allows
+// 1e-3 has nothing to explain.
+TEST(MetricRules, LossJudgedWithTheGatesOwnTolerance) {
+  const BaselineValues b = baseline_losses();
+  std::vector<logs::Record> records;
+  for (int i = 0; i < 4; ++i) {
+    const double base = *b.loss[static_cast<std::size_t>(i)];
+    records.push_back(step(0, i, i < 2 ? base : base * (1 + 5e-4)));
+  }
+  const std::vector<logs::RankLog> logs = rank_logs({{"r.log", records}});
+  MetricInput input;
+  input.logs = logs;
+  input.baseline = &b;
+  const Diagnosis* d = find(apply_metric_rules(catalog(), input), "loss_diverges_after_match");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("step 2"));
+  input.limits.loss.rel_tol = 1e-3;
+  EXPECT_EQ(find(apply_metric_rules(catalog(), input), "loss_diverges_after_match"), nullptr);
 }
 
 TEST(MetricRules, LossRightThenDivergingWithScaledLrRoutesToDp) {

@@ -55,7 +55,7 @@ TEST(GateVerdict, DpWithAccumulationNotRescaledFailsSamplesPerStep) {
   const CheckResult* f = v.first_failure();
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->name, "samples_per_step");
-  EXPECT_NE(f->message.find("set gradient_accumulation_steps to 1"), std::string::npos)
+  EXPECT_NE(f->message.find("set train.gradient_accumulation_steps = 1"), std::string::npos)
       << f->message;
   EXPECT_EQ(v.route_back, "single");
   const std::string text = format_verdict(v);

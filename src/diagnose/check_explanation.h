@@ -1,0 +1,30 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnose/diagnosis.h"
+
+namespace bigmac::diagnose {
+
+/// A gate check that failed, as the diagnosis of its gate receives it.
+struct FailedCheck {
+  std::string name;     ///< gates' check name (`loss_vs_baseline`)
+  std::string message;  ///< what the check found
+};
+
+/// Whether a diagnosis of class `klass` explains a failed check named `check`: the cause it
+/// names is one that makes that check fail. A rank that ended (crashed, hung, never joined)
+/// explains every check that needs the records it did not write.
+bool explains(std::string_view klass, std::string_view check);
+
+/// Sets each diagnosis's `explains` to the failed checks it explains, and appends one
+/// `no_known_cause` diagnosis per failed check that none explains, naming the check, what it
+/// found and the gate (`gate`, the failing one) to stay at. Every failed check then has at
+/// least one diagnosis that explains it.
+void explain_failed_checks(std::vector<Diagnosis>& diagnoses, std::span<const FailedCheck> failed,
+                           const std::string& gate);
+
+}  // namespace bigmac::diagnose

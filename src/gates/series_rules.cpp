@@ -1,0 +1,28 @@
+#include "gates/series_rules.h"
+
+#include <string>
+
+namespace bigmac::gates {
+
+baseline::GrowthRule growth_rule(const CheckParams& params) {
+  baseline::GrowthRule rule;
+  rule.factor = params.number("grad_norm_growth_factor", rule.factor);
+  rule.steps = static_cast<int>(params.number("grad_norm_growth_steps", rule.steps));
+  return rule;
+}
+
+baseline::Tolerance metric_tolerance(const CheckParams& params, baseline::Metric metric) {
+  double default_rel = 1e-4;
+  if (metric == baseline::Metric::kGradNorm) default_rel = 1e-3;
+  if (metric == baseline::Metric::kLr) default_rel = 1e-9;
+  const std::string prefix(baseline::metric_name(metric));
+  baseline::Tolerance t;
+  auto policy = baseline::parse_policy(params.text(prefix + "_policy", "relative"));
+  t.policy = policy ? *policy : baseline::Policy::kRelative;
+  t.rel_tol = params.number(prefix + "_rel_tol", default_rel);
+  t.abs_tol = params.number(prefix + "_abs_tol", 0);
+  t.factor = params.number(prefix + "_factor", 10);
+  return t;
+}
+
+}  // namespace bigmac::gates
