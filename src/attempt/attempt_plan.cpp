@@ -24,6 +24,7 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
   plan.spec = &spec;
   plan.index = static_cast<std::size_t>(at - specs.begin());
   plan.total = specs.size();
+  for (const gates::GateSpec& s : specs) plan.gate_ids.push_back(s.id);
   plan.attempt = attempt;
   plan.dir = run_dir / gates::attempt_folder(plan.index, spec.id, attempt);
   plan.parser = context.parser;

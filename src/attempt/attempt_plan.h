@@ -19,6 +19,7 @@ struct AttemptPlan {
   const gates::GateSpec* spec = nullptr;
   std::size_t index = 0;  ///< the gate's position in the catalog (0-based)
   std::size_t total = 0;  ///< gates in the catalog
+  std::vector<std::string> gate_ids;  ///< every gate of the catalog, in order
   int attempt = 1;
   std::filesystem::path dir;        ///< the attempt folder (`02-dp.1`)
   gates::GatePlan gate;             ///< the gate's effective configuration

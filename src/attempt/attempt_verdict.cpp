@@ -88,7 +88,7 @@ std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
   input.limits.grad_norm = gates::metric_tolerance(params, baseline::Metric::kGradNorm);
   input.limits.lr = gates::metric_tolerance(params, baseline::Metric::kLr);
   std::vector<diagnose::Diagnosis> diagnoses = diagnoser.diagnose(input);
-  diagnose::route_back_within(diagnoses, plan.spec->id);
+  diagnose::route_back_within(diagnoses, plan.spec->id, plan.gate_ids);
   std::vector<diagnose::FailedCheck> failed;
   for (const gates::CheckResult& r : verdict.results) {
     if (!r.passed) failed.push_back({r.name, r.message});

@@ -126,7 +126,7 @@ TEST(DiagnoseCommand, ARunDirectoryIsDiagnosedAttemptByAttempt) {
     steps(log, 0, 5);
   }
   std::ofstream(dir / "state.json") << "{}";
-  Result passing = run({{dir.string()}, false, {}});
+  Result passing = run({{dir.string()}, false, {}, {}});
   EXPECT_EQ(passing.code, 1) << passing.out;  // nothing found
   EXPECT_THAT(passing.out, HasSubstr("no diagnosis"));
 
@@ -134,7 +134,7 @@ TEST(DiagnoseCommand, ARunDirectoryIsDiagnosedAttemptByAttempt) {
     std::ofstream log(dir / "02-dp.1" / "rank0.log", std::ios::app);
     steps(log, 4, 5);  // a real repeat inside one attempt is still found
   }
-  Result repeated = run({{dir.string()}, false, {}});
+  Result repeated = run({{dir.string()}, false, {}, {}});
   EXPECT_EQ(repeated.code, 0);
   EXPECT_THAT(repeated.out, HasSubstr("global_step 4 is logged twice on rank 0"));
   EXPECT_THAT(repeated.out, HasSubstr("02-dp.1/rank0.log"));
