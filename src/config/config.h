@@ -84,6 +84,10 @@ struct TrainerSection {
   std::vector<std::string> command;  ///< kind = command: argv template with {placeholders}
   std::string log_format = "auto";   ///< auto | bigmac | kv | megatron | torchtitan | regex
   std::string gate_config_format = "toml";  ///< toml | yaml
+  /// The zero-change probe (probe/, docs/probe.md) on the ranks' PYTHONPATH. Left at its
+  /// default (unset) it is decided per program: on for a command run by Python, off for
+  /// bigmac-train (launch/trainer_probe.h).
+  bool probe = false;
 };
 
 /// [faults]: real failures the built-in trainer injects (empty/0/false = off).
@@ -132,6 +136,9 @@ struct Config {
   DerivedConfig derived;
   /// `[logs.fields]`: field name -> regex with one capture group.
   std::map<std::string, std::string> log_fields;
+  /// `[trainer.env]`: variables exported to every rank, over the tool's defaults
+  /// (PYTHONUNBUFFERED=1); name -> value with where it was set.
+  std::map<std::string, Setting> trainer_env;
   /// `[gates.<id>]` overrides, kept raw for the gate engine: gate id -> key -> setting.
   std::map<std::string, std::map<std::string, Setting>> gate_overrides;
   /// Every schema key ("train.seed") with its effective value and where it came from.

@@ -77,6 +77,11 @@ void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   bag.read(Key::kLr, r.lr);
   bag.read(Key::kSamplesPerStep, r.samples_per_step);
   bag.read(Key::kStepMs, r.step_ms);
+  // The probe's count of backward() calls in the step (docs/probe.md): its evidence of the
+  // accumulation the trainer really ran.
+  std::optional<std::int64_t> loss_count;
+  bag.read(Key::kLossCount, loss_count);
+  if (loss_count) r.extra.emplace_back("loss_count", static_cast<double>(*loss_count));
 }
 
 void build_heartbeat(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

@@ -56,7 +56,8 @@ constexpr std::array<std::string_view, static_cast<std::size_t>(Key::kCount)> kK
     "value",
     "step",
     "path",
-    "steps"};
+    "steps",
+    "loss_count"};
 
 constexpr std::size_t kTableSize = 256;
 constexpr std::uint8_t kEmpty = 0xff;

@@ -58,6 +58,7 @@ enum class Key : std::uint8_t {
   kStep,
   kPath,
   kSteps,
+  kLossCount,
   kCount
 };
 
