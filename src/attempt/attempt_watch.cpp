@@ -33,6 +33,7 @@ logs::RankLog AttemptWatch::rank_log(int rank) const {
     probe_log.sources = {fmt::format("probe-rank{}.jsonl", rank)};
     logs::ProbeMerge how;
     how.model_parallel = model_parallel;
+    how.data_parallel = data_parallel;
     for (const auto* by_rank : {&from_file, &from_streams}) {
       for (const auto& [other, log] : *by_rank) {
         if (other != rank && !log.steps.empty()) how.steps_logged_elsewhere = true;
@@ -56,6 +57,7 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   watch.started_at = services.wall_time();
   const config::Config& cfg = plan.gate.config;
   watch.model_parallel = cfg.parallel.pp_size * cfg.parallel.tp_size;
+  watch.data_parallel = cfg.derived.dp;
   std::set<int> ranks_seen;
   const std::unique_ptr<proc::ProcessRunner> runner = services.make_runner();
   launch::RunOptions options = launch::run_options_for(cfg.launch);

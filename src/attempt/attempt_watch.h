@@ -25,6 +25,7 @@ struct AttemptWatch {
   /// By rank: the probe's events (`[trainer] probe`), merged under the trainer's own records.
   std::map<int, logs::RankLog> from_probe;
   int model_parallel = 1;  ///< pp × tp of the launch, for the probe's samples/step
+  int data_parallel = 1;   ///< dp of the launch
   /// Why the ranks were stopped early (launch status kStoppedEarly): the gate's first failure
   /// that no later record could undo, found on the records as they came.
   std::optional<gates::CertainFailure> certain;

@@ -40,7 +40,7 @@ void take_events(std::vector<R>& into, const std::vector<R>& from, FieldSource& 
   }
 }
 
-void merge_steps(RankLog& out, const RankLog& probe, FieldSources& sources) {
+void merge_steps(RankLog& out, const RankLog& probe, bool whole_run, FieldSources& sources) {
   std::map<std::int64_t, const StepRecord*> probe_steps;
   for (const StepRecord& s : probe.steps) probe_steps.emplace(s.global_step, &s);
   std::map<std::int64_t, bool> trainer_has;
@@ -49,15 +49,21 @@ void merge_steps(RankLog& out, const RankLog& probe, FieldSources& sources) {
     const auto it = probe_steps.find(s.global_step);
     static const StepRecord kNone;
     const StepRecord& p = it != probe_steps.end() ? *it->second : kNone;
-    fill(s.loss, p.loss, sources["loss"]);
-    fill(s.grad_norm, p.grad_norm, sources["grad_norm"]);
+    static const StepRecord kEmpty;
+    const StepRecord& whole = whole_run ? p : kEmpty;
+    fill(s.loss, whole.loss, sources["loss"]);
+    fill(s.grad_norm, whole.grad_norm, sources["grad_norm"]);
     fill(s.lr, p.lr, sources["lr"]);
     fill(s.samples_per_step, p.samples_per_step, sources["samples_per_step"]);
     fill(s.step_ms, p.step_ms, sources["step_ms"]);
   }
+  // Gaps only: a step past the trainer's last line is one whose line may not be read yet.
+  const std::int64_t last = trainer_has.empty() ? -1 : trainer_has.rbegin()->first;
   bool added = false;
   for (const StepRecord& p : probe.steps) {
     if (trainer_has.count(p.global_step) != 0) continue;
+    if (last >= 0 && p.global_step > last) continue;
+    if (last >= 0 && !whole_run) continue;
     trainer_has[p.global_step] = true;
     out.steps.push_back(p);
     added = true;
@@ -123,7 +129,7 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   const bool trainer_steps = how.steps_logged_elsewhere || !out.steps.empty();
   if (out.steps.empty() && how.steps_logged_elsewhere) probe.steps.clear();
   if (trainer_steps) probe.shapes.clear();
-  merge_steps(out, probe, sources);
+  merge_steps(out, probe, how.model_parallel == 1 && how.data_parallel == 1, sources);
 
   if (!out.runs.empty() && probe.run()) {
     RunRecord& r = out.runs.back();

@@ -39,6 +39,10 @@ using FieldSources = std::map<std::string, FieldSource>;
 /// step and in a `batch` record, and named as derived in `field_sources`.
 struct ProbeMerge {
   int model_parallel = 1;  ///< pp × tp of the launch
+  /// Data-parallel replicas of the launch. A rank's probe `loss` is its own micro-batches'
+  /// and its `grad_norm` its stage's, so they fill the trainer's steps only with one replica
+  /// of one stage; `lr` always.
+  int data_parallel = 1;
   /// Another rank of the trainer logs steps itself: it owns the loss, and the probe's steps of
   /// this rank (which logs none) stay out, as do the probe's `shape` events (they carry no
   /// stage; the trainer's own layout is the one the checks read).

@@ -45,8 +45,9 @@ TEST_F(OwnTrainer, BlockBufferedStdoutIsReadCompleteFromTorchrunsWorkerFiles) {
   const nlohmann::json gate = summary().at("gates").at(0);
   EXPECT_EQ(gate.at("steps").at("logged"), 20);
   const std::string plan = file_text(root_ / "run" / "01-single.1" / "launch-plan.json");
-  EXPECT_THAT(plan, HasSubstr("\"PYTHONUNBUFFERED\":\"\""));
-  EXPECT_THAT(plan, HasSubstr("\"torchrun_log_dir\""));
+  const nlohmann::json launch = nlohmann::json::parse(plan);
+  EXPECT_EQ(launch.at("ranks").at(0).at("env").at("PYTHONUNBUFFERED"), "");
+  EXPECT_TRUE(launch.contains("torchrun_log_dir"));
 }
 
 TEST_F(OwnTrainer, PlainDdpProgramPassesSingleAndDpWithTheProbeAlone) {

@@ -14,24 +14,38 @@ RankLog read(const std::string& text) {
 TEST(ProbeMerge, TrainersValueWinsAndTheProbeFillsTheRest) {
   RankLog trainer = read(
       R"({"ev":"step","rank":0,"global_step":0,"loss":2.5}
-{"ev":"step","rank":0,"global_step":1,"loss":2.25,"lr":0.5})"
+{"ev":"step","rank":0,"global_step":2,"loss":2.25,"lr":0.5})"
       "\n");
   RankLog probe = read(
       R"({"ev":"step","rank":0,"global_step":0,"loss":2.4,"lr":0.1,"grad_norm":1.5}
 {"ev":"step","rank":0,"global_step":1,"loss":2.2,"lr":0.1,"grad_norm":1.25}
-{"ev":"step","rank":0,"global_step":2,"loss":2.0,"lr":0.1,"grad_norm":1.0})"
+{"ev":"step","rank":0,"global_step":2,"loss":2.0,"lr":0.1,"grad_norm":1.0}
+{"ev":"step","rank":0,"global_step":3,"loss":1.9,"lr":0.1,"grad_norm":0.5})"
       "\n");
   const RankLog merged = merge_probe_log(trainer, probe);
+  // Step 3 lies past the trainer's last line, which may not have been read yet: left out.
   ASSERT_EQ(merged.steps.size(), 3u);
-  EXPECT_EQ(*merged.steps[0].loss, 2.5);  // the trainer's
-  EXPECT_EQ(*merged.steps[0].lr, 0.1);    // the probe's: the trainer logged none
-  EXPECT_EQ(*merged.steps[1].lr, 0.5);    // the trainer's
-  EXPECT_EQ(*merged.steps[1].grad_norm, 1.25);
-  EXPECT_EQ(merged.steps[2].global_step, 2);  // a step only the probe saw
-  EXPECT_EQ(*merged.steps[2].loss, 2.0);
+  EXPECT_EQ(*merged.steps[0].loss, 2.5);      // the trainer's
+  EXPECT_EQ(*merged.steps[0].lr, 0.1);        // the probe's: the trainer logged none
+  EXPECT_EQ(merged.steps[1].global_step, 1);  // a gap only the probe saw
+  EXPECT_EQ(*merged.steps[1].loss, 2.2);
+  EXPECT_EQ(*merged.steps[2].lr, 0.5);  // the trainer's
+  EXPECT_EQ(*merged.steps[2].grad_norm, 1.0);
   EXPECT_EQ(merged.field_sources.at("loss"), "trainer (2), probe (1)");
   EXPECT_EQ(merged.field_sources.at("lr"), "trainer (1), probe (2)");
   EXPECT_EQ(merged.field_sources.at("grad_norm"), "probe");
+}
+
+TEST(ProbeMerge, ARanksOwnLossAndGradNormDoNotFillTheTrainersStepsUnderDpOrPp) {
+  RankLog trainer = read(R"({"ev":"step","rank":0,"global_step":0,"loss":2.5})"
+                         "\n");
+  RankLog probe = read(R"({"ev":"step","rank":0,"global_step":0,"lr":0.1,"grad_norm":1.5})"
+                       "\n");
+  ProbeMerge how;
+  how.data_parallel = 2;
+  const RankLog merged = merge_probe_log(trainer, probe, how);
+  EXPECT_FALSE(merged.steps.at(0).grad_norm.has_value());
+  EXPECT_EQ(*merged.steps.at(0).lr, 0.1);
 }
 
 TEST(ProbeMerge, DerivesSamplesPerStepFromWhatTheProbeMeasured) {
