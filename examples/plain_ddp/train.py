@@ -2,7 +2,8 @@
 the loss on rank 0 (no flush). bigmac-bringup brings it up with the probe alone
 (docs/probe.md): nothing in this file knows about the tool.
 
-    torchrun --nproc_per_node 2 examples/plain_ddp/train.py --seed 1 --max-steps 20
+    torchrun --nproc_per_node 2 --redirects 2 --tee 1 examples/plain_ddp/train.py \
+        --batch-size 8 --grad-accum 2
 
 Data: sample i of the run is drawn from (seed, i) only, and rank r of d takes its share of
 each step's samples, so any number of ranks with the same samples per step sees the same
@@ -31,8 +32,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps", type=int, default=20)
-    p.add_argument("--batch-size", type=int, default=8, help="per rank, per micro-batch")
-    p.add_argument("--grad-accum", type=int, default=1)
+    p.add_argument("--batch-size", type=int, required=True, help="per rank, per micro-batch")
+    p.add_argument("--grad-accum", type=int, required=True)
     p.add_argument("--lr", type=float, default=0.05)
     args = p.parse_args()
 
