@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "config/config_writer.h"
 #include "core/atomic_file.h"
 #include "gates/run_directory.h"
 #include "launch/launch_planner.h"
 #include "launch/trainer_invocation.h"
+#include "launch/trainer_probe.h"
 
 namespace bigmac::attempt {
 namespace fs = std::filesystem;
@@ -48,6 +50,18 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
   inputs.trainer_argv = launch::trainer_argv(cfg, context.trainer_binary, placeholders);
   inputs.log_dir = plan.dir;
   inputs.extra_env = launch::gate_environment(cfg, placeholders);
+  std::filesystem::path probe_dir;
+  if (cfg.trainer.probe) {
+    auto found = launch::probe_package_dir();
+    if (!found) return tl::unexpected(found.error());
+    probe_dir = *found;
+    inputs.probe_log = plan.dir / launch::kProbeLogPattern;
+  }
+  const char* pythonpath = std::getenv("PYTHONPATH");
+  for (auto& [name, value] :
+       launch::trainer_environment(cfg, plan.dir, probe_dir, pythonpath ? pythonpath : "")) {
+    inputs.extra_env.insert_or_assign(name, std::move(value));
+  }
   if (cfg.launch.devices != "cpu") inputs.visible_devices = visible_devices;
   auto launch_plan = launch::plan_launch(cfg, inputs);
   if (!launch_plan) return tl::unexpected(launch_plan.error());

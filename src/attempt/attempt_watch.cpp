@@ -6,6 +6,7 @@
 
 #include "launch/plan_execution.h"
 #include "launch/process_record.h"
+#include "logs/probe_merge.h"
 #include "proc/signal_name.h"
 #include "report/step_comparison.h"
 
@@ -27,6 +28,26 @@ logs::RankLog AttemptWatch::rank_log(int rank) const {
   }
   out.rank = rank;
   out.sources = {fmt::format("rank{}.log", rank)};
+  if (const auto probe = from_probe.find(rank); probe != from_probe.end()) {
+    logs::RankLog probe_log = probe->second;
+    probe_log.sources = {fmt::format("probe-rank{}.jsonl", rank)};
+    logs::ProbeMerge how;
+    how.model_parallel = model_parallel;
+    how.data_parallel = data_parallel;
+    for (const auto* by_rank : {&from_file, &from_streams}) {
+      for (const auto& [other, log] : *by_rank) {
+        if (other != rank && !log.steps.empty()) how.steps_logged_elsewhere = true;
+      }
+    }
+    const bool trainer_silent = !how.steps_logged_elsewhere && out.steps.empty();
+    out = logs::merge_probe_log(std::move(out), std::move(probe_log), how);
+    // The probe alone under pure DP: the loss owner's loss is the replicas' mean.
+    if (trainer_silent && model_parallel == 1 && from_probe.begin()->first == rank) {
+      std::vector<const logs::RankLog*> replicas;
+      for (const auto& [other, log] : from_probe) replicas.push_back(&log);
+      logs::average_replica_losses(out, replicas);
+    }
+  }
   return out;
 }
 
@@ -35,6 +56,8 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   AttemptWatch watch;
   watch.started_at = services.wall_time();
   const config::Config& cfg = plan.gate.config;
+  watch.model_parallel = cfg.parallel.pp_size * cfg.parallel.tp_size;
+  watch.data_parallel = cfg.derived.dp;
   std::set<int> ranks_seen;
   const std::unique_ptr<proc::ProcessRunner> runner = services.make_runner();
   launch::RunOptions options = launch::run_options_for(cfg.launch);
@@ -56,13 +79,17 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
       plan.launch, *runner, *services.clock, options,
       [&](const logs::Record& record, launch::RecordSource source) {
         const int rank = std::max(0, logs::origin_of(record).rank);
-        auto& by_rank =
-            source == launch::RecordSource::kLogFile ? watch.from_file : watch.from_streams;
+        auto& by_rank = source == launch::RecordSource::kLogFile ? watch.from_file
+                        : source == launch::RecordSource::kProbe ? watch.from_probe
+                                                                 : watch.from_streams;
         by_rank[rank].add(record);
         if (ranks_seen.insert(rank).second) {
           services.progress->ranks_up(static_cast<int>(ranks_seen.size()));
         }
-        if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
+        const bool probe_echo =
+            source == launch::RecordSource::kProbe &&
+            (!watch.from_file[rank].steps.empty() || !watch.from_streams[rank].steps.empty());
+        if (const auto* step = std::get_if<logs::StepRecord>(&record); step && !probe_echo) {
           services.progress->step(
               step->global_step, step->loss,
               report::baseline_loss_at(reference ? &reference->baseline : nullptr,

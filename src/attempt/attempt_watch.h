@@ -22,12 +22,16 @@ struct AttemptWatch {
   /// A trainer may write its events to both; the log file wins when it has any line.
   std::map<int, logs::RankLog> from_file;
   std::map<int, logs::RankLog> from_streams;
+  /// By rank: the probe's events (`[trainer] probe`), merged under the trainer's own records.
+  std::map<int, logs::RankLog> from_probe;
+  int model_parallel = 1;  ///< pp × tp of the launch, for the probe's samples/step
+  int data_parallel = 1;   ///< dp of the launch
   /// Why the ranks were stopped early (launch status kStoppedEarly): the gate's first failure
   /// that no later record could undo, found on the records as they came.
   std::optional<gates::CertainFailure> certain;
 
   /// One rank's records: its log file's when it wrote one (plus the context lines of its
-  /// streams), else its streams'.
+  /// streams), else its streams', with the probe's merged in by step (trainer's values win).
   logs::RankLog rank_log(int rank) const;
 };
 

@@ -86,6 +86,10 @@ struct TrainerSection {
   std::string log_format = "auto";   ///< auto | bigmac | kv | megatron | torchtitan | regex |
                                      ///< pydict | plain
   std::string gate_config_format = "toml";  ///< toml | yaml
+  /// The zero-change probe (probe/, docs/probe.md) on the ranks' PYTHONPATH. Left at its
+  /// default (unset) it is decided per program: on for a command run by Python, off for
+  /// bigmac-train (launch/trainer_probe.h).
+  bool probe = false;
 };
 
 /// [faults]: real failures the built-in trainer injects (empty/0/false = off).
@@ -136,6 +140,9 @@ struct Config {
   std::map<std::string, std::string> log_fields;
   /// Where each `[logs.fields]` entry was set, for errors that name it.
   std::map<std::string, Origin> log_field_origins;
+  /// `[trainer.env]`: variables exported to every rank, over the tool's defaults
+  /// (PYTHONUNBUFFERED=1); name -> value with where it was set.
+  std::map<std::string, Setting> trainer_env;
   /// `[gates.<id>]` overrides, kept raw for the gate engine: gate id -> key -> setting.
   std::map<std::string, std::map<std::string, Setting>> gate_overrides;
   /// Every schema key ("train.seed") with its effective value and where it came from.

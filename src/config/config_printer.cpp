@@ -68,6 +68,12 @@ std::string format_config(const Config& config, const PrintOptions& options) {
       if (table_of(s) == section.table) print_setting(out, name_of(s), s, options);
     }
   }
+  if (!config.trainer_env.empty()) {
+    out += "\n[trainer.env]\n";
+    for (const auto& [name, setting] : config.trainer_env) {
+      print_setting(out, name, setting, options);
+    }
+  }
   if (!config.log_fields.empty()) {
     out += "\n[logs.fields]\n";
     for (const auto& [field, regex] : config.log_fields) {
@@ -85,6 +91,9 @@ nlohmann::json config_to_json(const Config& config, const PrintOptions& options)
   nlohmann::json out = nlohmann::json::object();
   for (const Setting& s : config.settings.entries) {
     out[std::string(table_of(s))][std::string(name_of(s))] = setting_json(s, options);
+  }
+  for (const auto& [name, setting] : config.trainer_env) {
+    out["trainer"]["env"][name] = setting_json(setting, options);
   }
   out["logs"]["fields"] = config.log_fields;
   out["gates"] = nlohmann::json::object();

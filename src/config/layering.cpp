@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <tuple>
 
 #include "config/constraints.h"
@@ -47,6 +49,29 @@ Origin file_origin(const std::string& path, const toml::source_region& where) {
                 static_cast<int>(where.begin.column)};
 }
 
+bool ends_with(std::string_view text, std::string_view tail) {
+  return text.size() >= tail.size() && text.substr(text.size() - tail.size()) == tail;
+}
+
+/// Why the probe is on for a trainer that leaves `probe` unset, or "" when it stays off: a
+/// command whose program is a Python interpreter, a .py script, or torchrun running one.
+std::string python_program(const TrainerSection& trainer) {
+  if (trainer.kind != "command" || trainer.command.empty()) return {};
+  const std::string& program = trainer.command.front();
+  const std::string base = std::filesystem::path(program).filename().string();
+  const bool interpreter =
+      base.rfind("python", 0) == 0 &&
+      base.find_first_not_of("0123456789.", std::string_view("python").size()) == std::string::npos;
+  if (interpreter) return "the command runs " + base;
+  if (ends_with(program, ".py")) return "the command is a Python script";
+  if (base == "torchrun") {
+    for (const std::string& arg : trainer.command) {
+      if (ends_with(arg, ".py")) return "the command is torchrun running " + arg;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Layering::Layering() {
@@ -55,6 +80,48 @@ Layering::Layering() {
     Origin origin{SourceKind::kDefault, "", 0, 0};
     settings_[entry.full_key()] =
         Setting{entry.full_key(), value, origin, {Assignment{value, origin}}};
+  }
+}
+
+static bool valid_env_name(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+void Layering::assign_env(const std::string& name, std::string value, Origin origin) {
+  if (!valid_env_name(name)) {
+    return add_error(located("trainer.env." + name,
+                             fmt::format("'{}' is not an environment variable name", name), origin,
+                             "use letters, digits and _, not starting with a digit"));
+  }
+  Setting& s = config_.trainer_env[name];
+  s.key = "trainer.env." + name;
+  s.value = value;
+  s.origin = origin;
+  s.assignments.push_back({Value{std::move(value)}, std::move(origin)});
+}
+
+void Layering::read_trainer_env(const std::string& path, const toml::node& node, const Origin& at) {
+  const toml::table* table = node.as_table();
+  if (!table) {
+    return add_error(located("trainer.env", "expected a table of NAME = \"value\"", at,
+                             "write [trainer.env] with one NAME = \"value\" per line"));
+  }
+  for (const auto& [key, value] : *table) {
+    const Origin o = file_origin(path, key.source());
+    const std::string name(key.str());
+    if (auto text = value.value_exact<std::string>()) {
+      assign_env(name, *text, o);
+    } else if (value.is_number() || value.is_boolean()) {
+      // An environment holds text: 1 and true are written as the user would quote them.
+      assign_env(name, toml_value_text(value), o);
+    } else {
+      add_error(located("trainer.env." + name,
+                        "expected a string (an environment variable's value)", o,
+                        fmt::format("write {} = \"...\"", name)));
+    }
   }
 }
 
@@ -86,6 +153,8 @@ void Layering::read_table(const std::string& path, const std::string& name, cons
     Origin key_at = file_origin(path, key_key.source());
     if (value_node.is_table() && is_schema_table(full)) {
       read_table(path, full, value_node, key_at);  // [launch.slurm]
+    } else if (full == "trainer.env") {
+      read_trainer_env(path, value_node, key_at);
     } else if (const SchemaEntry* entry = find_entry(name, key)) {
       auto value = value_from_toml(*entry, value_node);
       if (!value) {
@@ -236,6 +305,14 @@ void Layering::read_override(std::string_view assignment) {
     s.assignments.push_back({value, origin});
     return;
   }
+  if (table == "trainer" && rest.rfind("env.", 0) == 0) {
+    std::string value(text);
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
+      value = value.substr(1, value.size() - 2);
+    }
+    return assign_env(rest.substr(4), std::move(value), origin);
+  }
   if (table == "logs" && rest.rfind("fields.", 0) == 0) {
     config_.log_fields[rest.substr(7)] = std::string(text);
     config_.log_field_origins[rest.substr(7)] = origin;
@@ -262,6 +339,17 @@ void Layering::read_override(std::string_view assignment) {
 
 tl::expected<Config, Errors> Layering::finish() && {
   SettingTable table;
+  // `probe` left unset follows the program: on for Python (docs/probe.md), off otherwise.
+  if (Setting& probe = settings_.at("trainer.probe"); probe.origin.kind == SourceKind::kDefault) {
+    TrainerSection trainer;
+    trainer.kind = std::get<std::string>(settings_.at("trainer.kind").value);
+    trainer.command = std::get<std::vector<std::string>>(settings_.at("trainer.command").value);
+    if (std::string why = python_program(trainer); !why.empty()) {
+      probe.value = true;
+      probe.origin = Origin{SourceKind::kDerived, why + "; set probe = false to turn it off", 0, 0};
+      probe.assignments = {{probe.value, probe.origin}};
+    }
+  }
   for (const SchemaEntry& entry : schema()) {
     Setting& s = settings_.at(entry.full_key());
     entry.set(config_, s.value);

@@ -27,6 +27,9 @@ class Layering {
   /// The keys of schema table `name` (and of its sub-tables, [launch.slurm]) from `node`.
   void read_table(const std::string& path, const std::string& name, const toml::node& node,
                   const Origin& at);
+  /// `[trainer.env]`: NAME = "value" pairs for the ranks' environment.
+  void read_trainer_env(const std::string& path, const toml::node& node, const Origin& at);
+  void assign_env(const std::string& name, std::string value, Origin origin);
   void assign(const SchemaEntry& entry, Value value, Origin origin);
   void add_error(Error e) { errors_.push_back(std::move(e)); }
   Error located(std::string key, std::string message, const Origin& origin, std::string hint,

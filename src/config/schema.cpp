@@ -195,6 +195,10 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("trainer", "gate_config_format", kTrainer, kString,
                    trainer.gate_config_format, "format of the per-gate config file", kNone,
                    kNone, "toml", "yaml"),
+      BIGMAC_FIELD("trainer", "probe", kTrainer, kBool, trainer.probe,
+                   "put the zero-change probe (probe/) on the ranks' PYTHONPATH; unset: on for "
+                   "a command run by Python, off for bigmac-train",
+                   kNone, kNone),
       // [faults]
       BIGMAC_FIELD("faults", "nan_at_step", kFaults, kInt, faults.nan_at_step,
                    "loss becomes NaN at this step (-1: off)", -1, kNone),

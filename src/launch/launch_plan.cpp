@@ -72,8 +72,9 @@ std::string render_text(const LaunchPlan& plan) {
                           plan.slurm.partition.empty() ? "(default)" : plan.slurm.partition);
   }
   for (const RankAssignment& r : plan.ranks) {
-    out += fmt::format("rank {} (node {}, local rank {}, {}): log {}\n", r.rank, r.node_rank,
-                       r.local_rank, r.device, r.log_path.string());
+    out += fmt::format("rank {} (node {}, local rank {}, {}): log {}{}\n", r.rank, r.node_rank,
+                       r.local_rank, r.device, r.log_path.string(),
+                       r.probe_path.empty() ? "" : ", probe " + r.probe_path.string());
   }
   for (const PlannedProcess& p : plan.processes) {
     std::string ranks;
@@ -101,6 +102,7 @@ nlohmann::json to_json(const LaunchPlan& plan) {
   j["trainer_program"] = plan.trainer_program;
   if (!plan.rank_env_program.empty()) j["rank_env_program"] = plan.rank_env_program;
   j["log_dir"] = plan.log_dir.string();
+  if (!plan.torchrun_log_dir.empty()) j["torchrun_log_dir"] = plan.torchrun_log_dir.string();
   j["ranks"] = nlohmann::json::array();
   for (const RankAssignment& r : plan.ranks) {
     j["ranks"].push_back({{"rank", r.rank},
@@ -110,7 +112,8 @@ nlohmann::json to_json(const LaunchPlan& plan) {
                           {"env", r.env},
                           {"log_path", r.log_path.string()},
                           {"stdout_path", r.stdout_path.string()},
-                          {"stderr_path", r.stderr_path.string()}});
+                          {"stderr_path", r.stderr_path.string()},
+                          {"probe_path", r.probe_path.string()}});
   }
   if (uses_slurm(plan.launcher)) {
     j["slurm"] = {{"inside_allocation", plan.slurm.inside_allocation},

@@ -40,6 +40,8 @@ struct RankAssignment {
   /// agents of several nodes would mix them); followed like `log_path`. Empty: none.
   std::filesystem::path stdout_path;
   std::filesystem::path stderr_path;
+  /// The probe's events for this rank (BIGMAC_PROBE_LOG, docs/probe.md); empty: no probe.
+  std::filesystem::path probe_path;
 };
 
 /// The Slurm side of a plan (slurm and slurm+torchrun launchers).
@@ -84,6 +86,10 @@ struct LaunchPlan {
   /// checked by preflight; empty otherwise.
   std::string rank_env_program;
   std::filesystem::path log_dir;
+  /// torchrun's --log_dir on one node: each worker's complete stdout.log and stderr.log are
+  /// read from there (launch/torchrun_worker_files.h) instead of the console copy. Empty
+  /// with other launchers, and with several agents (their workers write rank<R>.stdout).
+  std::filesystem::path torchrun_log_dir;
   SlurmJob slurm;  ///< meaningful when uses_slurm(launcher)
 };
 

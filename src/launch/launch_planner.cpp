@@ -190,6 +190,9 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
         r.env["CUDA_VISIBLE_DEVICES"] = device_id(local);
       }
       r.log_path = inputs.log_dir / rank_log_name(std::to_string(r.rank));
+      if (!inputs.probe_log.empty()) {
+        r.probe_path = substitute(inputs.probe_log.string(), {{"rank", std::to_string(r.rank)}});
+      }
       if (worker_files) {
         r.stdout_path = inputs.log_dir / fmt::format("rank{}.stdout", r.rank);
         r.stderr_path = inputs.log_dir / fmt::format("rank{}.stderr", r.rank);
@@ -222,6 +225,7 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
           inputs.trainer_argv, {{"world_size", world},
                                 {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}});
       const std::string endpoint = fmt::format("{}:{}", plan.master_addr, plan.master_port);
+      if (plan.nnodes == 1) plan.torchrun_log_dir = inputs.log_dir / "torchrun";
       for (int node = 0; node < plan.nnodes; ++node) {
         PlannedProcess p;
         // Under c10d the agents number themselves: these are the ranks a node gets when the

@@ -31,6 +31,9 @@ struct PlanInputs {
   /// trainers that call set_device(LOCAL_RANK).
   bool one_device_per_rank = true;
   std::map<std::string, std::string> extra_env;  ///< BIGMAC_* values, for every rank
+  /// The ranks' probe logs with `{rank}` in the name (the BIGMAC_PROBE_LOG in extra_env);
+  /// empty: the probe is off.
+  std::filesystem::path probe_log;
   std::string torchrun_program = "torchrun";
   std::string srun_program = "srun";
   std::string scontrol_program = "scontrol";

@@ -10,6 +10,8 @@
 namespace bigmac::launch {
 
 std::size_t LogFileTail::read(std::string& out, std::size_t limit) {
+  if (path_.empty() && locate_) path_ = locate_();
+  if (path_.empty()) return 0;
   if (!fd_) {
     fd_.reset(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd_) return 0;

@@ -12,6 +12,7 @@
 #include "launch/slurm_step.h"
 #include "launch/srun_report.h"
 #include "launch/torchrun_failure.h"
+#include "launch/torchrun_worker_files.h"
 #include "logs/log_stream.h"
 
 namespace bigmac::launch {
@@ -165,6 +166,9 @@ void Execution::handle(LiveProcess& live, proc::Stream stream,
     if (rank < 0 && ranks.size() == 1) rank = ranks.front();
     if (plan_.launcher == LauncherKind::kSlurmTorchrun) rank = -1;
     const bool known = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+    // torchrun's console copy of a worker's stdout: the worker's own file, read complete,
+    // carries the same lines.
+    if (known && stream == proc::Stream::kStdout && !plan_.torchrun_log_dir.empty()) continue;
     if (known) observe(record, rank, now, now_wall);
     if (stream == proc::Stream::kStderr) {
       if (const auto* text = std::get_if<logs::TextLine>(&record)) {
@@ -297,6 +301,24 @@ RunResult Execution::run() {
         log_files_.push_back(RankLogFile{r.rank, LogFileTail(*path),
                                          logs::LogStream(options_.format, r.rank, options_.fields),
                                          source});
+      }
+      if (!plan_.torchrun_log_dir.empty()) {
+        const std::pair<const char*, RecordSource> worker_files[] = {
+            {"stdout.log", RecordSource::kStdout}, {"stderr.log", RecordSource::kStderr}};
+        for (const auto& [name, source] : worker_files) {
+          auto locate = [dir = plan_.torchrun_log_dir, local = r.local_rank, file = name] {
+            return torchrun_worker_file(dir, local, file);
+          };
+          log_files_.push_back(
+              RankLogFile{r.rank, LogFileTail(std::function<std::filesystem::path()>(locate)),
+                          logs::LogStream(options_.format, r.rank, options_.fields), source});
+        }
+      }
+      if (!r.probe_path.empty()) {
+        // The probe writes bigmac-log JSON whatever format the trainer's own lines have.
+        log_files_.push_back(RankLogFile{r.rank, LogFileTail(r.probe_path),
+                                         logs::LogStream(logs::LogFormat::kBigmac, r.rank),
+                                         RecordSource::kProbe});
       }
     }
   }

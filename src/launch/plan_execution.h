@@ -47,8 +47,9 @@ struct RunOptions {
 /// stall_factor); the rest default.
 RunOptions run_options_for(const config::LaunchConfig& launch);
 
-/// Where a record was read: a process's stdout or stderr, or the rank's own log file.
-enum class RecordSource { kStdout, kStderr, kLogFile };
+/// Where a record was read: a process's stdout or stderr, the rank's own log file, or the
+/// probe's log of the rank (docs/probe.md).
+enum class RecordSource { kStdout, kStderr, kLogFile, kProbe };
 
 /// Receives every record of every rank as it is parsed (the rank is in the record's origin).
 using RecordSink = std::function<void(const logs::Record& record, RecordSource source)>;

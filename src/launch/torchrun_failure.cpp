@@ -5,6 +5,7 @@
 
 #include "core/checked_integer.h"
 #include "launch/error_line.h"
+#include "launch/torchrun_worker_files.h"
 
 namespace bigmac::launch {
 namespace {
@@ -65,22 +66,7 @@ std::optional<TorchrunRootCause> parse_torchrun_root_cause(std::string_view text
 }
 
 std::string torchrun_rank_error_line(const fs::path& torchrun_log_dir, int local_rank) {
-  std::error_code ec;
-  fs::path newest;
-  fs::file_time_type newest_time;
-  for (const auto& run : fs::directory_iterator(torchrun_log_dir, ec)) {
-    std::error_code inner;
-    for (const auto& attempt : fs::directory_iterator(run.path(), inner)) {
-      const fs::path file = attempt.path() / std::to_string(local_rank) / "stderr.log";
-      std::error_code time_ec;
-      auto time = fs::last_write_time(file, time_ec);
-      if (time_ec) continue;
-      if (newest.empty() || time > newest_time) {
-        newest = file;
-        newest_time = time;
-      }
-    }
-  }
+  const fs::path newest = torchrun_worker_file(torchrun_log_dir, local_rank, "stderr.log");
   if (newest.empty()) return {};
   std::ifstream in(newest);
   ErrorLine best;

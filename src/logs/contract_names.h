@@ -58,7 +58,8 @@
   X(kValue, "value")                             \
   X(kStep, "step")                               \
   X(kPath, "path")                               \
-  X(kSteps, "steps")
+  X(kSteps, "steps")                             \
+  X(kLossCount, "loss_count")
 
 // X(enumerator, spelling) for every event (`ev`) of the contract.
 #define BIGMAC_CONTRACT_EVENTS(X) \

@@ -80,6 +80,11 @@ void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   bag.read(FieldKey::kLr, r.lr);
   bag.read(FieldKey::kSamplesPerStep, r.samples_per_step);
   bag.read(FieldKey::kStepMs, r.step_ms);
+  // The probe's count of backward() calls in the step (docs/probe.md): its evidence of the
+  // accumulation the trainer really ran.
+  std::optional<std::int64_t> loss_count;
+  bag.read(FieldKey::kLossCount, loss_count);
+  if (loss_count) r.extra.emplace_back("loss_count", static_cast<double>(*loss_count));
 }
 
 void build_heartbeat(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

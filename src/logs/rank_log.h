@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -40,6 +41,9 @@ struct RankLog {
   ContextWindow context;
   std::int64_t records = 0;      ///< typed records added
   std::int64_t unparseable = 0;  ///< record-looking lines of this rank that could not be read
+  /// Where each field's values came from when the probe ran beside the trainer
+  /// (logs/probe_merge.h): "loss" -> "trainer", "grad_norm" -> "probe", ... Empty: no probe.
+  std::map<std::string, std::string> field_sources;
 
   void add(Record record);
 

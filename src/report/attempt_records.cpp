@@ -51,7 +51,10 @@ AttemptRecords attempt_records_of(std::span<const logs::RankLog> ranks) {
   AttemptRecords out;
   for (const logs::RankLog& rank : ranks) {
     if (rank.records > 0 || rank.context.seen() > 0) ++out.ranks_logged;
-    if (out.steps.empty() && !rank.steps.empty()) out.steps = rank.steps;
+    if (out.steps.empty() && !rank.steps.empty()) {
+      out.steps = rank.steps;
+      out.field_sources = rank.field_sources;
+    }
     out.micro_batches.insert(out.micro_batches.end(), rank.micro_batches.begin(),
                              rank.micro_batches.end());
     if (rank.run()) widen(rank.run()->at.t, out.first_t, out.last_t);
@@ -90,7 +93,8 @@ nlohmann::json to_json(const AttemptRecords& r) {
           {"first_t", r.first_t},
           {"last_t", r.last_t},
           {"steps", std::move(steps)},
-          {"micro_batches", std::move(mbs)}};
+          {"micro_batches", std::move(mbs)},
+          {"field_sources", r.field_sources}};
 }
 
 AttemptRecords attempt_records_from_json(const nlohmann::json& j) {
@@ -99,6 +103,11 @@ AttemptRecords attempt_records_from_json(const nlohmann::json& j) {
   r.ranks_logged = j.value("ranks_logged", 0);
   r.first_t = j.value("first_t", 0.0);
   r.last_t = j.value("last_t", 0.0);
+  if (const auto sources = j.find("field_sources"); sources != j.end() && sources->is_object()) {
+    for (const auto& [field, source] : sources->items()) {
+      if (source.is_string()) r.field_sources[field] = source.get<std::string>();
+    }
+  }
   for (const auto& s : j.value("steps", nlohmann::json::array())) {
     if (!s.is_object()) continue;
     logs::StepRecord step;

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "logs/rank_log.h"
@@ -17,6 +19,9 @@ struct AttemptRecords {
   double first_t = 0, last_t = 0;                     ///< wall-time range of the logs (0: none)
   std::vector<logs::StepRecord> steps;                ///< the loss owner's steps
   std::vector<logs::MicroBatchRecord> micro_batches;  ///< every rank's `mb` events, by start
+  /// The loss owner's field -> where its values came from, when the probe ran
+  /// (logs::RankLog::field_sources); empty otherwise.
+  std::map<std::string, std::string> field_sources;
 };
 
 /// The summary of one attempt's ranks (in rank order): the first rank that logged steps owns

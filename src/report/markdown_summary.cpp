@@ -181,6 +181,13 @@ std::string gate_details(const GateReport& gate) {
   } else if (!gate.record.note.empty()) {
     out += escape_xml(gate.record.note) + "\n";
   }
+  if (!gate.field_sources.empty()) {
+    out += "\n| field | logged by |\n|---|---|\n";
+    for (const auto& [field, source] : gate.field_sources) {
+      out +=
+          fmt::format("| `{}` | {} |\n", escape_markdown_cell(field), escape_markdown_cell(source));
+    }
+  }
   for (const auto& n : gate.notes) out += "\n> note: " + escape_xml(n) + "\n";
   return out + "\n</details>\n";
 }

@@ -79,6 +79,7 @@ void read_records(const fs::path& dir, const logs::ParserOptions& parser, GateRe
   gate.last_t = records.last_t;
   gate.steps = std::move(records.steps);
   gate.micro_batches = std::move(records.micro_batches);
+  gate.field_sources = std::move(records.field_sources);
 }
 
 GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, std::size_t index,

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct GateReport {
   std::vector<logs::StepRecord> steps;                ///< the loss owner's steps
   std::vector<logs::MicroBatchRecord> micro_batches;  ///< every rank's `mb` events
   int ranks_logged = 0;                               ///< rank logs found
+  /// Field -> "trainer", "probe" or both, when the probe ran (AttemptRecords::field_sources).
+  std::map<std::string, std::string> field_sources;
   double first_t = 0, last_t = 0;                     ///< wall-time range of the logs (0: none)
   std::vector<std::string> notes;                     ///< what was missing or unreadable, in words
 

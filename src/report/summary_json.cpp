@@ -59,6 +59,8 @@ nlohmann::json gate_json(const GateReport& gate, const baseline::Baseline* refer
   out["ranks_logged"] = gate.ranks_logged;
   out["steps"] = steps_json(gate, reference);
   out["micro_batch_events"] = gate.micro_batches.size();
+  // Which values the trainer logged itself and which the probe supplied (docs/probe.md).
+  out["field_sources"] = gate.field_sources;
   out["notes"] = gate.notes;
   return out;
 }

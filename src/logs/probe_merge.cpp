@@ -1,0 +1,220 @@
+#include "logs/probe_merge.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace bigmac::logs {
+namespace {
+
+/// Fills `into` from `from` when `into` has no value; counts where the value came from.
+template <class T>
+void fill(std::optional<T>& into, const std::optional<T>& from, FieldSource& source) {
+  if (into) {
+    ++source.trainer;
+  } else if (from) {
+    into = from;
+    ++source.probe;
+  }
+}
+
+/// The same for fields whose "no value" is a default (0, "", -1, an empty shape).
+template <class T>
+void fill_value(T& into, const T& from, const T& none, FieldSource& source) {
+  if (into != none) {
+    ++source.trainer;
+  } else if (from != none) {
+    into = from;
+    ++source.probe;
+  }
+}
+
+/// Whole events of one kind: the trainer's when it wrote any, else the probe's.
+template <class R>
+void take_events(std::vector<R>& into, const std::vector<R>& from, FieldSource& source) {
+  if (!into.empty()) {
+    source.trainer += static_cast<std::int64_t>(into.size());
+  } else {
+    into = from;
+    source.probe += static_cast<std::int64_t>(from.size());
+  }
+}
+
+void merge_steps(RankLog& out, const RankLog& probe, bool whole_run, FieldSources& sources) {
+  std::map<std::int64_t, const StepRecord*> probe_steps;
+  for (const StepRecord& s : probe.steps) probe_steps.emplace(s.global_step, &s);
+  std::map<std::int64_t, bool> trainer_has;
+  for (StepRecord& s : out.steps) {
+    trainer_has[s.global_step] = true;
+    const auto it = probe_steps.find(s.global_step);
+    static const StepRecord kNone;
+    const StepRecord& p = it != probe_steps.end() ? *it->second : kNone;
+    static const StepRecord kEmpty;
+    const StepRecord& whole = whole_run ? p : kEmpty;
+    fill(s.loss, whole.loss, sources["loss"]);
+    fill(s.grad_norm, whole.grad_norm, sources["grad_norm"]);
+    fill(s.lr, p.lr, sources["lr"]);
+    fill(s.samples_per_step, p.samples_per_step, sources["samples_per_step"]);
+    fill(s.step_ms, p.step_ms, sources["step_ms"]);
+  }
+  // Gaps only: a step past the trainer's last line is one whose line may not be read yet.
+  const std::int64_t last = trainer_has.empty() ? -1 : trainer_has.rbegin()->first;
+  bool added = false;
+  for (const StepRecord& p : probe.steps) {
+    if (trainer_has.count(p.global_step) != 0) continue;
+    if (last >= 0 && p.global_step > last) continue;
+    if (last >= 0 && !whole_run) continue;
+    trainer_has[p.global_step] = true;
+    out.steps.push_back(p);
+    added = true;
+    if (p.loss) ++sources["loss"].probe;
+    if (p.grad_norm) ++sources["grad_norm"].probe;
+    if (p.lr) ++sources["lr"].probe;
+    if (p.samples_per_step) ++sources["samples_per_step"].probe;
+    if (p.step_ms) ++sources["step_ms"].probe;
+  }
+  if (added) {
+    std::stable_sort(
+        out.steps.begin(), out.steps.end(),
+        [](const StepRecord& a, const StepRecord& b) { return a.global_step < b.global_step; });
+  }
+}
+
+std::optional<std::int64_t> loss_count(const StepRecord& step) {
+  for (const auto& [name, value] : step.extra) {
+    if (name == "loss_count") return static_cast<std::int64_t>(value);
+  }
+  return std::nullopt;
+}
+
+/// Fills the probe's batch arithmetic from what it measured; false when a part is missing.
+bool derive_batch(RankLog& probe, int model_parallel) {
+  if (probe.batches.empty() || probe.batches.back().input_shape.empty()) return false;
+  int world = probe.run() ? probe.run()->world_size : 0;
+  if (!probe.pg_ready.empty() && probe.pg_ready.back().world_size > 0) {
+    world = probe.pg_ready.back().world_size;
+  }
+  if (world <= 0) world = 1;
+  if (model_parallel < 1 || world % model_parallel != 0) return false;
+  const std::int64_t dp = world / model_parallel;
+  BatchRecord& batch = probe.batches.back();
+  const std::int64_t micro = batch.input_shape.front();
+  bool derived = false;
+  for (StepRecord& step : probe.steps) {
+    const auto count = loss_count(step);
+    if (!count || *count <= 0) continue;
+    step.samples_per_step = micro * *count * dp;
+    if (!derived) {
+      batch.micro_batch_size = micro;
+      batch.grad_accum = *count;
+      batch.dp = dp;
+      batch.samples_per_step = *step.samples_per_step;
+      derived = true;
+    }
+  }
+  return derived;
+}
+
+}  // namespace
+
+std::string FieldSource::describe() const {
+  if (probe == 0) return "trainer";
+  if (trainer == 0) return "probe";
+  return fmt::format("trainer ({}), probe ({})", trainer, probe);
+}
+
+RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
+  FieldSources sources;
+  const bool derived = derive_batch(probe, how.model_parallel);
+  const bool trainer_steps = how.steps_logged_elsewhere || !out.steps.empty();
+  if (out.steps.empty() && how.steps_logged_elsewhere) probe.steps.clear();
+  if (trainer_steps) probe.shapes.clear();
+  merge_steps(out, probe, how.model_parallel == 1 && how.data_parallel == 1, sources);
+
+  if (!out.runs.empty() && probe.run()) {
+    RunRecord& r = out.runs.back();
+    const RunRecord& p = *probe.run();
+    FieldSource& s = sources["run"];
+    ++s.trainer;
+    FieldSource ignored;
+    fill_value(r.world_size, p.world_size, 0, ignored);
+    fill_value(r.local_rank, p.local_rank, -1, ignored);
+    fill_value(r.device, p.device, std::string(), ignored);
+    fill_value(r.backend, p.backend, std::string(), ignored);
+    fill_value(r.torch_version, p.torch_version, std::string(), ignored);
+    fill_value(r.pid, p.pid, std::int64_t{0}, ignored);
+    if (ignored.probe > 0) ++s.probe;
+  } else {
+    take_events(out.runs, probe.runs, sources["run"]);
+  }
+  take_events(out.pg_ready, probe.pg_ready, sources["pg_ready"]);
+  take_events(out.dones, probe.dones, sources["done"]);
+  take_events(out.checkpoints, probe.checkpoints, sources["checkpoints"]);
+  take_events(out.shapes, probe.shapes, sources["shapes"]);
+  take_events(out.heartbeats, probe.heartbeats, sources["heartbeats"]);
+
+  if (const BatchRecord* p = probe.batch()) {
+    if (out.batches.empty()) {
+      // Without its arithmetic a probe `batch` would claim 0 samples/step: kept only derived.
+      if (derived) {
+        out.batches.push_back(*p);
+        ++sources["input_shape"].probe;
+      }
+    } else {
+      BatchRecord& b = out.batches.back();
+      fill_value(b.input_shape, p->input_shape, std::vector<std::int64_t>(),
+                 sources["input_shape"]);
+      FieldSource ignored;
+      fill_value(b.input_dtype, p->input_dtype, std::string(), ignored);
+    }
+  }
+  if (const ModelRecord* p = probe.model()) {
+    if (out.models.empty()) out.models.push_back(ModelRecord{p->at, 0, {}});
+    ModelRecord& m = out.models.back();
+    fill_value(m.param_count, p->param_count, std::int64_t{0}, sources["param_count"]);
+    fill_value(m.param_digest, p->param_digest, std::string(), sources["param_digest"]);
+  }
+  // The probe's own complaints (probe_error) are context for diagnosis like any other line.
+  for (const TextLine& line : probe.context.lines()) out.context.add(line);
+  out.records += probe.records;
+  out.unparseable += probe.unparseable;
+  for (const std::string& source : probe.sources) out.sources.push_back(source);
+  for (const auto& [field, source] : sources) {
+    if (source.trainer + source.probe > 0) out.field_sources[field] = source.describe();
+  }
+  if (derived && sources["samples_per_step"].probe > 0) {
+    out.field_sources["samples_per_step"] +=
+        " (derived: input_shape[0] × loss_count × world_size / (pp × tp))";
+  }
+  return out;
+}
+
+}  // namespace bigmac::logs
+
+namespace bigmac::logs {
+
+std::int64_t average_replica_losses(RankLog& merged, const std::vector<const RankLog*>& replicas) {
+  if (replicas.size() < 2) return 0;
+  std::map<std::int64_t, std::pair<double, std::size_t>> sums;  // step -> (sum, ranks)
+  for (const RankLog* replica : replicas) {
+    for (const StepRecord& s : replica->steps) {
+      if (!s.loss) continue;
+      auto& [sum, count] = sums[s.global_step];
+      sum += *s.loss;
+      ++count;
+    }
+  }
+  std::int64_t changed = 0;
+  for (StepRecord& s : merged.steps) {
+    const auto it = sums.find(s.global_step);
+    if (it == sums.end() || it->second.second != replicas.size()) continue;
+    s.loss = it->second.first / static_cast<double>(replicas.size());
+    ++changed;
+  }
+  if (changed > 0) {
+    merged.field_sources["loss"] = fmt::format("probe (mean over {} replicas)", replicas.size());
+  }
+  return changed;
+}
+
+}  // namespace bigmac::logs

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "logs/rank_log.h"
+
+namespace bigmac::logs {
+
+/// How many values of one field a merged rank log took from the trainer's own lines and how
+/// many from the probe (docs/probe.md).
+struct FieldSource {
+  std::int64_t trainer = 0;
+  std::int64_t probe = 0;
+
+  /// "trainer", "probe", or "trainer (18), probe (2)" when both gave values.
+  std::string describe() const;
+};
+
+/// By field: `loss`, `grad_norm`, `lr`, `samples_per_step`, `step_ms` (counted per step),
+/// `run`, `pg_ready`, `done`, `input_shape`, `param_count`, `param_digest`, `checkpoints`,
+/// `shapes`, `heartbeats` (counted per record).
+using FieldSources = std::map<std::string, FieldSource>;
+
+/// One rank's records with the probe's filled in: the trainer's lines and the probe's events
+/// are merged by step, and where both give a field the trainer's own value wins (it is what
+/// the program computed; the probe only observes). A step only the probe logged is added, so
+/// a trainer that prints every tenth step still has every step. One-off events (`run`,
+/// `batch`, `model`, ...) keep the trainer's record with its empty fields filled from the
+/// probe's; events the trainer never wrote come from the probe. The result's `field_sources`
+/// says per field where its values came from (FieldSource::describe).
+///
+/// The probe cannot name the batch arithmetic, but it measures its parts: the first
+/// dimension of the model's first input (the micro-batch, for batch-first models), the
+/// backward() calls of each step (`loss_count`: the accumulation, or the micro-batches of a
+/// pipeline's last stage) and the world size. With `model_parallel` = pp × tp of the launch,
+/// samples/step = input_shape[0] × loss_count × world_size / model_parallel is derived per
+/// step and in a `batch` record, and named as derived in `field_sources`.
+struct ProbeMerge {
+  int model_parallel = 1;  ///< pp × tp of the launch
+  /// Data-parallel replicas of the launch. A rank's probe `loss` is its own micro-batches'
+  /// and its `grad_norm` its stage's, so they fill the trainer's steps only with one replica
+  /// of one stage; `lr` always.
+  int data_parallel = 1;
+  /// Another rank of the trainer logs steps itself: it owns the loss, and the probe's steps of
+  /// this rank (which logs none) stay out, as do the probe's `shape` events (they carry no
+  /// stage; the trainer's own layout is the one the checks read).
+  bool steps_logged_elsewhere = false;
+};
+RankLog merge_probe_log(RankLog trainer, RankLog probe, const ProbeMerge& how = {});
+
+/// Pure data parallelism measured by the probe alone: each rank's `loss` is its own
+/// micro-batches'; the run's loss, which the baseline holds, is their mean over the replicas
+/// (docs/probe.md, "Combining ranks"). Replaces the loss of each step of `merged` that every
+/// one of `replicas` logged, and says so in its field_sources. Returns how many steps changed.
+std::int64_t average_replica_losses(RankLog& merged, const std::vector<const RankLog*>& replicas);
+
+}  // namespace bigmac::logs

@@ -1,0 +1,107 @@
+// The merge of a rank's own lines with the probe's events (issue 14 item 4): by step, the
+// trainer's value wins, and every field says where it came from.
+#include "logs/probe_merge.h"
+
+#include <gtest/gtest.h>
+
+namespace bigmac::logs {
+namespace {
+
+RankLog read(const std::string& text) {
+  return load_text(text, "test", LogFormat::kBigmac, 0).ranks.at(0);
+}
+
+TEST(ProbeMerge, TrainersValueWinsAndTheProbeFillsTheRest) {
+  RankLog trainer = read(
+      R"({"ev":"step","rank":0,"global_step":0,"loss":2.5}
+{"ev":"step","rank":0,"global_step":2,"loss":2.25,"lr":0.5})"
+      "\n");
+  RankLog probe = read(
+      R"({"ev":"step","rank":0,"global_step":0,"loss":2.4,"lr":0.1,"grad_norm":1.5}
+{"ev":"step","rank":0,"global_step":1,"loss":2.2,"lr":0.1,"grad_norm":1.25}
+{"ev":"step","rank":0,"global_step":2,"loss":2.0,"lr":0.1,"grad_norm":1.0}
+{"ev":"step","rank":0,"global_step":3,"loss":1.9,"lr":0.1,"grad_norm":0.5})"
+      "\n");
+  const RankLog merged = merge_probe_log(trainer, probe);
+  // Step 3 lies past the trainer's last line, which may not have been read yet: left out.
+  ASSERT_EQ(merged.steps.size(), 3u);
+  EXPECT_EQ(*merged.steps[0].loss, 2.5);      // the trainer's
+  EXPECT_EQ(*merged.steps[0].lr, 0.1);        // the probe's: the trainer logged none
+  EXPECT_EQ(merged.steps[1].global_step, 1);  // a gap only the probe saw
+  EXPECT_EQ(*merged.steps[1].loss, 2.2);
+  EXPECT_EQ(*merged.steps[2].lr, 0.5);  // the trainer's
+  EXPECT_EQ(*merged.steps[2].grad_norm, 1.0);
+  EXPECT_EQ(merged.field_sources.at("loss"), "trainer (2), probe (1)");
+  EXPECT_EQ(merged.field_sources.at("lr"), "trainer (1), probe (2)");
+  EXPECT_EQ(merged.field_sources.at("grad_norm"), "probe");
+}
+
+TEST(ProbeMerge, ARanksOwnLossAndGradNormDoNotFillTheTrainersStepsUnderDpOrPp) {
+  RankLog trainer = read(R"({"ev":"step","rank":0,"global_step":0,"loss":2.5})"
+                         "\n");
+  RankLog probe = read(R"({"ev":"step","rank":0,"global_step":0,"lr":0.1,"grad_norm":1.5})"
+                       "\n");
+  ProbeMerge how;
+  how.data_parallel = 2;
+  const RankLog merged = merge_probe_log(trainer, probe, how);
+  EXPECT_FALSE(merged.steps.at(0).grad_norm.has_value());
+  EXPECT_EQ(*merged.steps.at(0).lr, 0.1);
+}
+
+TEST(ProbeMerge, DerivesSamplesPerStepFromWhatTheProbeMeasured) {
+  RankLog probe = read(
+      R"({"ev":"run","rank":0,"world_size":4}
+{"ev":"batch","rank":0,"input_shape":[8,16],"input_dtype":"float32"}
+{"ev":"model","rank":0,"param_count":676,"param_digest":"cc764153eb05d645"}
+{"ev":"step","rank":0,"global_step":0,"loss":1.5,"loss_count":2})"
+      "\n");
+  ProbeMerge how;
+  how.model_parallel = 2;  // 4 ranks as pp 2 × dp 2
+  const RankLog merged = merge_probe_log(RankLog(), probe, how);
+  ASSERT_NE(merged.batch(), nullptr);
+  EXPECT_EQ(merged.batch()->micro_batch_size, 8);
+  EXPECT_EQ(merged.batch()->grad_accum, 2);
+  EXPECT_EQ(merged.batch()->dp, 2);
+  EXPECT_EQ(merged.batch()->samples_per_step, 32);
+  EXPECT_EQ(*merged.steps.at(0).samples_per_step, 32);
+  EXPECT_NE(merged.field_sources.at("samples_per_step").find("derived"), std::string::npos);
+  ASSERT_NE(merged.model(), nullptr);
+  EXPECT_EQ(merged.model()->param_digest, "cc764153eb05d645");
+  EXPECT_EQ(merged.field_sources.at("param_count"), "probe");
+}
+
+TEST(ProbeMerge, WithoutLossCountNoBatchArithmeticIsClaimed) {
+  RankLog probe = read(R"({"ev":"batch","rank":0,"input_shape":[8,16]}
+{"ev":"step","rank":0,"global_step":0,"loss":1.5})"
+                       "\n");
+  const RankLog merged = merge_probe_log(RankLog(), probe);
+  EXPECT_EQ(merged.batch(), nullptr);
+  EXPECT_FALSE(merged.steps.at(0).samples_per_step.has_value());
+}
+
+TEST(ProbeMerge, ARankWhoseTrainerLogsNoStepsGetsNoneFromTheProbeWhenAnotherRankOwnsThem) {
+  RankLog probe = read(R"({"ev":"step","rank":0,"global_step":0,"grad_norm":1.0}
+{"ev":"heartbeat","rank":0,"global_step":0})"
+                       "\n");
+  ProbeMerge how;
+  how.steps_logged_elsewhere = true;
+  const RankLog merged = merge_probe_log(RankLog(), probe, how);
+  EXPECT_TRUE(merged.steps.empty());
+  EXPECT_EQ(merged.heartbeats.size(), 1u);  // progress still counts
+}
+
+TEST(ProbeMerge, ReplicaLossesAreAveraged) {
+  RankLog a = read(R"({"ev":"step","rank":0,"global_step":0,"loss":1.0}
+{"ev":"step","rank":0,"global_step":1,"loss":3.0})"
+                   "\n");
+  RankLog b = read(R"({"ev":"step","rank":0,"global_step":0,"loss":2.0})"
+                   "\n");
+  RankLog merged = merge_probe_log(RankLog(), a);
+  EXPECT_EQ(average_replica_losses(merged, {&a, &b}), 1);
+  EXPECT_EQ(*merged.steps.at(0).loss, 1.5);
+  EXPECT_EQ(*merged.steps.at(1).loss, 3.0);  // b never logged step 1: left as it was
+  EXPECT_EQ(merged.field_sources.at("loss"), "probe (mean over 2 replicas)");
+}
+
+}  // namespace
+}  // namespace bigmac::logs
