@@ -24,6 +24,7 @@ enum class Kind {
   kEvents,      ///< list of contract event names
   kStepFields,  ///< list of step field names
   kCheckNames,  ///< list of check names (which of them are the gate's: gate_spec.cpp)
+  kSwitch,      ///< true or false
 };
 
 struct Rule {
@@ -57,6 +58,7 @@ constexpr std::array kRules = {
     Rule{"required_events", Kind::kEvents},
     Rule{"required_step_fields", Kind::kStepFields},
     Rule{"required_checks", Kind::kCheckNames},
+    Rule{"stop_on_divergence", Kind::kSwitch},  // gates/early_stop.h
 };
 
 // The events and step fields check_fields_present can find (step_checks.cpp).
@@ -132,6 +134,11 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
       return list(kEvents);
     case Kind::kStepFields:
       return list(kStepFields);
+    case Kind::kSwitch:
+      if (!v.is_boolean()) {
+        return problem(fmt::format("expected true or false, found {}", v.dump()));
+      }
+      return std::nullopt;
     case Kind::kCheckNames:
       if (!v.is_array()) {
         return problem(fmt::format("expected an array of check names, found {}",
