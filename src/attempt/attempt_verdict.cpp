@@ -91,7 +91,8 @@ std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
   diagnose::route_back_within(diagnoses, plan.spec->id, plan.gate_ids);
   std::vector<diagnose::FailedCheck> failed;
   for (const gates::CheckResult& r : verdict.results) {
-    if (!r.passed) failed.push_back({r.name, r.message});
+    // A failure with no evidence line judged nothing: the records it reads were never written.
+    if (!r.passed) failed.push_back({r.name, r.message, r.evidence.empty()});
   }
   diagnose::explain_failed_checks(diagnoses, failed, verdict.gate_id);
   return diagnoses;

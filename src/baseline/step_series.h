@@ -115,6 +115,8 @@ struct SequenceScan {
   std::int64_t interval = 1;  ///< the logging interval the series keeps (1: every step)
   std::int64_t in_order = 0;  ///< steps in order before the break (all when none)
   std::optional<SequenceBreak> broken;
+  /// The first step logged twice anywhere in the series (also after `broken`).
+  std::optional<SequenceBreak> repeated;
 };
 
 /// The logging interval of a series from its first steps: k when they are k apart and the first
@@ -131,20 +133,29 @@ SequenceScan scan_step_sequence(const Range& steps, Proj proj = {}) {
   }
   std::set<std::int64_t> seen;
   std::int64_t want = n == 0 || out.interval == 1 ? 0 : proj(steps[0]).global_step;
+  bool in_order = true;
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t step = proj(steps[i]).global_step;
     if (!seen.insert(step).second) {
-      out.broken = SequenceBreak{SequenceBreak::kRepeated, i, want, step};
-      return out;
+      const SequenceBreak repeat{SequenceBreak::kRepeated, i, want, step};
+      if (!out.repeated) out.repeated = repeat;
+      if (in_order) out.broken = repeat;
+      in_order = false;
+      continue;
     }
+    if (!in_order) continue;  // only a repeat is still looked for
     if (step != want) {
       out.broken = SequenceBreak{SequenceBreak::kUnexpected, i, want, step};
-      return out;
+      in_order = false;
+      continue;
     }
     ++out.in_order;
     // A log may name any step: the next one past int64 cannot come (core/checked_integer).
     const auto next = checked_add(want, out.interval);
-    if (!next) return out;
+    if (!next) {
+      in_order = false;
+      continue;
+    }
     want = *next;
   }
   return out;

@@ -70,9 +70,10 @@ const std::array<Explanation, 19>& table() {
 
 }  // namespace
 
-bool explains(std::string_view klass, std::string_view check) {
+bool explains(std::string_view klass, std::string_view check, bool nothing_judged) {
   if (ends_a_rank(klass) &&
-      std::find(kNeedsWholeRun.begin(), kNeedsWholeRun.end(), check) != kNeedsWholeRun.end()) {
+      (nothing_judged ||
+       std::find(kNeedsWholeRun.begin(), kNeedsWholeRun.end(), check) != kNeedsWholeRun.end())) {
     return true;
   }
   for (const Explanation& e : table()) {
@@ -87,7 +88,7 @@ void explain_failed_checks(std::vector<Diagnosis>& diagnoses, std::span<const Fa
   for (Diagnosis& d : diagnoses) {
     d.explains.clear();
     for (const FailedCheck& check : failed) {
-      if (explains(d.klass, check.name)) d.explains.push_back(check.name);
+      if (explains(d.klass, check.name, check.nothing_judged)) d.explains.push_back(check.name);
     }
   }
   for (const FailedCheck& check : failed) {

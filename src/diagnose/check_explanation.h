@@ -13,12 +13,15 @@ namespace bigmac::diagnose {
 struct FailedCheck {
   std::string name;     ///< gates' check name (`loss_vs_baseline`)
   std::string message;  ///< what the check found
+  /// The check had nothing to judge (no step records, no event it reads): it failed because
+  /// the records it needs were never written, so what ended the ranks explains it.
+  bool nothing_judged = false;
 };
 
 /// Whether a diagnosis of class `klass` explains a failed check named `check`: the cause it
 /// names is one that makes that check fail. A rank that ended (crashed, hung, never joined)
 /// explains every check that needs the records it did not write.
-bool explains(std::string_view klass, std::string_view check);
+bool explains(std::string_view klass, std::string_view check, bool nothing_judged = false);
 
 /// Sets each diagnosis's `explains` to the failed checks it explains, and appends one
 /// `no_known_cause` diagnosis per failed check that none explains, naming the check, what it

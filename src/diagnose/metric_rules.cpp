@@ -109,25 +109,25 @@ void grad_norm_checks(const MetricInput& in, std::vector<Finding>& out) {
 void step_sequence(const MetricInput& in, std::vector<Finding>& out) {
   for (const auto& [rank, steps] : steps_by_rank(in.logs)) {
     const auto scan = baseline::scan_step_sequence(steps, record_of);
-    if (!scan.broken) continue;
-    const baseline::SequenceBreak& b = *scan.broken;
-    const auto& s = steps[b.index];
-    if (b.kind == baseline::SequenceBreak::kRepeated) {
-      out.push_back({"step_repeated",
-                     {{"step", std::to_string(b.found)}, {"rank", std::to_string(rank)}},
-                     {step_evidence(s)},
+    if (scan.broken && scan.broken->kind == baseline::SequenceBreak::kUnexpected) {
+      const baseline::SequenceBreak& b = *scan.broken;
+      std::vector<Evidence> evidence;
+      if (b.index > 0) evidence.push_back(step_evidence(steps[b.index - 1]));
+      evidence.push_back(step_evidence(steps[b.index]));
+      out.push_back({"step_gap",
+                     {{"expected", std::to_string(b.expected)},
+                      {"found", std::to_string(b.found)},
+                      {"rank", std::to_string(rank)}},
+                     std::move(evidence),
                      rank});
-      continue;
     }
-    std::vector<Evidence> evidence;
-    if (b.index > 0) evidence.push_back(step_evidence(steps[b.index - 1]));
-    evidence.push_back(step_evidence(s));
-    out.push_back({"step_gap",
-                   {{"expected", std::to_string(b.expected)},
-                    {"found", std::to_string(b.found)},
-                    {"rank", std::to_string(rank)}},
-                   std::move(evidence),
-                   rank});
+    if (scan.repeated) {
+      out.push_back(
+          {"step_repeated",
+           {{"step", std::to_string(scan.repeated->found)}, {"rank", std::to_string(rank)}},
+           {step_evidence(steps[scan.repeated->index])},
+           rank});
+    }
   }
 }
 
@@ -221,6 +221,13 @@ LrScaling lr_scaled_with_world(const MetricInput& in,
   return out;
 }
 
+// The setting to keep when the lr was scaled: train.lr as configured (the logged baseline lr
+// may be a warmup fraction of it), else as the baseline ran with.
+std::string keep_lr(const MetricInput& in) {
+  return in.configured.lr ? fmt::format("train.lr at its configured {}", number(*in.configured.lr))
+                          : std::string("train.lr at the value the baseline ran with");
+}
+
 // A gate stopped at grad_norm's divergence while the loss still matched: the gradients differ
 // though the forward pass agrees.
 void grad_norm_while_loss_matches(const MetricInput& in,
@@ -277,7 +284,9 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
                       {"ratio", number(lr.ratio)},
                       {"lr", number(*lr.step->record->lr)},
                       {"baseline_lr", number(lr.baseline_lr)},
-                      {"dp", std::to_string(lr.dp)}},
+                      {"dp", std::to_string(lr.dp)},
+                      {"scaled_by", lr.scaled_by},
+                      {"keep", keep_lr(in)}},
                      {step_evidence(*lr.step)},
                      lr.step->record->at.rank});
     }
@@ -293,10 +302,7 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
     return;
   }
   if (lr.step != nullptr) {
-    // The logged baseline lr may be a warmup fraction; the setting to keep is train.lr.
-    const std::string keep =
-        in.configured.lr ? fmt::format("train.lr at its configured {}", number(*in.configured.lr))
-                         : std::string("train.lr at the value the baseline ran with");
+    const std::string keep = keep_lr(in);
     out.push_back({"lr_scaled_with_world_size",
                    {{"step", std::to_string(r.global_step)},
                     {"lr_step", std::to_string(lr.step->record->global_step)},
@@ -330,7 +336,8 @@ const std::vector<MetricRuleSpec>& specs() {
       {"samples_per_step_mismatch", {"found", "expected", "micro", "accum", "dp", "setting"}},
       {"lr_scaled_with_world_size",
        {"step", "lr_step", "ratio", "lr", "baseline_lr", "dp", "scaled_by", "keep"}},
-      {"lr_scaled_before_loss_diverged", {"step", "ratio", "lr", "baseline_lr", "dp"}},
+      {"lr_scaled_before_loss_diverged",
+       {"step", "ratio", "lr", "baseline_lr", "dp", "scaled_by", "keep"}},
       {"grad_norm_diverges_while_loss_matches", {"step", "grad_norm", "baseline_grad_norm"}},
       {"loss_diverges_after_match", {"step", "loss", "baseline_loss"}},
       {"loss_wrong_from_first_step", {"loss", "baseline_loss"}},

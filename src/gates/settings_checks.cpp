@@ -57,6 +57,20 @@ std::optional<std::string> positive(std::int64_t v) {
   return v > 0 ? std::optional<std::string>(std::to_string(v)) : std::nullopt;
 }
 
+// Whether the gate handed `field` to the trainer at all. bigmac-train reads every value from
+// its gate file; a command trainer gets what its argv template names (`{seq_length}`), or all
+// of them when it reads the gate file (`{gate_config}`). The world size always reaches it
+// (WORLD_SIZE). A value the trainer was never given did not fail to take effect.
+bool handed_to_trainer(const config::Config& c, const std::string& field) {
+  if (c.trainer.kind != "command" || field == "world_size") return true;
+  const std::string placeholder = "{" + field + "}";
+  for (const std::string& arg : c.trainer.command) {
+    if (arg.find("{gate_config}") != std::string::npos) return true;
+    if (arg.find(placeholder) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::vector<Applied> applied_values(const CheckContext& ctx) {
   const config::Config& c = ctx.plan.config;
   const GateEvidence& e = ctx.evidence;
@@ -150,6 +164,7 @@ CheckResult check_settings_applied(const CheckContext& ctx) {
   std::vector<CheckEvidence> evidence;
   std::size_t confirmed = 0;
   for (const Applied& a : applied_values(ctx)) {
+    if (!handed_to_trainer(ctx.plan.config, a.field)) continue;
     if (a.reported.empty()) {
       unlogged.push_back(a.field);
       continue;

@@ -104,13 +104,15 @@ TEST_F(RunAll, ATrimmedPipelineBoundaryIsDiagnosedAsAShapeMismatchWithTheGateToR
   ProgramResult r = bringup(run_args(), {"faults.boundary_seq_trim=4"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_status("pp2"), "failed");
-  // The diagnosis names both stages and both shapes, and sends the user to `shapes`.
+  // The diagnosis names both stages and both shapes. Its catalog entry's gate is `shapes`, a
+  // later gate: the route back stays at pp2, where it failed (issue 21), and says so.
   const std::size_t first = r.out.find("1. [");
   ASSERT_NE(first, std::string::npos) << r.out;
   const std::string best = r.out.substr(first, r.out.find("\n\n", first) - first);
   EXPECT_THAT(best, HasSubstr("[shape_mismatch]"));
   EXPECT_THAT(best, HasSubstr("stage 0 sends hidden_states [2,28,64] float32"));
-  EXPECT_THAT(best, HasSubstr("go back to gate: shapes"));
+  EXPECT_THAT(best, HasSubstr("go back to gate: pp2"));
+  EXPECT_THAT(best, HasSubstr("the catalog's route back, shapes, comes after it"));
   std::ifstream diagnosis(root_ / "run" / "03-pp2.1" / "diagnosis.json");
   EXPECT_TRUE(diagnosis.good());
 }

@@ -38,13 +38,16 @@ TEST(CheckExplanation, ARankThatEndedExplainsWhatItDidNotWrite) {
   // … but not a check that judges what was written.
   EXPECT_FALSE(explains("child_failed", "single_checkpoint_writer"));
   EXPECT_FALSE(explains("rank_stall", "finite_loss"));
+  // … unless that check had nothing to judge: no step was ever logged.
+  EXPECT_TRUE(explains("rendezvous_timeout", "finite_loss", true));
+  EXPECT_FALSE(explains("lr_scaling", "finite_loss", true));
 }
 
 TEST(CheckExplanation, EachFailedCheckGetsItsDiagnosesOrANoKnownCause) {
   std::vector<Diagnosis> diagnoses = {of_class("lr_scaled_with_world_size", "lr_scaling")};
   const std::vector<FailedCheck> failed = {
-      {"lr_vs_baseline", "lr diverges at step 0"},
-      {"single_checkpoint_writer", "ranks 0 and 1 wrote model.pt"}};
+      {"lr_vs_baseline", "lr diverges at step 0", false},
+      {"single_checkpoint_writer", "ranks 0 and 1 wrote model.pt", false}};
   explain_failed_checks(diagnoses, failed, "dp");
   ASSERT_EQ(diagnoses.size(), 2u);
   EXPECT_THAT(diagnoses[0].explains, ElementsAre("lr_vs_baseline"));
