@@ -40,7 +40,7 @@ TEST(CheckExplanation, ARankThatEndedExplainsWhatItDidNotWrite) {
   EXPECT_FALSE(explains("rank_stall", "finite_loss"));
   // … unless that check had nothing to judge: no step was ever logged.
   EXPECT_TRUE(explains("rendezvous_timeout", "finite_loss", true));
-  EXPECT_FALSE(explains("lr_scaling", "finite_loss", true));
+  EXPECT_FALSE(explains("checkpoint_writers", "finite_loss", true));  // a record class: no
 }
 
 TEST(CheckExplanation, EachFailedCheckGetsItsDiagnosesOrANoKnownCause) {
