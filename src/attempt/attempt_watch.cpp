@@ -45,7 +45,8 @@ logs::RankLog AttemptWatch::rank_log(int rank) const {
     if (trainer_silent && model_parallel == 1 && from_probe.begin()->first == rank) {
       std::vector<const logs::RankLog*> replicas;
       for (const auto& [other, log] : from_probe) replicas.push_back(&log);
-      logs::average_replica_losses(out, replicas);
+      logs::average_replica_losses(out, replicas,
+                                   static_cast<std::size_t>(std::max(1, data_parallel)));
     }
   }
   return out;
@@ -90,8 +91,12 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
             source == launch::RecordSource::kProbe &&
             (!watch.from_file[rank].steps.empty() || !watch.from_streams[rank].steps.empty());
         if (const auto* step = std::get_if<logs::StepRecord>(&record); step && !probe_echo) {
+          // A replica's probe measures its own micro-batches' loss, not the run's (the mean
+          // over the replicas, rank_log): the line shows the step alone.
+          const bool replica_loss =
+              source == launch::RecordSource::kProbe && watch.data_parallel > 1;
           services.progress->step(
-              step->global_step, step->loss,
+              step->global_step, replica_loss ? std::nullopt : step->loss,
               report::baseline_loss_at(reference ? &reference->baseline : nullptr,
                                        step->global_step));
         }

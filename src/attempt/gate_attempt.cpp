@@ -125,7 +125,7 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
     return aborted(w.error().format());
   }
   // The port was taken between preflight and the bind: infrastructure, not the trainer's fault.
-  if (!diagnoses.empty() && diagnoses.front().klass == "port_in_use") {
+  if (!diagnoses.empty() && diagnoses.front().klass == diagnose::kPortInUseClass) {
     return aborted("master port collision: " + diagnoses.front().symptom);
   }
   progress.gate_finished(gate,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "diagnose/ranking.h"
 #include "diagnose/text_scan.h"
@@ -22,6 +23,32 @@ Expected<Diagnoser> Diagnoser::create(Catalog catalog) {
   d.matcher_ = std::make_unique<TextMatcher>(std::move(*matcher));
   return d;
 }
+
+namespace {
+
+/// Every planned rank logged `pg_ready`: the process group formed.
+bool process_group_formed(const MetricInput& input) {
+  if (input.launch == nullptr || input.launch->planned_world_size <= 0) return false;
+  std::set<int> ready;
+  for (const logs::RankLog& log : input.logs) {
+    if (!log.pg_ready.empty() && log.rank >= 0) ready.insert(log.rank);
+  }
+  for (int rank = 0; rank < input.launch->planned_world_size; ++rank) {
+    if (!ready.contains(rank)) return false;
+  }
+  return true;
+}
+
+/// Drops what a later fact of the same attempt disproves. A port that could not be bound is no
+/// cause once every rank joined the process group: torchrun agents of several nodes on one host
+/// all try to serve the rendezvous store, the first wins and the others warn that the port is
+/// in use, then connect to it (torch.distributed.elastic's c10d rendezvous backend).
+void drop_disproved(std::vector<Diagnosis>& diagnoses, const MetricInput& input) {
+  if (!process_group_formed(input)) return;
+  std::erase_if(diagnoses, [](const Diagnosis& d) { return d.klass == kPortInUseClass; });
+}
+
+}  // namespace
 
 TextScan Diagnoser::start_scan() const { return TextScan(*matcher_); }
 
@@ -56,6 +83,7 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
         std::any_of(first.begin(), first.end(), [&](const Diagnosis& f) { return f.id == d.id; });
     if (!seen) first.push_back(std::move(d));
   }
+  drop_disproved(first, input);
   return first;
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bigmac::diagnose {
@@ -17,6 +18,9 @@ struct Evidence {
   std::string text;       ///< the line as read (launcher prefixes removed)
   int lines = 1;          ///< lines of a message broken over several (joined by '\n' in text)
 };
+
+/// The failure class of a master port another process holds: infrastructure, not the trainer.
+inline constexpr std::string_view kPortInUseClass = "port_in_use";
 
 /// What went wrong, why, what to change and which gate to return to. Produced by text
 /// signatures and metric rules of the catalog (stages/diagnoses.toml); the gate engine, the

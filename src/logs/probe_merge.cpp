@@ -193,8 +193,10 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
 
 namespace bigmac::logs {
 
-std::int64_t average_replica_losses(RankLog& merged, const std::vector<const RankLog*>& replicas) {
-  if (replicas.size() < 2) return 0;
+std::int64_t average_replica_losses(RankLog& merged, const std::vector<const RankLog*>& replicas,
+                                    std::size_t expected) {
+  expected = std::max(expected, replicas.size());
+  if (expected < 2) return 0;
   std::map<std::int64_t, std::pair<double, std::size_t>> sums;  // step -> (sum, ranks)
   for (const RankLog* replica : replicas) {
     for (const StepRecord& s : replica->steps) {
@@ -207,12 +209,17 @@ std::int64_t average_replica_losses(RankLog& merged, const std::vector<const Ran
   std::int64_t changed = 0;
   for (StepRecord& s : merged.steps) {
     const auto it = sums.find(s.global_step);
-    if (it == sums.end() || it->second.second != replicas.size()) continue;
-    s.loss = it->second.first / static_cast<double>(replicas.size());
+    if (it == sums.end() || it->second.second != expected) {
+      // One replica's own loss is not the run's: until every replica logged the step (live,
+      // the others are still on their way), the step has no loss to compare.
+      s.loss.reset();
+      continue;
+    }
+    s.loss = it->second.first / static_cast<double>(expected);
     ++changed;
   }
   if (changed > 0) {
-    merged.field_sources["loss"] = fmt::format("probe (mean over {} replicas)", replicas.size());
+    merged.field_sources["loss"] = fmt::format("probe (mean over {} replicas)", expected);
   }
   return changed;
 }

@@ -53,7 +53,10 @@ RankLog merge_probe_log(RankLog trainer, RankLog probe, const ProbeMerge& how = 
 /// Pure data parallelism measured by the probe alone: each rank's `loss` is its own
 /// micro-batches'; the run's loss, which the baseline holds, is their mean over the replicas
 /// (docs/probe.md, "Combining ranks"). Replaces the loss of each step of `merged` that every
-/// one of `replicas` logged, and says so in its field_sources. Returns how many steps changed.
-std::int64_t average_replica_losses(RankLog& merged, const std::vector<const RankLog*>& replicas);
+/// one of the `expected` replicas logged (`replicas` are those seen so far), and says so in its
+/// field_sources; a step that not all of them logged yet has no loss (one replica's own is not
+/// the run's). Returns how many steps got the mean.
+std::int64_t average_replica_losses(RankLog& merged, const std::vector<const RankLog*>& replicas,
+                                    std::size_t expected);
 
 }  // namespace bigmac::logs

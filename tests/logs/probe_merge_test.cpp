@@ -97,10 +97,26 @@ TEST(ProbeMerge, ReplicaLossesAreAveraged) {
   RankLog b = read(R"({"ev":"step","rank":0,"global_step":0,"loss":2.0})"
                    "\n");
   RankLog merged = merge_probe_log(RankLog(), a);
-  EXPECT_EQ(average_replica_losses(merged, {&a, &b}), 1);
+  EXPECT_EQ(average_replica_losses(merged, {&a, &b}, 2), 1);
   EXPECT_EQ(*merged.steps.at(0).loss, 1.5);
-  EXPECT_EQ(*merged.steps.at(1).loss, 3.0);  // b never logged step 1: left as it was
+  // b has not logged step 1 (yet): rank 0's own loss is not the run's, so none is claimed.
+  EXPECT_FALSE(merged.steps.at(1).loss.has_value());
   EXPECT_EQ(merged.field_sources.at("loss"), "probe (mean over 2 replicas)");
+}
+
+TEST(ProbeMerge, ALossIsClaimedOnlyOnceEveryExpectedReplicaLoggedIt) {
+  // Live, under four-way data parallelism, only two replicas have logged step 0 so far: their
+  // mean is not the run's loss either (an early stop judged it as a divergence).
+  RankLog a = read(R"({"ev":"step","rank":0,"global_step":0,"loss":1.0})"
+                   "\n");
+  RankLog b = read(R"({"ev":"step","rank":1,"global_step":0,"loss":2.0})"
+                   "\n");
+  RankLog merged = merge_probe_log(RankLog(), a);
+  EXPECT_EQ(average_replica_losses(merged, {&a, &b}, 4), 0);
+  EXPECT_FALSE(merged.steps.at(0).loss.has_value());
+  RankLog alone = merge_probe_log(RankLog(), a);
+  EXPECT_EQ(average_replica_losses(alone, {&a}, 4), 0);
+  EXPECT_FALSE(alone.steps.at(0).loss.has_value());
 }
 
 }  // namespace
