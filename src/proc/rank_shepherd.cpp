@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstddef>
+#include <ctime>
 
 namespace bigmac::proc {
 namespace {
@@ -191,6 +192,40 @@ void kill_subtree(pid_t self, pid_t rank, int& rank_status, bool& rank_done) {
   report_and_exit(l.report_fd, errno);
 }
 
+// Seconds a rank gets to end by itself after its orchestrator died, before SIGKILL. Its own
+// teardown is what reaches processes that no kill from here can: srun ends the Slurm job step
+// on other nodes (its tasks are children of slurmstepd there, and a SIGKILLed srun leaves the
+// step running for minutes), a torchrun agent stops its workers.
+constexpr long kOrphanGraceSeconds = 20;
+
+long monotonic_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+// Reaps children until the rank is among them or `deadline_ms` (monotonic) passes.
+void wait_for_rank(pid_t rank, long deadline_ms, int& rank_status, bool& rank_done) {
+  sigset_t child;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  while (!rank_done) {
+    int status = 0;
+    pid_t reaped;
+    while ((reaped = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
+      if (reaped == rank) {
+        rank_status = status;
+        rank_done = true;
+      }
+    }
+    const long left = deadline_ms - monotonic_ms();
+    if (rank_done || left <= 0) return;
+    const timespec wait{left / 1000, (left % 1000) * 1000000};
+    siginfo_t info{};
+    ::sigtimedwait(&child, &info, &wait);
+  }
+}
+
 }  // namespace
 
 int shepherd_end_signal() { return SIGRTMIN + 1; }
@@ -239,6 +274,12 @@ void run_rank_shepherd(const ShepherdLaunch& l) {
       if (!rank_done) continue;
     } else if (sig != l.end_signal) {
       continue;  // EINTR
+    }
+    // The orchestrator is gone (the kernel's parent-death signal; it asks itself only while
+    // alive): the rank gets SIGTERM and a grace to end its own way first.
+    if (!rank_done && sig == l.end_signal && ::getppid() != l.orchestrator) {
+      ::kill(rank, SIGTERM);
+      wait_for_rank(rank, monotonic_ms() + kOrphanGraceSeconds * 1000, rank_status, rank_done);
     }
     // The rank ended, or the orchestrator is gone or wants everything gone.
     kill_subtree(self, rank, rank_status, rank_done);

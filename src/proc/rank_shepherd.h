@@ -32,8 +32,10 @@ int shepherd_end_signal();
 /// parent dies, and can be found and killed:
 ///   - when the rank exits, the shepherd kills whatever the rank left running and exits the way
 ///     the rank did (the same code, or the same signal), so the orchestrator sees the rank's exit;
-///   - when the orchestrator dies, even by SIGKILL, the kernel sends `end_signal` and the
-///     shepherd kills the rank and every descendant before it exits;
+///   - when the orchestrator dies, even by SIGKILL, the kernel sends `end_signal`: the shepherd
+///     sends the rank SIGTERM, so that its own teardown runs (srun ends the job step on every
+///     node, a torchrun agent stops its workers), waits up to 20 s for it, then kills the rank
+///     and every descendant before it exits;
 ///   - SIGTERM/SIGINT reach the rank through the process group; the shepherd leaves them to it.
 /// Only system calls from here on: the orchestrator may have had threads when it forked.
 [[noreturn]] void run_rank_shepherd(const ShepherdLaunch& launch);
