@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "proc/fd.h"
+#include "proc/pipe.h"
 
 namespace bigmac::launch {
 

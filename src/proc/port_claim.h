@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "proc/fd.h"
+#include "proc/pipe.h"
 #include "proc/port_probe.h"
 
 namespace bigmac::proc {

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "core/checked_integer.h"
-#include "proc/fd.h"
+#include "proc/pipe.h"
 #include "proc/process_table.h"
 
 namespace bigmac::proc {

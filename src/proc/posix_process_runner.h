@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "proc/fd.h"
+#include "proc/pipe.h"
 #include "proc/process_runner.h"
 
 namespace bigmac::proc {

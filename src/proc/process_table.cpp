@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "core/checked_integer.h"
-#include "proc/fd.h"
+#include "proc/pipe.h"
 
 namespace bigmac::proc {
 namespace {

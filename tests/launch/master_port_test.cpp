@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proc/fd.h"
+#include "proc/pipe.h"
 #include "testing/rank_harness.h"
 
 namespace bigmac::launch {

@@ -14,7 +14,7 @@
 #include "launch/launch_planner.h"
 #include "launch/plan_execution.h"
 #include "launch/process_record.h"
-#include "proc/fd.h"
+#include "proc/pipe.h"
 #include "proc/posix_process_runner.h"
 #include "proc/process_table.h"
 

@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proc/fd.h"
+#include "proc/pipe.h"
 
 namespace bigmac::proc {
 namespace {

@@ -1,4 +1,4 @@
-#include "proc/fd.h"
+#include "proc/pipe.h"
 
 #include <fcntl.h>
 #include <unistd.h>
