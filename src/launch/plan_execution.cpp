@@ -96,6 +96,10 @@ class Execution {
   std::map<int, ErrorLine> rank_errors_;
   std::map<int, RankPlacement> placements_;
   std::vector<ProcessFailure> failures_;
+  std::vector<std::string> cleanup_problems_;
+  void note_cleanup(std::string problem) {
+    if (!problem.empty()) cleanup_problems_.push_back(std::move(problem));
+  }
   WatchdogVerdict last_verdict_;
   std::string stop_reason_;
   std::map<int, Watchdog::RankState> at_stop_;
@@ -353,7 +357,7 @@ RunResult Execution::run() {
   }
   if (launch_error) {
     for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
-    if (uses_slurm(plan_.launcher)) cancel_slurm_job(plan_, placements_);
+    if (uses_slurm(plan_.launcher)) note_cleanup(cancel_slurm_job(plan_, placements_));
     RunResult result = finish(RunStatus::kLaunchFailed);
     result.launch_error = launch_error;
     return result;
@@ -375,7 +379,7 @@ RunResult Execution::run() {
   const bool stopped_running = runner_.running() > 0;
   for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
   if (uses_slurm(plan_.launcher) && (stopped_running || *status != RunStatus::kSucceeded)) {
-    cancel_slurm_job(plan_, placements_);
+    note_cleanup(cancel_slurm_job(plan_, placements_));
   }
   return finish(*status);
 }
@@ -392,6 +396,7 @@ RunResult Execution::finish(RunStatus status) {
   }
   RunResult result;
   result.status = status;
+  result.cleanup_problems = cleanup_problems_;
   result.process_group = runner_.process_group();
   result.duration = clock_.now() - start_;
   result.failures = failures_;

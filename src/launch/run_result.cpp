@@ -42,6 +42,7 @@ std::string RunResult::summary() const {
   for (const Stall& s : stalls) out += "\n  " + s.describe();
   if (non_finite) out += "\n  " + non_finite->describe();
   if (!stop_reason.empty()) out += "\n  " + stop_reason;
+  for (const std::string& p : cleanup_problems) out += "\n  cleanup: " + p;
   return out;
 }
 

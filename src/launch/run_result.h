@@ -74,6 +74,8 @@ struct RunResult {
   /// Nodes Slurm reported failed during the run, and the lines that said so.
   std::vector<std::string> failed_nodes;
   std::vector<std::string> node_failure_lines;
+  /// What the teardown could not do (an scancel that failed): the job may still run.
+  std::vector<std::string> cleanup_problems;
   pid_t process_group = 0;
   Clock::duration duration{};
 

@@ -1,6 +1,7 @@
 #include "launch/slurm_step.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <csignal>
@@ -110,7 +111,8 @@ void apply_srun_report(const SrunReport& report, const LaunchPlan& plan,
   if (killed && !is_root && (root || !failed.empty())) outcome.stopped_by_us = true;
 }
 
-void cancel_slurm_job(const LaunchPlan& plan, const std::map<int, RankPlacement>& placements) {
+std::string cancel_slurm_job(const LaunchPlan& plan,
+                             const std::map<int, RankPlacement>& placements) {
   std::vector<std::string> argv = {plan.slurm.scancel, "--quiet"};
   if (!plan.slurm.inside_allocation) {
     argv.push_back("--name=" + plan.slurm.job_name);
@@ -119,10 +121,19 @@ void cancel_slurm_job(const LaunchPlan& plan, const std::map<int, RankPlacement>
     for (const auto& [rank, p] : placements) {
       if (!p.job_step.empty()) step = p.job_step;
     }
-    if (step.find('.') == std::string::npos) return;  // no task reached a node
+    if (step.find('.') == std::string::npos) return {};  // no task reached a node
     argv.push_back(step);
   }
-  (void)proc::run_command(argv, std::chrono::seconds(30));
+  auto done = proc::run_command(argv, std::chrono::seconds(30));
+  const std::string what = fmt::format("`{}`", fmt::join(argv, " "));
+  if (!done) return fmt::format("{} could not run: {}", what, done.error().format());
+  if (done->timed_out) return what + " did not answer in 30 s; check `squeue` for the job";
+  // scancel --quiet exits 0 also for a job that is already gone.
+  if (!done->ok()) {
+    return fmt::format("{} failed ({}): {}; check `squeue` for the job", what,
+                       done->status.describe(), done->first_line());
+  }
+  return {};
 }
 
 }  // namespace bigmac::launch

@@ -33,7 +33,9 @@ void apply_srun_report(const SrunReport& report, const LaunchPlan& plan,
 
 /// Cancels what srun started, after the teardown stopped srun (Slurm's bookkeeping can lag):
 /// the job by its name outside an allocation, the job step (from the ranks' placements) inside
-/// one. Best effort: nothing to cancel is not an error.
-void cancel_slurm_job(const LaunchPlan& plan, const std::map<int, RankPlacement>& placements);
+/// one. Nothing to cancel is not an error; an scancel that fails or does not answer is: its
+/// words, to report (the job may still hold its nodes), or empty.
+std::string cancel_slurm_job(const LaunchPlan& plan,
+                             const std::map<int, RankPlacement>& placements);
 
 }  // namespace bigmac::launch

@@ -5,17 +5,13 @@
 #include <csignal>
 #include <cstring>
 
+#include "core/trim.h"
 #include "launch/slurm_hostlist.h"
 
 namespace bigmac::launch {
 namespace {
 
 constexpr std::string_view kSrunError = "srun: error: ";
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 // "<hosts>: task<s> <list>: <what>" after "srun: error: " (launch_slurm.c _task_finish).
 bool parse_task_exit(std::string_view rest, std::string_view line, SrunTaskExit& out) {
@@ -33,7 +29,7 @@ bool parse_task_exit(std::string_view rest, std::string_view line, SrunTaskExit&
   if (list_end == std::string_view::npos) return false;
   auto tasks = expand_task_list(after.substr(0, list_end));
   if (!tasks || tasks->empty()) return false;
-  std::string_view what = trimmed(after.substr(list_end + 2));
+  std::string_view what = trim(after.substr(list_end + 2));
   out.hosts = std::string(rest.substr(0, hosts_end));
   out.tasks = std::move(*tasks);
   out.line = std::string(line);
@@ -69,7 +65,7 @@ int signal_from_description(std::string_view name) {
 }
 
 bool SrunReport::add(std::string_view raw) {
-  const std::string_view line = trimmed(raw);
+  const std::string_view line = trim(raw);
   if (line.starts_with(kSrunError)) {
     const std::string_view rest = line.substr(kSrunError.size());
     constexpr std::string_view kNodeFailure = "Node failure on ";

@@ -4,6 +4,7 @@
 // cluster with `scontrol update nodename=n2 state=down` during a step).
 
 #include "launch/srun_report.h"
+#include "launch/slurm_step.h"
 
 #include <gtest/gtest.h>
 
@@ -64,6 +65,35 @@ TEST(SrunReport, NamesSignalsTheWayStrsignalDoes) {
   EXPECT_EQ(signal_from_description("Terminated"), SIGTERM);
   EXPECT_EQ(signal_from_description("Aborted"), SIGABRT);
   EXPECT_EQ(signal_from_description("Not a signal"), 0);
+}
+
+}  // namespace
+}  // namespace bigmac::launch
+
+namespace bigmac::launch {
+namespace {
+
+// The teardown's scancel: a failure is reported (the job may still hold its nodes), never
+// dropped; nothing to cancel is not one.
+TEST(CancelSlurmJob, AFailedScancelIsReportedWithItsCommand) {
+  LaunchPlan plan;
+  plan.slurm.job_name = "bigmac-1-02-dp.1";
+  plan.slurm.scancel = "/bin/false";
+  const std::string problem = cancel_slurm_job(plan, {});
+  EXPECT_NE(problem.find("`/bin/false --quiet --name=bigmac-1-02-dp.1` failed (exit code 1)"),
+            std::string::npos)
+      << problem;
+  plan.slurm.scancel = "/bin/true";
+  EXPECT_EQ(cancel_slurm_job(plan, {}), "");
+  plan.slurm.scancel = "/nonexistent/scancel";
+  EXPECT_NE(cancel_slurm_job(plan, {}).find("could not run"), std::string::npos);
+}
+
+TEST(CancelSlurmJob, InsideAnAllocationWithoutAStepThereIsNothingToCancel) {
+  LaunchPlan plan;
+  plan.slurm.inside_allocation = true;
+  plan.slurm.scancel = "/bin/false";
+  EXPECT_EQ(cancel_slurm_job(plan, {}), "");
 }
 
 }  // namespace
