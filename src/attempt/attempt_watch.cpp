@@ -104,46 +104,10 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   return watch;
 }
 
-gates::RankEnding rank_exit(const launch::RankOutcome& outcome, const launch::RunResult& result) {
-  gates::RankEnding exit;
-  exit.known = outcome.exit.has_value();
-  if (outcome.exit) {
-    if (outcome.exit->signal != 0) {
-      exit.signal = proc::signal_name(outcome.exit->signal);
-    } else {
-      exit.exit_code = outcome.exit->exit_code;
-    }
-  }
-  // The first stall is the rank that went silent first; the others waited for it.
-  for (const launch::Stall& stall : result.stalls) {
-    if (stall.rank != outcome.rank) continue;
-    exit.stalled = &stall == &result.stalls.front();
-    exit.detail = exit.stalled
-                      ? stall.describe()
-                      : fmt::format("stopped by the orchestrator after rank {} stalled: {}",
-                                    result.stalls.front().rank, stall.describe());
-  }
-  if (outcome.stopped_by_us && result.status == launch::RunStatus::kNonFinite) {
-    exit.stopped_at_non_finite = true;
-    exit.detail = "stopped by the orchestrator: " + result.non_finite->describe();
-  } else if (outcome.stopped_by_us && result.status == launch::RunStatus::kStoppedEarly) {
-    exit.detail = "stopped by the orchestrator: " + result.stop_reason;
-  } else if (exit.detail.empty() && outcome.stopped_by_us) {
-    exit.detail = "stopped by the orchestrator after another rank failed";
-  }
-  exit.stopped = outcome.stopped_by_us;
-  exit.node = outcome.node;
-  exit.node_failed = outcome.node_failed;
-  if (outcome.exit && !outcome.exit->success() && !outcome.stopped_by_us) {
-    exit.error_lines = outcome.error_lines;
-  }
-  return exit;
-}
-
 gates::GateEvidence gather_evidence(const AttemptWatch& watch) {
   gates::GateEvidence evidence;
   for (const launch::RankOutcome& outcome : watch.result.ranks) {
-    evidence.add_rank_log(watch.rank_log(outcome.rank), rank_exit(outcome, watch.result));
+    evidence.add_rank_log(watch.rank_log(outcome.rank), launch::ending_of(outcome, watch.result));
   }
   return evidence;
 }

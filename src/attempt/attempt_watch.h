@@ -41,9 +41,6 @@ struct AttemptWatch {
 AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* reference,
                               const std::filesystem::path& run_dir, AttemptServices& services);
 
-/// How each rank ended, as the gate checks read it, from the launch result.
-gates::RankEnding rank_exit(const launch::RankOutcome& outcome, const launch::RunResult& result);
-
 /// The gate's evidence: every launched rank's records and exit, in rank order.
 gates::GateEvidence gather_evidence(const AttemptWatch& watch);
 

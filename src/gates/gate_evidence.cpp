@@ -9,14 +9,6 @@
 
 namespace bigmac::gates {
 
-std::string RankEnding::describe() const {
-  if (!known) return "exit unknown";
-  if (stalled) return detail.empty() ? "stalled" : "stalled (" + detail + ")";
-  if (!signal.empty()) return "killed by " + signal;
-  if (exit_code) return fmt::format("exit {}", *exit_code);
-  return "still running";
-}
-
 void GateEvidence::add_rank(int rank, const std::vector<logs::Record>& records, RankEnding exit) {
   logs::RankLog log;
   log.rank = rank;

@@ -4,31 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "launch/rank_ending.h"
 #include "logs/rank_log.h"
 #include "logs/record.h"
 
 namespace bigmac::gates {
 
-/// How a rank process ended, as the launcher saw it.
-struct RankEnding {
-  bool known = false;            ///< false: no process information (a log read by hand)
-  std::optional<int> exit_code;  ///< set when it exited
-  std::string signal;            ///< "SIGKILL" when a signal ended it
-  bool stalled = false;          ///< the watchdog stopped it for lack of progress
-  std::string detail;            ///< launcher's words ("stopped after 60 s without progress")
-  /// The orchestrator stopped it on purpose because the watchdog saw a non-finite loss (fail
-  /// fast): its exit is a consequence that finite_loss judges, not a failure of its own.
-  bool stopped_at_non_finite = false;
-  /// Ended by the launch's teardown (or srun) because another rank failed: a consequence.
-  bool stopped = false;
-  std::string node{};        ///< the node it ran on, when the launcher said
-  bool node_failed = false;  ///< Slurm reported that node failed during the gate
-  /// Its last stderr lines (prefixes stripped) when it exited non-zero by itself.
-  std::vector<std::string> error_lines{};
-
-  bool clean() const { return known && exit_code == 0 && signal.empty() && !stalled; }
-  std::string describe() const;  ///< "exit 0", "killed by SIGKILL", "stalled (...)"
-};
+/// How a rank process ended: the launch's one shape of it (launch/rank_ending.h).
+using launch::RankEnding;
 
 /// One rank as a gate judges it: everything it logged (the one per-rank record holder,
 /// logs::RankLog) and how its process ended.

@@ -1,13 +1,12 @@
 #include "report/attempt_result.h"
 
 #include "core/json_file.h"
-#include "proc/signal_name.h"
 
 namespace bigmac::report {
 
 nlohmann::json to_json(const AttemptResult& r) {
   nlohmann::json ranks = nlohmann::json::array();
-  for (const RankResult& k : r.ranks) {
+  for (const launch::RankEnding& k : r.ranks) {
     nlohmann::json item = {{"rank", k.rank}, {"duration_s", k.duration_s}};
     item["exit_code"] = k.exit_code ? nlohmann::json(*k.exit_code) : nlohmann::json(nullptr);
     if (!k.signal.empty()) item["signal"] = k.signal;
@@ -30,12 +29,13 @@ AttemptResult attempt_result_from_json(const nlohmann::json& j) {
   r.started_at = j.value("started_at", 0.0);
   r.duration_s = j.value("duration_s", 0.0);
   for (const auto& k : j.value("ranks", nlohmann::json::array())) {
-    RankResult rank;
+    launch::RankEnding rank;
     rank.rank = json_int(k, "rank", 0);
     if (k.contains("exit_code") && json_integer(k["exit_code"])) {
       rank.exit_code = json_int(k, "exit_code", -1);
     }
     rank.signal = k.value("signal", "");
+    rank.known = rank.exit_code.has_value() || !rank.signal.empty();
     rank.duration_s = k.value("duration_s", 0.0);
     rank.first_error_line = k.value("first_error_line", "");
     rank.node = k.value("node", "");
@@ -52,21 +52,7 @@ AttemptResult attempt_result_of(const launch::RunResult& result, double started_
   out.started_at = started_at;
   out.duration_s = launch::seconds_of(result.duration);
   for (const launch::RankOutcome& rank : result.ranks) {
-    RankResult r;
-    r.rank = rank.rank;
-    if (rank.exit) {
-      if (rank.exit->signal != 0) {
-        r.signal = proc::signal_name(rank.exit->signal);
-      } else {
-        r.exit_code = rank.exit->exit_code;
-      }
-    }
-    if (rank.duration) r.duration_s = launch::seconds_of(*rank.duration);
-    r.first_error_line = rank.first_error_line;
-    r.node = rank.node;
-    r.node_failed = rank.node_failed;
-    r.error_lines = rank.error_lines;
-    out.ranks.push_back(std::move(r));
+    out.ranks.push_back(launch::ending_of(rank, result));
   }
   return out;
 }

@@ -101,11 +101,22 @@ TEST(ReportInput, RunKilledMidGateReadsWithNotesAndStillRendersEveryFormat) {
 }
 
 TEST(ReportInput, AttemptResultRoundTrips) {
-  AttemptResult r{"failed",
-                  1764412800.5,
-                  3.25,
-                  {{0, 0, "", 3.2, "", "n1", false, {}},
-                   {1, std::nullopt, "SIGKILL", 3.1, "boom", "n2", true, {"Traceback", "boom"}}}};
+  launch::RankEnding ok;
+  ok.rank = 0;
+  ok.known = true;
+  ok.exit_code = 0;
+  ok.duration_s = 3.2;
+  ok.node = "n1";
+  launch::RankEnding killed;
+  killed.rank = 1;
+  killed.known = true;
+  killed.signal = "SIGKILL";
+  killed.duration_s = 3.1;
+  killed.first_error_line = "boom";
+  killed.node = "n2";
+  killed.node_failed = true;
+  killed.error_lines = {"Traceback", "boom"};
+  const AttemptResult r{"failed", 1764412800.5, 3.25, {ok, killed}};
   const AttemptResult back = attempt_result_from_json(to_json(r));
   EXPECT_EQ(back.status, "failed");
   EXPECT_DOUBLE_EQ(back.started_at, 1764412800.5);
@@ -117,6 +128,8 @@ TEST(ReportInput, AttemptResultRoundTrips) {
   EXPECT_EQ(back.ranks[0].node, "n1");
   EXPECT_TRUE(back.ranks[1].node_failed);
   EXPECT_EQ(back.ranks[1].error_lines, (std::vector<std::string>{"Traceback", "boom"}));
+  EXPECT_TRUE(back.ranks[0].known);
+  EXPECT_EQ(back.ranks[1].describe(), "killed by SIGKILL");
 }
 
 TEST(ReportFiles, WritesAllFourAndAppendsTheStepSummary) {
