@@ -19,6 +19,7 @@
 #include "config/config_writer.h"
 #include "core/atomic_file.h"
 #include "gates/configuration_check.h"
+#include "gates/gate_plan.h"
 #include "launch/trainer_probe.h"
 #include "proc/port_probe.h"
 #include "proc/program_path.h"
@@ -161,6 +162,21 @@ Error no_loss(const TrialRun& run, const std::vector<std::string>& cmd, const fs
                   folder.string()));
 }
 
+// The configuration the single gate would hand the command (one process, no pipeline), with
+// the trial's step count: what `{gate_config}` holds in the trial.
+Expected<config::Config> single_gate_config(const config::Config& user, std::int64_t steps) {
+  auto catalog = gates::GateCatalog::load(gates::stages_directory(""), user);
+  if (!catalog) return tl::unexpected(catalog.error().front());
+  const gates::GateSpec* single = catalog->find("single");
+  if (!single) {
+    return tl::unexpected(make_error(ErrorKind::kInfrastructure, "no `single` gate in the stages"));
+  }
+  auto plan = gates::plan_gate(*single, user);
+  if (!plan) return tl::unexpected(plan.error());
+  plan->config.train.max_steps = static_cast<int>(steps);
+  return plan->config;
+}
+
 struct Trial {
   TrialRun run;
   TrialLogs logs;
@@ -178,9 +194,9 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
   if (has_role(args, ArgumentRole::kLogFile)) trial.spec.log_file = folder / "trainer-rank0.log";
   const fs::path trial_config = folder / "trial-config.toml";
   if (user) {
-    config::Config cfg = user->config;
-    cfg.train.max_steps = static_cast<int>(options.steps);
-    auto written = write_file_atomically(trial_config, config::to_toml(cfg, "adopt's trial"));
+    auto cfg = single_gate_config(user->config, options.steps);
+    if (!cfg) return tl::unexpected(cfg.error());
+    auto written = write_file_atomically(trial_config, config::to_toml(*cfg, "adopt's trial"));
     if (!written) return tl::unexpected(written.error());
   }
   trial.spec.argv = substitute(options.command, args, [&](ArgumentRole role) -> std::optional<std::string> {
