@@ -41,13 +41,14 @@ class TrialFolder {
       fs::create_directories(folder.dir_, ec);
     } else {
       std::string pattern = (fs::temp_directory_path(ec) / "bigmac-adopt-XXXXXX").string();
-      if (::mkdtemp(pattern.data()) == nullptr) ec = std::error_code(errno, std::generic_category());
+      if (::mkdtemp(pattern.data()) == nullptr)
+        ec = std::error_code(errno, std::generic_category());
       folder.dir_ = pattern;
     }
     if (ec) {
-      return tl::unexpected(make_error(
-          ErrorKind::kInfrastructure,
-          fmt::format("cannot make the trial's folder {}: {}", folder.dir_.string(), ec.message())));
+      return tl::unexpected(make_error(ErrorKind::kInfrastructure,
+                                       fmt::format("cannot make the trial's folder {}: {}",
+                                                   folder.dir_.string(), ec.message())));
     }
     return folder;
   }
@@ -140,10 +141,9 @@ Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const fs
   const std::string command = fmt::format("{}", fmt::join(cmd, " "));
   const std::string kept = fmt::format("its output is kept in {}", folder.string());
   if (run.timed_out) {
-    return input_error(
-        fmt::format("`{}` logged no step with a loss in {:.0f} s; its last lines{}", command,
-                    run.seconds, quoted_lines(lines)),
-        "give it more time with --timeout, or fewer steps; " + kept);
+    return input_error(fmt::format("`{}` logged no step with a loss in {:.0f} s; its last lines{}",
+                                   command, run.seconds, quoted_lines(lines)),
+                       "give it more time with --timeout, or fewer steps; " + kept);
   }
   return input_error(fmt::format("`{}` ended with {} after {:.1f} s, before logging any step; "
                                  "its last lines{}",
@@ -199,18 +199,20 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
     auto written = write_file_atomically(trial_config, config::to_toml(*cfg, "adopt's trial"));
     if (!written) return tl::unexpected(written.error());
   }
-  trial.spec.argv = substitute(options.command, args, [&](ArgumentRole role) -> std::optional<std::string> {
-    if (role == ArgumentRole::kMaxSteps) return std::to_string(options.steps);
-    if (role == ArgumentRole::kLogFile) return trial.spec.log_file.string();
-    if (role == ArgumentRole::kConfig) return trial_config.string();
-    return std::nullopt;
-  });
+  trial.spec.argv =
+      substitute(options.command, args, [&](ArgumentRole role) -> std::optional<std::string> {
+        if (role == ArgumentRole::kMaxSteps) return std::to_string(options.steps);
+        if (role == ArgumentRole::kLogFile) return trial.spec.log_file.string();
+        if (role == ArgumentRole::kConfig) return trial_config.string();
+        return std::nullopt;
+      });
   trial.spec.env = trial_environment(*probe_dir, trial.spec.probe_log);
   // Told its step count, the command ends by itself; a few steps past it means the flag did
   // not take, and it is stopped.
   const bool told = has_role(args, ArgumentRole::kMaxSteps) || user.has_value();
   trial.spec.stop_after_steps = told ? options.steps + 2 : options.steps;
-  trial.spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
+  trial.spec.timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
   auto run = run_trial(trial.spec, runner, clock);
   if (!run) return tl::unexpected(run.error());
   trial.run = *run;
@@ -219,8 +221,8 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
     return tl::unexpected(clean ? no_loss(trial.run, options.command, folder)
                                 : no_step(trial.run, options.command, folder));
   }
-  auto logs = read_trial_logs({trial.spec.log_file, trial.run.stdout_path, trial.run.stderr_path,
-                               trial.spec.probe_log});
+  auto logs = read_trial_logs(
+      {trial.spec.log_file, trial.run.stdout_path, trial.run.stderr_path, trial.spec.probe_log});
   if (!logs) return tl::unexpected(logs.error());
   trial.logs = std::move(*logs);
   if (trial.logs.trainer_losses == 0 && trial.logs.probe_losses == 0)
@@ -244,9 +246,9 @@ DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<Recognis
                          const std::optional<UserConfig>& user, const Trial& trial) {
   DraftInputs in;
   in.original = options.command;
-  in.command = substitute(options.command, args, [](ArgumentRole role) -> std::optional<std::string> {
-    return placeholder(role);
-  });
+  in.command =
+      substitute(options.command, args,
+                 [](ArgumentRole role) -> std::optional<std::string> { return placeholder(role); });
   in.arguments = args;
   if (user) {
     in.user_config = &user->config;
@@ -264,7 +266,7 @@ DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<Recognis
 // The draft, loaded and checked as `config check` would. The layering decides the probe from
 // the command; when it would leave it off yet the trial's probe saw the training, say so.
 Expected<std::pair<std::string, config::Config>> checked_draft(DraftInputs in, const Trial& trial,
-                                                              const fs::path& folder) {
+                                                               const fs::path& folder) {
   for (int pass = 0; pass < 2; ++pass) {
     const std::string text = draft_text(draft_config(in));
     const fs::path file = folder / "adopted.toml";
@@ -308,12 +310,13 @@ gates::GateEvidence trial_evidence(const Trial& trial) {
 Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunner& runner,
                                  const launch::Clock& clock) {
   if (options.command.empty()) {
-    return tl::unexpected(make_error(ErrorKind::kUsage, "no command to adopt",
-                                     "give it after --: bigmac-bringup adopt -- python train.py ..."));
+    return tl::unexpected(
+        make_error(ErrorKind::kUsage, "no command to adopt",
+                   "give it after --: bigmac-bringup adopt -- python train.py ..."));
   }
   if (options.steps < 1) {
-    return tl::unexpected(make_error(ErrorKind::kUsage,
-                                     fmt::format("--steps {}: expected at least 1", options.steps)));
+    return tl::unexpected(make_error(
+        ErrorKind::kUsage, fmt::format("--steps {}: expected at least 1", options.steps)));
   }
   if (auto found = proc::find_program(options.command.front()); !found) {
     Error e = found.error();
@@ -331,16 +334,21 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   if (!draft) return tl::unexpected(draft.error());
   auto catalog = gates::check_configuration(draft->second, gates::stages_directory(""));
   if (!catalog) {
-    return tl::unexpected(make_error(
-        ErrorKind::kInfrastructure,
-        fmt::format("the drafted configuration fails `config check`: {}",
-                    catalog.error().front().format())));
+    return tl::unexpected(
+        make_error(ErrorKind::kInfrastructure,
+                   fmt::format("the drafted configuration fails `config check`: {}",
+                               catalog.error().front().format())));
   }
   const std::vector<GateOutlook> outlook =
       gate_outlook(*catalog, draft->second, trial_evidence(*trial));
   folder->succeeded();
-  ReportInputs report{options.command, trial->spec.argv, trial->run, trial->logs, args,
-                      user ? user->path : "", outlook,
+  ReportInputs report{options.command,
+                      trial->spec.argv,
+                      trial->run,
+                      trial->logs,
+                      args,
+                      user ? user->path : "",
+                      outlook,
                       folder->kept() ? folder->dir().string() : ""};
   return Adoption{draft->first, adoption_report(report)};
 }

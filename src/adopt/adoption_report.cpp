@@ -13,19 +13,22 @@ std::string trial_line(const ReportInputs& in) {
                           : in.run.stopped ? "stopped by adopt after its steps"
                                            : "stopped by adopt at the time limit";
   return fmt::format(
-      "trial: {}\n  one process (rank 0 of 1), the probe on: {} step(s) logged, {} after {:.1f} s\n",
+      "trial: {}\n  one process (rank 0 of 1), the probe on: {} step(s) logged, {} after {:.1f} "
+      "s\n",
       fmt::join(in.trial_argv, " "), in.run.steps_seen, end, in.run.seconds);
 }
 
 std::string format_lines(const ReportInputs& in) {
   std::string out;
   if (in.logs.format == logs::LogFormat::kAuto) {
-    out += "log format: none of the trainer's lines carries a loss the tool reads; the probe's "
-           "loss (the values backward() ran on) stands in\n";
+    out +=
+        "log format: none of the trainer's lines carries a loss the tool reads; the probe's "
+        "loss (the values backward() ran on) stands in\n";
   } else if (in.logs.format == logs::LogFormat::kRegex) {
-    out += fmt::format("log format: no built-in format reads the step lines of {}; "
-                       "[logs.fields] proposed from\n    {}\n",
-                       in.logs.format_source, in.logs.example);
+    out += fmt::format(
+        "log format: no built-in format reads the step lines of {}; "
+        "[logs.fields] proposed from\n    {}\n",
+        in.logs.format_source, in.logs.example);
   } else {
     out += fmt::format("log format: {} (in {})\n    {}\n", logs::format_name(in.logs.format),
                        in.logs.format_source, in.logs.example);
@@ -79,8 +82,9 @@ std::string argument_lines(const ReportInputs& in) {
 
 std::string adoption_report(const ReportInputs& in) {
   std::string out = trial_line(in) + format_lines(in) + argument_lines(in);
-  out += "gates (judged from the trial's logs; pipeline events such as layout, mb and the probe's "
-         "point-to-point shapes appear only when the trainer runs stages):\n";
+  out +=
+      "gates (judged from the trial's logs; pipeline events such as layout, mb and the probe's "
+      "point-to-point shapes appear only when the trainer runs stages):\n";
   out += format_outlook(in.outlook);
   if (!in.kept_folder.empty()) out += "the trial's output: " + in.kept_folder + "\n";
   return out;

@@ -78,28 +78,43 @@ bool value_fits(ArgumentRole role, std::string_view value) {
 
 std::string setting_key(ArgumentRole role) {
   switch (role) {
-    case ArgumentRole::kSeed: return "train.seed";
-    case ArgumentRole::kMaxSteps: return "train.max_steps";
-    case ArgumentRole::kMicroBatchSize: return "train.micro_batch_size";
-    case ArgumentRole::kGradAccum: return "train.gradient_accumulation_steps";
-    case ArgumentRole::kSeqLength: return "train.seq_length";
-    case ArgumentRole::kLr: return "train.lr";
+    case ArgumentRole::kSeed:
+      return "train.seed";
+    case ArgumentRole::kMaxSteps:
+      return "train.max_steps";
+    case ArgumentRole::kMicroBatchSize:
+      return "train.micro_batch_size";
+    case ArgumentRole::kGradAccum:
+      return "train.gradient_accumulation_steps";
+    case ArgumentRole::kSeqLength:
+      return "train.seq_length";
+    case ArgumentRole::kLr:
+      return "train.lr";
     case ArgumentRole::kLogFile:
-    case ArgumentRole::kConfig: return "";
+    case ArgumentRole::kConfig:
+      return "";
   }
   return "";
 }
 
 std::string placeholder(ArgumentRole role) {
   switch (role) {
-    case ArgumentRole::kSeed: return "{seed}";
-    case ArgumentRole::kMaxSteps: return "{max_steps}";
-    case ArgumentRole::kMicroBatchSize: return "{micro_batch_size}";
-    case ArgumentRole::kGradAccum: return "{grad_accum}";
-    case ArgumentRole::kSeqLength: return "{seq_length}";
-    case ArgumentRole::kLr: return "{lr}";
-    case ArgumentRole::kLogFile: return "{log_file}";
-    case ArgumentRole::kConfig: return "{gate_config}";
+    case ArgumentRole::kSeed:
+      return "{seed}";
+    case ArgumentRole::kMaxSteps:
+      return "{max_steps}";
+    case ArgumentRole::kMicroBatchSize:
+      return "{micro_batch_size}";
+    case ArgumentRole::kGradAccum:
+      return "{grad_accum}";
+    case ArgumentRole::kSeqLength:
+      return "{seq_length}";
+    case ArgumentRole::kLr:
+      return "{lr}";
+    case ArgumentRole::kLogFile:
+      return "{log_file}";
+    case ArgumentRole::kConfig:
+      return "{gate_config}";
   }
   return "";
 }
@@ -110,10 +125,14 @@ std::optional<ArgumentRole> role_of_flag(const std::string& flag) {
   if (auto it = extra_spellings().find(name); it != extra_spellings().end()) return it->second;
   if (const auto setting = audit::find_setting(name)) {
     switch (*setting) {
-      case audit::Setting::kMicroBatchSize: return ArgumentRole::kMicroBatchSize;
-      case audit::Setting::kGradAccum: return ArgumentRole::kGradAccum;
-      case audit::Setting::kSeqLength: return ArgumentRole::kSeqLength;
-      default: return std::nullopt;
+      case audit::Setting::kMicroBatchSize:
+        return ArgumentRole::kMicroBatchSize;
+      case audit::Setting::kGradAccum:
+        return ArgumentRole::kGradAccum;
+      case audit::Setting::kSeqLength:
+        return ArgumentRole::kSeqLength;
+      default:
+        return std::nullopt;
     }
   }
   return std::nullopt;
@@ -130,7 +149,8 @@ std::vector<RecognisedArgument> recognise_arguments(const std::vector<std::strin
     if (!role) continue;
     if (joined) {
       const std::string value = word.substr(eq + 1);
-      if (value_fits(*role, value)) last.insert_or_assign(*role, RecognisedArgument{*role, flag, value, i, true});
+      if (value_fits(*role, value))
+        last.insert_or_assign(*role, RecognisedArgument{*role, flag, value, i, true});
     } else if (i + 1 < argv.size() && value_fits(*role, argv[i + 1])) {
       last.insert_or_assign(*role, RecognisedArgument{*role, flag, argv[i + 1], i + 1, false});
       ++i;

@@ -22,10 +22,10 @@ enum class ArgumentRole {
 /// An argument of the command that the gates will set: `--seed 1` or `--seed=1`.
 struct RecognisedArgument {
   ArgumentRole role;
-  std::string flag;          ///< as written: "--max_iters"
-  std::string value;         ///< as written: "20"
-  std::size_t value_index;   ///< index of the argv entry holding the value
-  bool joined = false;       ///< `--flag=value` (one entry) rather than two entries
+  std::string flag;         ///< as written: "--max_iters"
+  std::string value;        ///< as written: "20"
+  std::size_t value_index;  ///< index of the argv entry holding the value
+  bool joined = false;      ///< `--flag=value` (one entry) rather than two entries
 };
 
 /// The schema key a role sets ("train.seed"); empty for kLogFile and kConfig.

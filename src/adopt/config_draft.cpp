@@ -93,8 +93,7 @@ void train_values(ConfigDraft& draft, const DraftInputs& in) {
   const bool gate_config =
       std::any_of(in.arguments.begin(), in.arguments.end(),
                   [](const RecognisedArgument& a) { return a.role == ArgumentRole::kConfig; });
-  const std::string not_handed =
-      "the command takes no flag for it, so the gates cannot change it";
+  const std::string not_handed = "the command takes no flag for it, so the gates cannot change it";
   if (!gate_config) {
     if (auto micro = measured_micro(in.trial)) {
       set(draft, "train.micro_batch_size", std::to_string(*micro),
@@ -118,8 +117,7 @@ void train_values(ConfigDraft& draft, const DraftInputs& in) {
     std::string note = fmt::format("{} {} -> {}", a.flag, a.value, placeholder(a.role));
     if (a.role == ArgumentRole::kMicroBatchSize)
       note += ": one process's micro-batch (check that the flag means that)";
-    set(draft, key, a.role == ArgumentRole::kLr ? number_text(std::stod(a.value)) : a.value,
-        note);
+    set(draft, key, a.role == ArgumentRole::kLr ? number_text(std::stod(a.value)) : a.value, note);
   }
 }
 
@@ -171,12 +169,23 @@ std::string toml_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default: out.push_back(c);
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out + "\"";
@@ -214,7 +223,8 @@ std::string draft_text(const ConfigDraft& draft) {
   if (draft.fields) {
     out += "\n# The trainer's step lines, read with these regexes (one capture each), as in\n#   ";
     out += draft.fields->example + "\n";
-    if (draft.one_based_counter) out += "# `step` counts from 1: its first line is global_step 0.\n";
+    if (draft.one_based_counter)
+      out += "# `step` counts from 1: its first line is global_step 0.\n";
     out += "[logs.fields]\n";
     for (const auto& [field, regex] : draft.fields->fields) {
       out += field + " = " + toml_string(regex) + "\n";

@@ -51,11 +51,17 @@ std::string_view word_before(std::string_view s, std::size_t end) {
   return s.substr(b, end - b);
 }
 
-logs::MetricRole role_of(const std::string& name) {
+// The role the whole name has, without looking at its last word alone.
+logs::MetricRole whole_name_role(const std::string& name) {
   const std::string folded = logs::fold_metric_name(name);
   // Short names trainers print that the log readers leave alone.
   if (folded == "gn" || folded == "gnorm" || folded == "grad") return logs::MetricRole::kGradNorm;
-  logs::MetricRole role = logs::metric_role(folded);
+  return logs::metric_role(folded);
+}
+
+logs::MetricRole role_of(const std::string& name) {
+  const std::string folded = logs::fold_metric_name(name);
+  logs::MetricRole role = whole_name_role(name);
   if (role == logs::MetricRole::kOther && folded.find('_') != std::string::npos) {
     role = logs::metric_role(folded.substr(folded.rfind('_') + 1));
   }
@@ -75,9 +81,9 @@ std::optional<std::string> name_before(std::string_view s, std::size_t at) {
   const std::size_t last_from = end - last.size();
   if (last_from >= 2 && s[last_from - 1] == ' ') {
     const std::string_view first = word_before(s, last_from - 1);
+    // `lm loss`, `grad norm`, `val loss` (an evaluation): names of two words.
     if (!first.empty() && alpha(first.front()) &&
-        role_of(name) == logs::MetricRole::kOther &&
-        role_of(std::string(first) + " " + name) != logs::MetricRole::kOther) {
+        whole_name_role(std::string(first) + " " + name) != logs::MetricRole::kOther) {
       name = std::string(first) + " " + name;
     }
   }
@@ -112,14 +118,21 @@ std::string regex_for(const NamedNumber& n, bool counter) {
 // The [logs.fields] name of a pair's role, or "" when it maps to none.
 std::string field_of(const NamedNumber& n, bool zero_based) {
   switch (n.role) {
-    case logs::MetricRole::kCounter: return zero_based ? "global_step" : "step";
-    case logs::MetricRole::kLoss: return "loss";
-    case logs::MetricRole::kGradNorm: return "grad_norm";
-    case logs::MetricRole::kLr: return "lr";
-    case logs::MetricRole::kSamplesPerStep: return "samples_per_step";
-    case logs::MetricRole::kStepMs: return "step_ms";
+    case logs::MetricRole::kCounter:
+      return zero_based ? "global_step" : "step";
+    case logs::MetricRole::kLoss:
+      return "loss";
+    case logs::MetricRole::kGradNorm:
+      return "grad_norm";
+    case logs::MetricRole::kLr:
+      return "lr";
+    case logs::MetricRole::kSamplesPerStep:
+      return "samples_per_step";
+    case logs::MetricRole::kStepMs:
+      return "step_ms";
     case logs::MetricRole::kOther:
-    case logs::MetricRole::kEvaluation: return "";
+    case logs::MetricRole::kEvaluation:
+      return "";
   }
   return "";
 }
@@ -140,8 +153,8 @@ std::vector<NamedNumber> named_numbers(std::string_view line) {
     if (auto name = name_before(line, i)) {
       NamedNumber n{*name, std::string(line.substr(i, len)),
                     std::string(line.substr(i + len, unit_end - i - len)), role_of(*name)};
-      if (n.role == logs::MetricRole::kOther && logs::is_time_name(logs::fold_metric_name(n.name)) &&
-          n.unit == "ms") {
+      if (n.role == logs::MetricRole::kOther &&
+          logs::is_time_name(logs::fold_metric_name(n.name)) && n.unit == "ms") {
         n.role = logs::MetricRole::kStepMs;
       }
       // A step time in seconds would need scaling, which a regex cannot do.

@@ -52,8 +52,9 @@ std::string format_outlook(const std::vector<GateOutlook>& outlook) {
                        g.can_make.empty() ? std::string("nothing")
                                           : fmt::format("{}", fmt::join(g.can_make, ", ")));
     for (const gates::UnobservableFinding& f : g.missing) {
-      out += fmt::format("          {} {} ({}): {}\n", f.required.empty() ? "warning:" : "MISSING:",
-                         f.field, fmt::join(f.checks, ", "), f.what_to_log);
+      out += fmt::format("          {} {} ({}): {}\n",
+                         f.required.empty() ? "warning:" : "MISSING:", f.field,
+                         fmt::join(f.checks, ", "), f.what_to_log);
     }
   }
   return out;

@@ -124,8 +124,8 @@ Expected<TrialLogs> read_trial_logs(const TrialOutputs& outputs) {
     logs.probe = std::move(*probe);
     logs.probe_losses = losses(logs.probe);
   }
-  logs.merged = logs.probe.records > 0 ? logs::merge_probe_log(logs.trainer, logs.probe)
-                                       : logs.trainer;
+  logs.merged =
+      logs.probe.records > 0 ? logs::merge_probe_log(logs.trainer, logs.probe) : logs.trainer;
   logs.merged.rank = 0;
   return logs;
 }

@@ -15,7 +15,7 @@ namespace bigmac::adopt {
 
 /// Where the trial's output went.
 struct TrialOutputs {
-  std::filesystem::path log_file;   ///< the trainer's own log file; empty: none
+  std::filesystem::path log_file;  ///< the trainer's own log file; empty: none
   std::filesystem::path stdout_path;
   std::filesystem::path stderr_path;
   std::filesystem::path probe_log;  ///< empty: probe off
@@ -27,12 +27,12 @@ struct TrialLogs {
   /// has steps with a loss, kRegex for lines read by `proposal`, kAuto when the trainer printed
   /// no loss the tool can read.
   logs::LogFormat format = logs::LogFormat::kAuto;
-  std::string format_source;  ///< "the log file", "stdout", "stderr"; empty with kAuto
-  std::string example;        ///< the first step line as printed
+  std::string format_source;              ///< "the log file", "stdout", "stderr"; empty with kAuto
+  std::string example;                    ///< the first step line as printed
   std::optional<FieldProposal> proposal;  ///< set with kRegex
-  logs::RankLog trainer;  ///< the trainer's own records, from the source of `format`
-  logs::RankLog probe;    ///< the probe's events
-  logs::RankLog merged;   ///< the two merged as the run path merges them
+  logs::RankLog trainer;            ///< the trainer's own records, from the source of `format`
+  logs::RankLog probe;              ///< the probe's events
+  logs::RankLog merged;             ///< the two merged as the run path merges them
   std::int64_t trainer_losses = 0;  ///< trainer steps that carry a loss
   std::int64_t probe_losses = 0;    ///< probe steps that carry a loss
 };

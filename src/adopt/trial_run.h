@@ -29,10 +29,10 @@ struct TrialSpec {
 /// What the trial run did.
 struct TrialRun {
   proc::ExitStatus exit;
-  bool exited = false;     ///< ended by itself (else we stopped it)
-  bool stopped = false;    ///< stopped by us after stop_after_steps steps
-  bool timed_out = false;  ///< stopped by us at the timeout
-  double seconds = 0;      ///< from start to the end of the process
+  bool exited = false;       ///< ended by itself (else we stopped it)
+  bool stopped = false;      ///< stopped by us after stop_after_steps steps
+  bool timed_out = false;    ///< stopped by us at the timeout
+  double seconds = 0;        ///< from start to the end of the process
   double first_step_s = -1;  ///< when the first step was logged; -1: none
   /// The longest silence after the first step: between two outputs, or from the last one to
   /// the process's end (leaving the process group and the interpreter can take seconds).

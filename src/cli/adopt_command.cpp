@@ -28,7 +28,8 @@ int run_adopt(const AdoptCommandOptions& options) {
   const bool to_stdout = options.output == "-";
   std::error_code ec;
   if (!to_stdout && !options.force && std::filesystem::exists(options.output, ec)) {
-    return fail(make_error(ErrorKind::kUsage, options.output + " exists; adopt does not overwrite it",
+    return fail(make_error(ErrorKind::kUsage,
+                           options.output + " exists; adopt does not overwrite it",
                            "name another file with -o, or add --force"));
   }
   proc::PosixProcessRunner runner;

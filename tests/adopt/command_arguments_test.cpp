@@ -9,8 +9,9 @@ namespace {
 using ::testing::ElementsAre;
 
 std::vector<std::string> templated(const std::vector<std::string>& argv) {
-  return substitute(argv, recognise_arguments(argv),
-                    [](ArgumentRole role) -> std::optional<std::string> { return placeholder(role); });
+  return substitute(
+      argv, recognise_arguments(argv),
+      [](ArgumentRole role) -> std::optional<std::string> { return placeholder(role); });
 }
 
 TEST(CommandArguments, TurnsTheUsualSpellingsIntoPlaceholders) {
@@ -19,22 +20,23 @@ TEST(CommandArguments, TurnsTheUsualSpellingsIntoPlaceholders) {
               ElementsAre("python3", "train.py", "--seed", "{seed}", "--max-steps", "{max_steps}",
                           "--batch-size", "{micro_batch_size}", "--grad-accum", "{grad_accum}",
                           "--lr", "{lr}"));
-  EXPECT_THAT(templated({"python3", "train.py", "--max_iters=100", "--log-file", "out.log",
-                         "--config", "cfg.toml", "--micro_batch_size", "4"}),
-              ElementsAre("python3", "train.py", "--max_iters={max_steps}", "--log-file",
-                          "{log_file}", "--config", "{gate_config}", "--micro_batch_size",
-                          "{micro_batch_size}"));
-  EXPECT_THAT(templated({"torchrun", "pretrain.py", "--train-iters", "50",
-                         "--gradient-accumulation-steps", "4", "--learning-rate", "1e-4"}),
-              ElementsAre("torchrun", "pretrain.py", "--train-iters", "{max_steps}",
-                          "--gradient-accumulation-steps", "{grad_accum}", "--learning-rate",
-                          "{lr}"));
+  EXPECT_THAT(
+      templated({"python3", "train.py", "--max_iters=100", "--log-file", "out.log", "--config",
+                 "cfg.toml", "--micro_batch_size", "4"}),
+      ElementsAre("python3", "train.py", "--max_iters={max_steps}", "--log-file", "{log_file}",
+                  "--config", "{gate_config}", "--micro_batch_size", "{micro_batch_size}"));
+  EXPECT_THAT(
+      templated({"torchrun", "pretrain.py", "--train-iters", "50", "--gradient-accumulation-steps",
+                 "4", "--learning-rate", "1e-4"}),
+      ElementsAre("torchrun", "pretrain.py", "--train-iters", "{max_steps}",
+                  "--gradient-accumulation-steps", "{grad_accum}", "--learning-rate", "{lr}"));
 }
 
 TEST(CommandArguments, LeavesValuesOfTheWrongTypeAndOtherFlagsAsWritten) {
   // `--seed` followed by another flag, a non-integer step count, an unknown flag, the program.
-  EXPECT_THAT(templated({"python3", "--seed", "--max-steps", "ten", "--hidden", "64", "--lr", "x"}),
-              ElementsAre("python3", "--seed", "--max-steps", "ten", "--hidden", "64", "--lr", "x"));
+  EXPECT_THAT(
+      templated({"python3", "--seed", "--max-steps", "ten", "--hidden", "64", "--lr", "x"}),
+      ElementsAre("python3", "--seed", "--max-steps", "ten", "--hidden", "64", "--lr", "x"));
   EXPECT_TRUE(recognise_arguments({"--seed", "3"}).empty());  // argv[0] is the program
 }
 

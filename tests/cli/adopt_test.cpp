@@ -40,7 +40,10 @@ class Adopt : public ::testing::Test {
   /// `adopt -o ROOT/adopted.toml -- command`, from the repository root as a user runs it.
   ProgramResult adopt(const std::vector<std::string>& command,
                       std::vector<std::string> options = {}) {
-    std::vector<std::string> argv = {kBinary, "adopt", "-o", config_file().string()};
+    // The trial's output under this test's folder: kept (a failure keeps it anyway), and
+    // removed with the folder.
+    std::vector<std::string> argv = {
+        kBinary, "adopt", "-o", config_file().string(), "--work-dir", (root_ / "trial").string()};
     argv.insert(argv.end(), options.begin(), options.end());
     argv.push_back("--");
     argv.insert(argv.end(), command.begin(), command.end());
@@ -58,29 +61,32 @@ class Adopt : public ::testing::Test {
 
   /// run-all --until single with the written configuration, on a port of this test's own and
   /// with stall limits a loaded machine does not trip.
-  ProgramResult run_single() {
-    return run_program({kBinary, "run-all", "-c", config_file().string(), "--run-dir",
-                        (root_ / "run").string(), "--no-baseline", "--until", "single", "--set",
-                        "launch.master_port=" + std::to_string(port_), "--set",
-                        "launch.stall_timeout_s=60", "--set", "launch.stall_min_s=30", "--set",
-                        "launch.init_timeout_s=60"},
-                       {}, BIGMAC_SOURCE_DIR);
+  ProgramResult run_single(const std::string& until = "single") {
+    return run_program(
+        {kBinary, "run-all", "-c", config_file().string(), "--run-dir", (root_ / "run").string(),
+         "--no-baseline", "--until", until, "--set", "launch.master_port=" + std::to_string(port_),
+         "--set", "launch.stall_timeout_s=60", "--set", "launch.stall_min_s=30", "--set",
+         "launch.init_timeout_s=60"},
+        {}, BIGMAC_SOURCE_DIR);
   }
 
-  std::string single_status() const {
+  std::string gate_status(const std::string& gate) const {
     std::ifstream in(root_ / "run" / "state.json");
     const nlohmann::json state = nlohmann::json::parse(in);
     for (const auto& g : state.at("gates")) {
-      if (g.at("id") == "single") return g.value("status", "");
+      if (g.at("id") == gate) return g.value("status", "");
     }
     return "missing";
   }
+  std::string single_status() const { return gate_status("single"); }
 
   fs::path root_;
   int port_ = free_port();
 };
 
-TEST_F(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingle) {
+// The "done when": an unchanged PyTorch script gets through single and dp with the
+// configuration adopt wrote.
+TEST_F(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingleAndDp) {
   ProgramResult r = adopt({kPython, "examples/plain_ddp/train.py", "--seed", "1", "--max-steps",
                            "20", "--batch-size", "8", "--grad-accum", "2", "--lr", "0.05"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -99,9 +105,10 @@ TEST_F(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingle) {
   EXPECT_THAT(r.out, HasSubstr("pp2     cannot pass"));
   EXPECT_THAT(r.out, HasSubstr("layout"));  // named with what to log
 
-  ProgramResult single = run_single();
-  EXPECT_EQ(single.exit_code, 0) << single.out << single.err;
-  EXPECT_EQ(single_status(), "passed") << single.out;
+  ProgramResult gates = run_single("dp");
+  EXPECT_EQ(gates.exit_code, 0) << gates.out << gates.err;
+  EXPECT_EQ(single_status(), "passed") << gates.out;
+  EXPECT_EQ(gate_status("dp"), "passed") << gates.out;
 }
 
 TEST_F(Adopt, MegatronStyleProgramReadingTheGateConfigPassesSingle) {
@@ -122,9 +129,9 @@ TEST_F(Adopt, MegatronStyleProgramReadingTheGateConfigPassesSingle) {
 }
 
 TEST_F(Adopt, TorchTrainerWritingItsOwnLogFilePassesSingle) {
-  ProgramResult r = adopt({kPython, "examples/torch_trainer/train.py", "--config",
-                           "configs/torch-trainer.toml", "--log-file",
-                           (root_ / "mine.log").string()});
+  ProgramResult r =
+      adopt({kPython, "examples/torch_trainer/train.py", "--config", "configs/torch-trainer.toml",
+             "--log-file", (root_ / "mine.log").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string config = written();
   EXPECT_THAT(config, HasSubstr("'--config', '{gate_config}', '--log-file', '{log_file}'"));
@@ -138,9 +145,9 @@ TEST_F(Adopt, TorchTrainerWritingItsOwnLogFilePassesSingle) {
 }
 
 TEST_F(Adopt, OwnFormatTrainerGetsAFieldsMapAndPassesSingle) {
-  ProgramResult r = adopt({kPython, "tests/cli/own_format_trainer.py", "--seed", "1234",
-                           "--max-steps", "20", "--micro-batch-size", "2", "--grad-accum", "4",
-                           "--lr", "0.05"});
+  ProgramResult r =
+      adopt({kPython, "tests/cli/own_format_trainer.py", "--seed", "1234", "--max-steps", "20",
+             "--micro-batch-size", "2", "--grad-accum", "4", "--lr", "0.05"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string config = written();
   EXPECT_THAT(config, HasSubstr("log_format = 'regex'"));
@@ -162,8 +169,9 @@ TEST_F(Adopt, AProgramThatIsNotFoundIsAnInfrastructureError) {
 }
 
 TEST_F(Adopt, ACommandThatExitsAtOnceIsBadInputAndItsLastLinesAreShown) {
-  ProgramResult r = adopt({kPython, "-c", "import sys; print('no GPU here', file=sys.stderr); "
-                                          "sys.exit(4)"});
+  ProgramResult r = adopt({kPython, "-c",
+                           "import sys; print('no GPU here', file=sys.stderr); "
+                           "sys.exit(4)"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("exit code 4"));
   EXPECT_THAT(r.err, HasSubstr("before logging any step"));
