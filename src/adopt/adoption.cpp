@@ -39,6 +39,12 @@ class TrialFolder {
     if (!given.empty()) {
       folder.dir_ = given;
       fs::create_directories(folder.dir_, ec);
+      // The probe appends to its file: a previous trial's lines would count twice.
+      for (const char* name : {"stdout.log", "stderr.log", "probe-rank0.jsonl", "trainer-rank0.log",
+                               "trial-config.toml", "adopted.toml"}) {
+        std::error_code ignored;
+        fs::remove(folder.dir_ / name, ignored);
+      }
     } else {
       std::string pattern = (fs::temp_directory_path(ec) / "bigmac-adopt-XXXXXX").string();
       if (::mkdtemp(pattern.data()) == nullptr)

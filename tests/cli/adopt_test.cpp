@@ -161,6 +161,32 @@ TEST_F(Adopt, OwnFormatTrainerGetsAFieldsMapAndPassesSingle) {
   EXPECT_EQ(single_status(), "passed") << single.out;
 }
 
+// Without a step-count flag the trial is stopped (its whole process group) once it logged its
+// steps, and the report names each setting no flag hands over.
+TEST_F(Adopt, ACommandWithoutAStepCountIsStoppedAfterItsStepsAndTheMissingFlagsAreNamed) {
+  ProgramResult r =
+      adopt({kPython, "examples/plain_ddp/train.py", "--batch-size", "8", "--grad-accum", "2"},
+            {"--steps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("stopped by adopt after its steps"));
+  EXPECT_THAT(r.out, HasSubstr("missing: no flag hands over train.max_steps"));
+  EXPECT_THAT(r.out, HasSubstr("missing: no flag hands over train.seed"));
+  EXPECT_THAT(r.out, Not(HasSubstr("missing: no flag hands over train.micro_batch_size")));
+  // The lr the trial ran with, measured by the probe, is the configuration's.
+  EXPECT_THAT(written(), HasSubstr("lr = 0.05"));
+  EXPECT_THAT(written(), HasSubstr("measured in the trial"));
+}
+
+TEST_F(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {
+  ProgramResult r = adopt({kPython, "-c",
+                           "import time\nprint('loading', flush=True)\n"
+                           "time.sleep(60)"},
+                          {"--timeout", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("logged no step with a loss in"));
+  EXPECT_THAT(r.err, HasSubstr("--timeout"));
+}
+
 TEST_F(Adopt, AProgramThatIsNotFoundIsAnInfrastructureError) {
   ProgramResult r = adopt({(root_ / "no-such-trainer").string(), "--seed", "1"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
