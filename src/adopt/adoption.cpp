@@ -135,9 +135,10 @@ Error input_error(std::string message, std::string hint) {
 }
 
 std::string quoted_lines(const std::vector<std::string>& lines) {
-  std::string out;
+  if (lines.empty()) return "; it printed nothing";
+  std::string out = "; its last lines:";
   for (const std::string& l : lines) out += "\n    " + l;
-  return out.empty() ? " (it printed nothing)" : ":" + out;
+  return out;
 }
 
 // Why the trial gave nothing to adopt: it ended or was stopped before its first step.
@@ -147,12 +148,11 @@ Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const fs
   const std::string command = fmt::format("{}", fmt::join(cmd, " "));
   const std::string kept = fmt::format("its output is kept in {}", folder.string());
   if (run.timed_out) {
-    return input_error(fmt::format("`{}` logged no step with a loss in {:.0f} s; its last lines{}",
-                                   command, run.seconds, quoted_lines(lines)),
+    return input_error(fmt::format("`{}` logged no step with a loss in {:.0f} s{}", command,
+                                   run.seconds, quoted_lines(lines)),
                        "give it more time with --timeout, or fewer steps; " + kept);
   }
-  return input_error(fmt::format("`{}` ended with {} after {:.1f} s, before logging any step; "
-                                 "its last lines{}",
+  return input_error(fmt::format("`{}` ended with {} after {:.1f} s, before logging any step{}",
                                  command, run.exit.describe(), run.seconds, quoted_lines(lines)),
                      "run the command by hand until it trains; " + kept);
 }
@@ -160,7 +160,7 @@ Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const fs
 Error no_loss(const TrialRun& run, const std::vector<std::string>& cmd, const fs::path& folder) {
   return input_error(
       fmt::format("`{}` printed no loss that the tool can read, and the probe saw no backward() "
-                  "({} after {:.1f} s); its last lines{}",
+                  "({} after {:.1f} s){}",
                   fmt::join(cmd, " "), run.exit.describe(), run.seconds,
                   quoted_lines(last_lines(run.stdout_path, 8))),
       fmt::format("print the loss of every optimizer step (`step 3 loss 2.31`), or write "
