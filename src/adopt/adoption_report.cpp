@@ -12,10 +12,15 @@ std::string trial_line(const ReportInputs& in) {
   const std::string end = in.run.exited    ? in.run.exit.describe()
                           : in.run.stopped ? "stopped by adopt after its steps"
                                            : "stopped by adopt at the time limit";
-  return fmt::format(
+  std::string out = fmt::format(
       "trial: {}\n  one process (rank 0 of 1), the probe on: {} step(s) logged, {} after {:.1f} "
       "s\n",
       fmt::join(in.trial_argv, " "), in.run.steps_seen, end, in.run.seconds);
+  if (in.run.exited && !in.run.exit.success()) {
+    out += "  warning: the command failed after its steps; the single gate's exit_status check "
+           "will fail the same way until it ends cleanly\n";
+  }
+  return out;
 }
 
 std::string format_lines(const ReportInputs& in) {
