@@ -330,6 +330,16 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
     e.hint = "give the program's path, or run adopt where it is on PATH";
     return tl::unexpected(e);
   }
+  for (const std::string& word : options.command) {
+    if (auto token = brace_token(word)) {
+      return tl::unexpected(make_error(
+          ErrorKind::kUsage,
+          fmt::format("the command's argument \"{}\" holds {}, which a configuration's command "
+                      "reads as a placeholder",
+                      shown_word(word), *token),
+          "put that code in a script file and adopt `python3 SCRIPT`"));
+    }
+  }
   std::vector<RecognisedArgument> args = recognise_arguments(options.command);
   const std::optional<UserConfig> user = user_config(args);
   auto folder = TrialFolder::make(options.work_dir, options.keep);

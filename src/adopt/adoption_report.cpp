@@ -5,8 +5,16 @@
 
 #include <algorithm>
 
+#include "adopt/config_draft.h"
+
 namespace bigmac::adopt {
 namespace {
+
+std::string shown(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  for (const std::string& w : argv) words.push_back(shown_word(w));
+  return fmt::format("{}", fmt::join(words, " "));
+}
 
 std::string trial_line(const ReportInputs& in) {
   const std::string end = in.run.exited    ? in.run.exit.describe()
@@ -15,10 +23,11 @@ std::string trial_line(const ReportInputs& in) {
   std::string out = fmt::format(
       "trial: {}\n  one process (rank 0 of 1), the probe on: {} step(s) logged, {} after {:.1f} "
       "s\n",
-      fmt::join(in.trial_argv, " "), in.run.steps_seen, end, in.run.seconds);
+      shown(in.trial_argv), in.run.steps_seen, end, in.run.seconds);
   if (in.run.exited && !in.run.exit.success()) {
-    out += "  warning: the command failed after its steps; the single gate's exit_status check "
-           "will fail the same way until it ends cleanly\n";
+    out +=
+        "  warning: the command failed after its steps; the single gate's exit_status check "
+        "will fail the same way until it ends cleanly\n";
   }
   return out;
 }
@@ -51,15 +60,17 @@ std::string format_lines(const ReportInputs& in) {
 struct HandedSetting {
   ArgumentRole role;
   const char* name;
+  const char* flag;
   const char* variable;
 };
 constexpr HandedSetting kHanded[] = {
-    {ArgumentRole::kSeed, "seed", "BIGMAC_TRAIN_SEED"},
-    {ArgumentRole::kMaxSteps, "max_steps", "BIGMAC_TRAIN_MAX_STEPS"},
-    {ArgumentRole::kMicroBatchSize, "micro_batch_size", "BIGMAC_TRAIN_MICRO_BATCH_SIZE"},
-    {ArgumentRole::kGradAccum, "gradient_accumulation_steps",
+    {ArgumentRole::kSeed, "seed", "--seed", "BIGMAC_TRAIN_SEED"},
+    {ArgumentRole::kMaxSteps, "max_steps", "--max-steps", "BIGMAC_TRAIN_MAX_STEPS"},
+    {ArgumentRole::kMicroBatchSize, "micro_batch_size", "--micro-batch-size",
+     "BIGMAC_TRAIN_MICRO_BATCH_SIZE"},
+    {ArgumentRole::kGradAccum, "gradient_accumulation_steps", "--grad-accum",
      "BIGMAC_TRAIN_GRADIENT_ACCUMULATION_STEPS"},
-    {ArgumentRole::kLr, "lr", "BIGMAC_TRAIN_LR"},
+    {ArgumentRole::kLr, "lr", "--lr", "BIGMAC_TRAIN_LR"},
 };
 
 std::string argument_lines(const ReportInputs& in) {
@@ -77,8 +88,8 @@ std::string argument_lines(const ReportInputs& in) {
     if (given) continue;
     out += fmt::format(
         "  missing: no flag hands over train.{}; the gates cannot change it. Add a flag "
-        "(`--{}`) or read ${}\n",
-        h.name, h.name, h.variable);
+        "(`{}`) or read ${}\n",
+        h.name, h.flag, h.variable);
   }
   return out;
 }

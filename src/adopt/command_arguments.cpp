@@ -1,6 +1,7 @@
 #include "adopt/command_arguments.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <string_view>
@@ -134,6 +135,20 @@ std::optional<ArgumentRole> role_of_flag(const std::string& flag) {
       default:
         return std::nullopt;
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> brace_token(const std::string& word) {
+  for (std::size_t open = word.find('{'); open != std::string::npos;
+       open = word.find('{', open + 1)) {
+    std::size_t end = open + 1;
+    while (end < word.size() &&
+           (std::isalnum(static_cast<unsigned char>(word[end])) || word[end] == '_')) {
+      ++end;
+    }
+    if (end > open + 1 && end < word.size() && word[end] == '}')
+      return word.substr(open, end - open + 1);
   }
   return std::nullopt;
 }

@@ -43,6 +43,10 @@ std::optional<ArgumentRole> role_of_flag(const std::string& flag);
 /// is recognised at its last occurrence, the one argparse keeps.
 std::vector<RecognisedArgument> recognise_arguments(const std::vector<std::string>& argv);
 
+/// The first `{name}` token of a word (a Python f-string in `python3 -c`), which a command
+/// template would read as a placeholder; none when the word has no such token.
+std::optional<std::string> brace_token(const std::string& word);
+
 /// `argv` with the value of each of `arguments` replaced by `values(role)` (kept as written when
 /// that returns nothing).
 template <class Values>

@@ -191,6 +191,11 @@ std::string toml_string(const std::string& text) {
   return out + "\"";
 }
 
+std::string shown_word(const std::string& word) {
+  if (!word.empty() && word.find_first_of(" \t\n\r'\"\\") == std::string::npos) return word;
+  return toml_string(word);
+}
+
 ConfigDraft draft_config(const DraftInputs& inputs) {
   ConfigDraft draft;
   draft.original = inputs.original;
@@ -204,7 +209,7 @@ ConfigDraft draft_config(const DraftInputs& inputs) {
 
 std::string draft_text(const ConfigDraft& draft) {
   std::vector<std::string> original;
-  for (const std::string& w : draft.original) original.push_back(w);
+  for (const std::string& w : draft.original) original.push_back(shown_word(w));
   std::string out = fmt::format(
       "# Written by `bigmac-bringup adopt` from the command\n#   {}\n# A configuration to start "
       "from: each value says where it came from. Check them, then\n#   bigmac-bringup run-all -c "

@@ -56,6 +56,10 @@ ConfigDraft draft_config(const DraftInputs& inputs);
 /// The draft as a commented TOML file that load_config reads.
 std::string draft_text(const ConfigDraft& draft);
 
+/// An argv word as a comment or the terminal shows it: as it is when it has no blank, quote or
+/// backslash, else as a quoted string with escapes (`-c 'import sys'`), never over two lines.
+std::string shown_word(const std::string& word);
+
 /// A TOML string: a literal string ('...') when it can be one, else a basic string with escapes.
 std::string toml_string(const std::string& text);
 

@@ -58,5 +58,12 @@ TEST(CommandArguments, NamesTheSettingOfEachRole) {
   EXPECT_EQ(setting_key(ArgumentRole::kLogFile), "");
 }
 
+TEST(CommandArguments, FindsBraceTokensThatWouldReadAsPlaceholders) {
+  EXPECT_EQ(brace_token("print(f'step {i}')"), "{i}");
+  EXPECT_EQ(brace_token("{\"a\": 1}"), std::nullopt);  // JSON is not a placeholder
+  EXPECT_EQ(brace_token("{}"), std::nullopt);
+  EXPECT_EQ(brace_token("--seed"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace bigmac::adopt

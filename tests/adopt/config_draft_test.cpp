@@ -21,6 +21,9 @@ TEST(ConfigDraft, TomlStringsAreLiteralWhenTheyCanBe) {
   EXPECT_EQ(toml_string("\\s+(\\d+)"), "'\\s+(\\d+)'");
   EXPECT_EQ(toml_string("it's"), "\"it's\"");
   EXPECT_EQ(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+  EXPECT_EQ(shown_word("--seed"), "--seed");
+  EXPECT_EQ(shown_word("import sys\nprint(1)"), "\"import sys\\nprint(1)\"");
+  EXPECT_EQ(shown_word("a b"), "'a b'");
 }
 
 // The text adopt writes loads as a configuration with the values, the template and the
@@ -64,6 +67,24 @@ TEST(ConfigDraft, TheWrittenTextLoadsWithWhatWasDrafted) {
   EXPECT_EQ(loaded->trainer.log_format, "regex");
   EXPECT_EQ(loaded->log_fields.at("loss"), "loss ([0-9.]+)");
   EXPECT_EQ(loaded->log_fields.count("samples_per_step"), 0u);  // only suggested
+}
+
+// A command word over two lines (`python3 -c` with a script) stays one line of the header.
+TEST(ConfigDraft, ACommandWordWithANewlineKeepsTheFileLoadable) {
+  DraftInputs in;
+  in.original = {"/usr/bin/python3", "-c", "print('loss 1')\nprint('loss 2')"};
+  in.command = in.original;
+  in.log_format = "plain";
+  const std::string text = draft_text(draft_config(in));
+  const fs::path file =
+      fs::temp_directory_path() / ("adopt-draft-nl-" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(file) << text;
+  config::ConfigSources sources;
+  sources.file = file.string();
+  auto loaded = config::load_config(sources);
+  fs::remove(file);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().front().format() << "\n" << text;
+  EXPECT_EQ(loaded->trainer.command, in.original);
 }
 
 }  // namespace
