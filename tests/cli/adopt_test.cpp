@@ -210,7 +210,7 @@ TEST_F(Adopt, ACommandThatExitsAtOnceIsBadInputAndItsLastLinesAreShown) {
 }
 
 TEST_F(Adopt, ACommandThatPrintsNoLossIsBadInput) {
-  ProgramResult r = adopt({kPython, "-c", "for i in range(3): print(f'epoch {i} done')"});
+  ProgramResult r = adopt({kPython, "-c", "for i in range(3): print('epoch', i, 'done')"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("printed no loss"));
   EXPECT_THAT(r.err, HasSubstr("epoch 2 done"));
