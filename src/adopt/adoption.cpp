@@ -297,6 +297,41 @@ Expected<std::pair<std::string, config::Config>> checked_draft(DraftInputs in, c
   return tl::unexpected(make_error(ErrorKind::kInfrastructure, "adopt could not settle the probe"));
 }
 
+// Layouts the gates can run with the trial's samples per step: dp rescales the accumulation
+// (an odd one cannot be halved: one process then), pp2 and shapes split each step into 4
+// micro-batches unless told otherwise. True when `in` changed.
+bool fit_gates(const config::Config& drafted, DraftInputs& in) {
+  const std::int64_t accum = drafted.train.gradient_accumulation_steps;
+  const std::int64_t samples = drafted.train.micro_batch_size * accum;
+  bool changed = false;
+  if (accum % 2 != 0) {
+    in.nproc_per_node = 1;
+    in.nproc_note = fmt::format(
+        "2 processes cannot share gradient_accumulation_steps = {}; make it even (or a "
+        "multiple of the processes you want) and set this to match",
+        accum);
+    changed = true;
+  }
+  if (samples > 0 && samples % 4 != 0) {
+    in.samples_per_step = samples;
+    in.pipeline_micro_batches = samples % 3 == 0 ? 3 : samples % 2 == 0 ? 2 : 1;
+    changed = true;
+  }
+  return changed;
+}
+
+// The draft fails `config check` with the user's own values (a samples per step the gates
+// cannot split): bad input, named with every error and the draft to fix.
+Error rejected_draft(const Errors& errors, const fs::path& draft) {
+  std::string list;
+  for (const Error& e : errors) list += "\n    " + e.format();
+  return make_error(ErrorKind::kConfig,
+                    fmt::format("the drafted configuration fails `config check`:{}", list),
+                    fmt::format("the draft is kept in {}: apply the fixes named above (each "
+                                "names its key), then `bigmac-bringup config check -c` it",
+                                draft.string()));
+}
+
 gates::GateEvidence trial_evidence(const Trial& trial) {
   gates::RankEnding ending;
   ending.known = true;
@@ -346,14 +381,16 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   if (!folder) return tl::unexpected(folder.error());
   auto trial = run_and_read(options, args, user, folder->dir(), runner, clock);
   if (!trial) return tl::unexpected(trial.error());
-  auto draft = checked_draft(draft_inputs(options, args, user, *trial), *trial, folder->dir());
+  DraftInputs inputs = draft_inputs(options, args, user, *trial);
+  auto draft = checked_draft(inputs, *trial, folder->dir());
   if (!draft) return tl::unexpected(draft.error());
+  if (!user && fit_gates(draft->second, inputs)) {
+    draft = checked_draft(inputs, *trial, folder->dir());
+    if (!draft) return tl::unexpected(draft.error());
+  }
   auto catalog = gates::check_configuration(draft->second, gates::stages_directory(""));
   if (!catalog) {
-    return tl::unexpected(
-        make_error(ErrorKind::kInfrastructure,
-                   fmt::format("the drafted configuration fails `config check`: {}",
-                               catalog.error().front().format())));
+    return tl::unexpected(rejected_draft(catalog.error(), folder->dir() / "adopted.toml"));
   }
   const std::vector<GateOutlook> outlook =
       gate_outlook(*catalog, draft->second, trial_evidence(*trial));

@@ -123,8 +123,9 @@ void train_values(ConfigDraft& draft, const DraftInputs& in) {
 
 void launch_values(ConfigDraft& draft, const DraftInputs& in) {
   set(draft, "launch.nnodes", "1", "");
-  set(draft, "launch.nproc_per_node", "2",
-      "the dp gate's processes; raise it to the GPUs of one node");
+  set(draft, "launch.nproc_per_node", std::to_string(in.nproc_per_node),
+      in.nproc_note.empty() ? "the dp gate's processes; raise it to the GPUs of one node"
+                            : in.nproc_note);
   set(draft, "launch.devices", "\"auto\"", "cuda when the host has GPUs, else cpu");
   set(draft, "launch.backend", "\"auto\"", "nccl on cuda, gloo on cpu");
   set(draft, "launch.launcher", in.torchrun_found ? "\"torchrun\"" : "\"builtin\"",
@@ -140,6 +141,14 @@ void launch_values(ConfigDraft& draft, const DraftInputs& in) {
                     in.longest_silence_s));
   }
   if (floor > 60) set(draft, "launch.stall_timeout_s", number_text(floor), "");
+  if (in.pipeline_micro_batches > 0) {
+    const std::string why = fmt::format(
+        "{} samples per step split into {} pipeline micro-batches (the gate's 4 do not divide "
+        "them)",
+        in.samples_per_step, in.pipeline_micro_batches);
+    set(draft, "gates.pp2.micro_batches", std::to_string(in.pipeline_micro_batches), why);
+    set(draft, "gates.shapes.micro_batches", std::to_string(in.pipeline_micro_batches), why);
+  }
   set(draft, "parallel.pp_size", "1", "the pipeline gates use 2 stages whatever this says");
   set(draft, "parallel.tp_size", "1", "");
 }
@@ -199,7 +208,8 @@ std::string shown_word(const std::string& word) {
 ConfigDraft draft_config(const DraftInputs& inputs) {
   ConfigDraft draft;
   draft.original = inputs.original;
-  for (const char* name : {"launch", "parallel", "train", "model", "trainer"}) table(draft, name);
+  for (const char* name : {"launch", "parallel", "train", "model", "trainer", "gates"})
+    table(draft, name);
   launch_values(draft, inputs);
   trainer_values(draft, inputs);
   draft.fields = inputs.fields;

@@ -49,6 +49,14 @@ struct DraftInputs {
   double longest_silence_s = 0;
   bool torchrun_found = false;
   bool probe_explicit = false;  ///< write `probe = true` (the layering would not turn it on)
+  /// The dp gate's processes. 1 when two cannot keep the trial's samples per step (an
+  /// accumulation of 1): `nproc_note` says why.
+  int nproc_per_node = 2;
+  std::string nproc_note;
+  /// Pipeline micro-batches of the pp2 and shapes gates when their 4 does not divide the
+  /// samples per step (written as [gates] overrides); 0: the gates' own.
+  int pipeline_micro_batches = 0;
+  std::int64_t samples_per_step = 0;  ///< micro × accum, for the comment
 };
 
 ConfigDraft draft_config(const DraftInputs& inputs);

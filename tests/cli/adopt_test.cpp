@@ -187,6 +187,21 @@ TEST_F(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {
   EXPECT_THAT(r.err, HasSubstr("--timeout"));
 }
 
+// An accumulation of 1 and 2 samples per step: two processes cannot share the step, and the
+// pipeline gates' 4 micro-batches do not divide it. The draft fits the gates to it, and
+// `config check` accepts what was written.
+TEST_F(Adopt, SettingsTheGatesCannotSplitGetALayoutTheyCan) {
+  ProgramResult r = adopt({kPython, "tests/cli/own_format_trainer.py", "--seed", "1", "--max-steps",
+                           "20", "--micro-batch-size", "2", "--grad-accum", "1", "--lr", "0.05"},
+                          {"--steps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(written(), HasSubstr("nproc_per_node = 1"));
+  EXPECT_THAT(written(), HasSubstr("pp2.micro_batches = 2"));
+  ProgramResult check = run_program({kBinary, "config", "check", "-c", config_file().string()}, {},
+                                    BIGMAC_SOURCE_DIR);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
 TEST_F(Adopt, AProgramThatIsNotFoundIsAnInfrastructureError) {
   ProgramResult r = adopt({(root_ / "no-such-trainer").string(), "--seed", "1"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
