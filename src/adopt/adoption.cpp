@@ -103,9 +103,10 @@ std::map<std::string, std::string> trial_environment(const fs::path& probe_dir,
           {"MASTER_PORT", std::to_string(trial_port())}};
 }
 
-// The user's bigmac-bringup configuration when `--config` names one, loaded with the trial's
-// step count: the trial hands it to the command in its place. Anything else (the trainer's own
-// YAML, a file that does not load) is no such configuration, and the flag is left as written.
+// The user's bigmac-bringup configuration when `--config` names one (TOML that load_config
+// reads): its values go into the draft, and `{gate_config}` replaces the path. Anything else
+// (the trainer's own YAML, a file that does not load) is no such configuration, and the flag is
+// left as written.
 struct UserConfig {
   config::Config config;
   std::string path;
@@ -354,6 +355,11 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
     return tl::unexpected(
         make_error(ErrorKind::kUsage, "no command to adopt",
                    "give it after --: bigmac-bringup adopt -- python train.py ..."));
+  }
+  if (!(options.timeout_s > 0)) {
+    return tl::unexpected(make_error(
+        ErrorKind::kUsage,
+        fmt::format("--timeout {}: expected a number of seconds above 0", options.timeout_s)));
   }
   if (options.steps < 1) {
     return tl::unexpected(make_error(
