@@ -79,12 +79,16 @@ class TrialFolder {
 };
 
 // A port for the process group of the trial's one rank, above torchrun's default so that a
-// run on 29500 is left alone.
+// run on 29500 is left alone, starting where this process's id points so that trials run side
+// by side (parallel tests) try different ports first.
 int trial_port() {
-  for (int port = 29600; port < 29800; ++port) {
+  constexpr int kFirst = 29600, kCount = 400;
+  const int start = static_cast<int>(::getpid() % kCount);
+  for (int i = 0; i < kCount; ++i) {
+    const int port = kFirst + (start + i) % kCount;
     if (proc::probe_port(port).free) return port;
   }
-  return 29600;
+  return kFirst + start;
 }
 
 std::map<std::string, std::string> trial_environment(const fs::path& probe_dir,
