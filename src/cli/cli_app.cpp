@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/adopt_command.h"
 #include "cli/audit_command.h"
 #include "cli/baseline_command.h"
 #include "cli/config_command.h"
@@ -69,6 +70,7 @@ int run_cli(int argc, char** argv) {
   add_parse_command(app, exit_code);
   add_diagnose_command(app, exit_code);
   add_audit_command(app, exit_code);
+  add_adopt_command(app, exit_code);
 
   if (auto unknown = unknown_command(app, argc, argv)) {
     std::cerr << "bigmac-bringup: error: " << *unknown << "\n";

@@ -1,0 +1,419 @@
+#include "adopt/adoption.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "adopt/adoption_report.h"
+#include "adopt/command_arguments.h"
+#include "adopt/config_draft.h"
+#include "adopt/gate_outlook.h"
+#include "adopt/trial_logs.h"
+#include "adopt/trial_run.h"
+#include "config/config.h"
+#include "config/config_writer.h"
+#include "core/atomic_file.h"
+#include "gates/configuration_check.h"
+#include "gates/gate_plan.h"
+#include "launch/trainer_probe.h"
+#include "proc/port_probe.h"
+#include "proc/program_path.h"
+
+namespace bigmac::adopt {
+namespace fs = std::filesystem;
+namespace {
+
+/// The trial's folder: made fresh unless given, removed at the end unless kept. A failed
+/// adoption keeps it so that the user can read what the command printed.
+class TrialFolder {
+ public:
+  static Expected<TrialFolder> make(const std::string& given, bool keep) {
+    TrialFolder folder;
+    folder.keep_ = keep || !given.empty();
+    std::error_code ec;
+    if (!given.empty()) {
+      folder.dir_ = given;
+      fs::create_directories(folder.dir_, ec);
+      // The probe appends to its file: a previous trial's lines would count twice.
+      for (const char* name : {"stdout.log", "stderr.log", "probe-rank0.jsonl", "trainer-rank0.log",
+                               "trial-config.toml", "adopted.toml"}) {
+        std::error_code ignored;
+        fs::remove(folder.dir_ / name, ignored);
+      }
+    } else {
+      std::string pattern = (fs::temp_directory_path(ec) / "bigmac-adopt-XXXXXX").string();
+      if (::mkdtemp(pattern.data()) == nullptr)
+        ec = std::error_code(errno, std::generic_category());
+      folder.dir_ = pattern;
+    }
+    if (ec) {
+      return tl::unexpected(make_error(ErrorKind::kInfrastructure,
+                                       fmt::format("cannot make the trial's folder {}: {}",
+                                                   folder.dir_.string(), ec.message())));
+    }
+    return folder;
+  }
+  TrialFolder() = default;
+  TrialFolder(TrialFolder&& other) noexcept
+      : dir_(std::move(other.dir_)), keep_(other.keep_), done_(other.done_) {
+    other.dir_.clear();
+  }
+  TrialFolder& operator=(TrialFolder&&) = delete;
+  ~TrialFolder() {
+    std::error_code ec;
+    if (done_ && !keep_ && !dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  const fs::path& dir() const { return dir_; }
+  void succeeded() { done_ = true; }
+  bool kept() const { return keep_ || !done_; }
+
+ private:
+  fs::path dir_;
+  bool keep_ = false;
+  bool done_ = false;
+};
+
+// A port for the process group of the trial's one rank, above torchrun's default so that a
+// run on 29500 is left alone, starting where this process's id points so that trials run side
+// by side (parallel tests) try different ports first.
+int trial_port() {
+  constexpr int kFirst = 29600, kCount = 400;
+  const int start = static_cast<int>(::getpid() % kCount);
+  for (int i = 0; i < kCount; ++i) {
+    const int port = kFirst + (start + i) % kCount;
+    if (proc::probe_port(port).free) return port;
+  }
+  return kFirst + start;
+}
+
+std::map<std::string, std::string> trial_environment(const fs::path& probe_dir,
+                                                     const fs::path& probe_log) {
+  const char* inherited = std::getenv("PYTHONPATH");
+  const std::string rest = inherited ? inherited : "";
+  // Rank 0 of a world of one, as torchrun and the builtin launcher would start it.
+  return {{"PYTHONUNBUFFERED", "1"},
+          {"PYTHONPATH", rest.empty() ? probe_dir.string() : probe_dir.string() + ":" + rest},
+          {"BIGMAC_PROBE_LOG", probe_log.string()},
+          {"RANK", "0"},
+          {"LOCAL_RANK", "0"},
+          {"WORLD_SIZE", "1"},
+          {"LOCAL_WORLD_SIZE", "1"},
+          {"MASTER_ADDR", "127.0.0.1"},
+          {"MASTER_PORT", std::to_string(trial_port())}};
+}
+
+// The user's bigmac-bringup configuration when `--config` names one (TOML that load_config
+// reads): its values go into the draft, and `{gate_config}` replaces the path. Anything else
+// (the trainer's own YAML, a file that does not load) is no such configuration, and the flag is
+// left as written.
+struct UserConfig {
+  config::Config config;
+  std::string path;
+};
+std::optional<UserConfig> user_config(std::vector<RecognisedArgument>& arguments) {
+  for (auto it = arguments.begin(); it != arguments.end(); ++it) {
+    if (it->role != ArgumentRole::kConfig) continue;
+    config::ConfigSources sources;
+    sources.file = it->value;
+    auto loaded = config::load_config(sources);
+    if (loaded && fs::path(it->value).extension() == ".toml") return UserConfig{*loaded, it->value};
+    arguments.erase(it);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool has_role(const std::vector<RecognisedArgument>& arguments, ArgumentRole role) {
+  for (const RecognisedArgument& a : arguments) {
+    if (a.role == role) return true;
+  }
+  return false;
+}
+
+Error input_error(std::string message, std::string hint) {
+  return make_error(ErrorKind::kInput, std::move(message), std::move(hint));
+}
+
+std::string quoted_lines(const std::vector<std::string>& lines) {
+  if (lines.empty()) return "; it printed nothing";
+  std::string out = "; its last lines:";
+  for (const std::string& l : lines) out += "\n    " + l;
+  return out;
+}
+
+// Why the trial gave nothing to adopt: it ended or was stopped before its first step.
+Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const fs::path& folder) {
+  auto lines = last_lines(run.stderr_path, 8);
+  if (lines.empty()) lines = last_lines(run.stdout_path, 8);
+  const std::string command = fmt::format("{}", fmt::join(cmd, " "));
+  const std::string kept = fmt::format("its output is kept in {}", folder.string());
+  if (run.timed_out) {
+    return input_error(fmt::format("`{}` logged no step with a loss in {:.0f} s{}", command,
+                                   run.seconds, quoted_lines(lines)),
+                       "give it more time with --timeout, or fewer steps; " + kept);
+  }
+  return input_error(fmt::format("`{}` ended with {} after {:.1f} s, before logging any step{}",
+                                 command, run.exit.describe(), run.seconds, quoted_lines(lines)),
+                     "run the command by hand until it trains; " + kept);
+}
+
+Error no_loss(const TrialRun& run, const std::vector<std::string>& cmd, const fs::path& folder) {
+  return input_error(
+      fmt::format("`{}` printed no loss that the tool can read, and the probe saw no backward() "
+                  "({} after {:.1f} s){}",
+                  fmt::join(cmd, " "), run.exit.describe(), run.seconds,
+                  quoted_lines(last_lines(run.stdout_path, 8))),
+      fmt::format("print the loss of every optimizer step (`step 3 loss 2.31`), or write "
+                  "bigmac-log lines (docs/log-contract.md); its output is kept in {}",
+                  folder.string()));
+}
+
+// The configuration the single gate would hand the command (one process, no pipeline), with
+// the trial's step count: what `{gate_config}` holds in the trial.
+Expected<config::Config> single_gate_config(const config::Config& user, std::int64_t steps) {
+  auto catalog = gates::GateCatalog::load(gates::stages_directory(""), user);
+  if (!catalog) return tl::unexpected(catalog.error().front());
+  const gates::GateSpec* single = catalog->find("single");
+  if (!single) {
+    return tl::unexpected(make_error(ErrorKind::kInfrastructure, "no `single` gate in the stages"));
+  }
+  auto plan = gates::plan_gate(*single, user);
+  if (!plan) return tl::unexpected(plan.error());
+  plan->config.train.max_steps = static_cast<int>(steps);
+  return plan->config;
+}
+
+struct Trial {
+  TrialRun run;
+  TrialLogs logs;
+  TrialSpec spec;
+};
+
+Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<RecognisedArgument>& args,
+                             const std::optional<UserConfig>& user, const fs::path& folder,
+                             proc::ProcessRunner& runner, const launch::Clock& clock) {
+  auto probe_dir = launch::probe_package_dir();
+  if (!probe_dir) return tl::unexpected(probe_dir.error());
+  Trial trial;
+  trial.spec.work_dir = folder;
+  trial.spec.probe_log = folder / "probe-rank0.jsonl";
+  if (has_role(args, ArgumentRole::kLogFile)) trial.spec.log_file = folder / "trainer-rank0.log";
+  const fs::path trial_config = folder / "trial-config.toml";
+  if (user) {
+    auto cfg = single_gate_config(user->config, options.steps);
+    if (!cfg) return tl::unexpected(cfg.error());
+    auto written = write_file_atomically(trial_config, config::to_toml(*cfg, "adopt's trial"));
+    if (!written) return tl::unexpected(written.error());
+  }
+  trial.spec.argv =
+      substitute(options.command, args, [&](ArgumentRole role) -> std::optional<std::string> {
+        if (role == ArgumentRole::kMaxSteps) return std::to_string(options.steps);
+        if (role == ArgumentRole::kLogFile) return trial.spec.log_file.string();
+        if (role == ArgumentRole::kConfig) return trial_config.string();
+        return std::nullopt;
+      });
+  trial.spec.env = trial_environment(*probe_dir, trial.spec.probe_log);
+  // Told its step count, the command ends by itself; a few steps past it means the flag did
+  // not take, and it is stopped.
+  const bool told = has_role(args, ArgumentRole::kMaxSteps) || user.has_value();
+  trial.spec.stop_after_steps = told ? options.steps + 2 : options.steps;
+  trial.spec.timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
+  auto run = run_trial(trial.spec, runner, clock);
+  if (!run) return tl::unexpected(run.error());
+  trial.run = *run;
+  if (trial.run.steps_seen == 0) {
+    const bool clean = trial.run.exited && trial.run.exit.success();
+    return tl::unexpected(clean ? no_loss(trial.run, options.command, folder)
+                                : no_step(trial.run, options.command, folder));
+  }
+  auto logs = read_trial_logs(
+      {trial.spec.log_file, trial.run.stdout_path, trial.run.stderr_path, trial.spec.probe_log});
+  if (!logs) return tl::unexpected(logs.error());
+  trial.logs = std::move(*logs);
+  if (trial.logs.trainer_losses == 0 && trial.logs.probe_losses == 0)
+    return tl::unexpected(no_loss(trial.run, options.command, folder));
+  return trial;
+}
+
+}  // namespace
+
+namespace {
+
+std::string format_comment(const TrialLogs& logs) {
+  if (logs.format == logs::LogFormat::kAuto)
+    return "the trainer prints no step line the tool reads; the probe gives the loss";
+  if (logs.format == logs::LogFormat::kRegex)
+    return "no built-in format reads its step lines: [logs.fields] below does";
+  return "detected in " + logs.format_source + " by the trial";
+}
+
+DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<RecognisedArgument>& args,
+                         const std::optional<UserConfig>& user, const Trial& trial) {
+  DraftInputs in;
+  in.original = options.command;
+  in.command =
+      substitute(options.command, args,
+                 [](ArgumentRole role) -> std::optional<std::string> { return placeholder(role); });
+  in.arguments = args;
+  if (user) {
+    in.user_config = &user->config;
+    in.user_config_path = user->path;
+  }
+  in.log_format = std::string(logs::format_name(trial.logs.format));
+  in.log_format_comment = format_comment(trial.logs);
+  in.fields = trial.logs.proposal;
+  in.trial = &trial.logs.merged;
+  in.longest_silence_s = trial.run.longest_silence_s;
+  in.torchrun_found = proc::find_program("torchrun").has_value();
+  return in;
+}
+
+// The draft, loaded and checked as `config check` would. The layering decides the probe from
+// the command; when it would leave it off yet the trial's probe saw the training, say so.
+Expected<std::pair<std::string, config::Config>> checked_draft(DraftInputs in, const Trial& trial,
+                                                               const fs::path& folder) {
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::string text = draft_text(draft_config(in));
+    const fs::path file = folder / "adopted.toml";
+    if (auto written = write_file_atomically(file, text); !written)
+      return tl::unexpected(written.error());
+    config::ConfigSources sources;
+    sources.file = file.string();
+    auto loaded = config::load_config(sources);
+    if (!loaded) {
+      return tl::unexpected(make_error(
+          ErrorKind::kInfrastructure,
+          fmt::format("the drafted configuration {} does not load: {} (a fault of adopt; please "
+                      "report it)",
+                      file.string(), loaded.error().front().format())));
+    }
+    if (!loaded->trainer.probe && trial.logs.probe.records > 0 && !in.probe_explicit) {
+      in.probe_explicit = true;
+      continue;
+    }
+    return std::make_pair(text, *loaded);
+  }
+  return tl::unexpected(make_error(ErrorKind::kInfrastructure, "adopt could not settle the probe"));
+}
+
+// Layouts the gates can run with the trial's samples per step: dp rescales the accumulation
+// (an odd one cannot be halved: one process then), pp2 and shapes split each step into 4
+// micro-batches unless told otherwise. True when `in` changed.
+bool fit_gates(const config::Config& drafted, DraftInputs& in) {
+  const std::int64_t accum = drafted.train.gradient_accumulation_steps;
+  const std::int64_t samples = drafted.train.micro_batch_size * accum;
+  bool changed = false;
+  if (accum % 2 != 0) {
+    in.nproc_per_node = 1;
+    in.nproc_note = fmt::format(
+        "2 processes cannot share gradient_accumulation_steps = {}; make it even (or a "
+        "multiple of the processes you want) and set this to match",
+        accum);
+    changed = true;
+  }
+  if (samples > 0 && samples % 4 != 0) {
+    in.samples_per_step = samples;
+    in.pipeline_micro_batches = samples % 3 == 0 ? 3 : samples % 2 == 0 ? 2 : 1;
+    changed = true;
+  }
+  return changed;
+}
+
+// The draft fails `config check` with the user's own values (a samples per step the gates
+// cannot split): bad input, named with every error and the draft to fix.
+Error rejected_draft(const Errors& errors, const fs::path& draft) {
+  std::string list;
+  for (const Error& e : errors) list += "\n    " + e.format();
+  return make_error(ErrorKind::kConfig,
+                    fmt::format("the drafted configuration fails `config check`:{}", list),
+                    fmt::format("the draft is kept in {}: apply the fixes named above (each "
+                                "names its key), then `bigmac-bringup config check -c` it",
+                                draft.string()));
+}
+
+gates::GateEvidence trial_evidence(const Trial& trial) {
+  gates::RankEnding ending;
+  ending.known = true;
+  // Stopped by adopt after its steps: a stop asked for, not the trainer's failure.
+  if (trial.run.exited && trial.run.exit.signal == 0) {
+    ending.exit_code = trial.run.exit.exit_code;
+  } else {
+    ending.exit_code = 0;
+  }
+  gates::GateEvidence evidence;
+  evidence.add_rank_log(trial.logs.merged, ending);
+  return evidence;
+}
+
+}  // namespace
+
+Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunner& runner,
+                                 const launch::Clock& clock) {
+  if (options.command.empty()) {
+    return tl::unexpected(
+        make_error(ErrorKind::kUsage, "no command to adopt",
+                   "give it after --: bigmac-bringup adopt -- python train.py ..."));
+  }
+  if (!(options.timeout_s > 0)) {
+    return tl::unexpected(make_error(
+        ErrorKind::kUsage,
+        fmt::format("--timeout {}: expected a number of seconds above 0", options.timeout_s)));
+  }
+  if (options.steps < 1) {
+    return tl::unexpected(make_error(
+        ErrorKind::kUsage, fmt::format("--steps {}: expected at least 1", options.steps)));
+  }
+  if (auto found = proc::find_program(options.command.front()); !found) {
+    Error e = found.error();
+    e.kind = ErrorKind::kInfrastructure;
+    e.hint = "give the program's path, or run adopt where it is on PATH";
+    return tl::unexpected(e);
+  }
+  for (const std::string& word : options.command) {
+    if (auto token = brace_token(word)) {
+      return tl::unexpected(make_error(
+          ErrorKind::kUsage,
+          fmt::format("the command's argument \"{}\" holds {}, which a configuration's command "
+                      "reads as a placeholder",
+                      shown_word(word), *token),
+          "put that code in a script file and adopt `python3 SCRIPT`"));
+    }
+  }
+  std::vector<RecognisedArgument> args = recognise_arguments(options.command);
+  const std::optional<UserConfig> user = user_config(args);
+  auto folder = TrialFolder::make(options.work_dir, options.keep);
+  if (!folder) return tl::unexpected(folder.error());
+  auto trial = run_and_read(options, args, user, folder->dir(), runner, clock);
+  if (!trial) return tl::unexpected(trial.error());
+  DraftInputs inputs = draft_inputs(options, args, user, *trial);
+  auto draft = checked_draft(inputs, *trial, folder->dir());
+  if (!draft) return tl::unexpected(draft.error());
+  if (!user && fit_gates(draft->second, inputs)) {
+    draft = checked_draft(inputs, *trial, folder->dir());
+    if (!draft) return tl::unexpected(draft.error());
+  }
+  auto catalog = gates::check_configuration(draft->second, gates::stages_directory(""));
+  if (!catalog) {
+    return tl::unexpected(rejected_draft(catalog.error(), folder->dir() / "adopted.toml"));
+  }
+  const std::vector<GateOutlook> outlook =
+      gate_outlook(*catalog, draft->second, trial_evidence(*trial));
+  folder->succeeded();
+  ReportInputs report{options.command,
+                      trial->spec.argv,
+                      trial->run,
+                      trial->logs,
+                      args,
+                      user ? user->path : "",
+                      outlook,
+                      folder->kept() ? folder->dir().string() : ""};
+  return Adoption{draft->first, adoption_report(report)};
+}
+
+}  // namespace bigmac::adopt

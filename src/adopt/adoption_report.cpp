@@ -1,0 +1,109 @@
+#include "adopt/adoption_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "adopt/config_draft.h"
+
+namespace bigmac::adopt {
+namespace {
+
+std::string shown(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  for (const std::string& w : argv) words.push_back(shown_word(w));
+  return fmt::format("{}", fmt::join(words, " "));
+}
+
+std::string trial_line(const ReportInputs& in) {
+  const std::string end = in.run.exited    ? in.run.exit.describe()
+                          : in.run.stopped ? "stopped by adopt after its steps"
+                                           : "stopped by adopt at the time limit";
+  std::string out = fmt::format(
+      "trial: {}\n  one process (rank 0 of 1), the probe on: {} step(s) logged, {} after {:.1f} "
+      "s\n",
+      shown(in.trial_argv), in.run.steps_seen, end, in.run.seconds);
+  if (in.run.exited && !in.run.exit.success()) {
+    out +=
+        "  warning: the command failed after its steps; the single gate's exit_status check "
+        "will fail the same way until it ends cleanly\n";
+  }
+  return out;
+}
+
+std::string format_lines(const ReportInputs& in) {
+  std::string out;
+  if (in.logs.format == logs::LogFormat::kAuto) {
+    out +=
+        "log format: none of the trainer's lines carries a loss the tool reads; the probe's "
+        "loss (the values backward() ran on) stands in\n";
+  } else if (in.logs.format == logs::LogFormat::kRegex) {
+    out += fmt::format(
+        "log format: no built-in format reads the step lines of {}; "
+        "[logs.fields] proposed from\n    {}\n",
+        in.logs.format_source, in.logs.example);
+  } else {
+    out += fmt::format("log format: {} (in {})\n    {}\n", logs::format_name(in.logs.format),
+                       in.logs.format_source, in.logs.example);
+  }
+  if (!in.logs.merged.field_sources.empty()) {
+    std::vector<std::string> sources;
+    for (const auto& [field, source] : in.logs.merged.field_sources)
+      sources.push_back(field + ": " + source);
+    out += fmt::format("fields: {}\n", fmt::join(sources, "; "));
+  }
+  return out;
+}
+
+// The run settings the gates set and the environment variable that carries each one.
+struct HandedSetting {
+  ArgumentRole role;
+  const char* name;
+  const char* flag;
+  const char* variable;
+};
+constexpr HandedSetting kHanded[] = {
+    {ArgumentRole::kSeed, "seed", "--seed", "BIGMAC_TRAIN_SEED"},
+    {ArgumentRole::kMaxSteps, "max_steps", "--max-steps", "BIGMAC_TRAIN_MAX_STEPS"},
+    {ArgumentRole::kMicroBatchSize, "micro_batch_size", "--micro-batch-size",
+     "BIGMAC_TRAIN_MICRO_BATCH_SIZE"},
+    {ArgumentRole::kGradAccum, "gradient_accumulation_steps", "--grad-accum",
+     "BIGMAC_TRAIN_GRADIENT_ACCUMULATION_STEPS"},
+    {ArgumentRole::kLr, "lr", "--lr", "BIGMAC_TRAIN_LR"},
+};
+
+std::string argument_lines(const ReportInputs& in) {
+  std::string out = "arguments the gates will set:\n";
+  if (in.arguments.empty()) out += "  none recognised\n";
+  for (const RecognisedArgument& a : in.arguments) {
+    out += fmt::format("  {} {} -> {}", a.flag, a.value, placeholder(a.role));
+    if (a.role == ArgumentRole::kConfig) out += " (each gate's configuration file)";
+    out += "\n";
+  }
+  if (!in.user_config.empty()) return out;
+  for (const HandedSetting& h : kHanded) {
+    const bool given = std::any_of(in.arguments.begin(), in.arguments.end(),
+                                   [&](const RecognisedArgument& a) { return a.role == h.role; });
+    if (given) continue;
+    out += fmt::format(
+        "  missing: no flag hands over train.{}; the gates cannot change it. Add a flag "
+        "(`{}`) or read ${}\n",
+        h.name, h.flag, h.variable);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string adoption_report(const ReportInputs& in) {
+  std::string out = trial_line(in) + format_lines(in) + argument_lines(in);
+  out +=
+      "gates (judged from the trial's logs; pipeline events such as layout, mb and the probe's "
+      "point-to-point shapes appear only when the trainer runs stages):\n";
+  out += format_outlook(in.outlook);
+  if (!in.kept_folder.empty()) out += "the trial's output: " + in.kept_folder + "\n";
+  return out;
+}
+
+}  // namespace bigmac::adopt

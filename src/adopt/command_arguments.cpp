@@ -1,0 +1,182 @@
+#include "adopt/command_arguments.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <string_view>
+
+#include "audit/setting_catalog.h"
+
+namespace bigmac::adopt {
+namespace {
+
+// The spellings beyond audit's catalog of parallel settings (which already knows the
+// micro-batch, accumulation and sequence-length ones): the run-length, seed, lr, log and config
+// flags of the usual trainers (argparse scripts, nanoGPT, Megatron-LM, torchtitan, HF Trainer).
+// `batch_size` is taken as the micro-batch of one process: in a DDP script it is per rank.
+const std::map<std::string, ArgumentRole, std::less<>>& extra_spellings() {
+  static const std::map<std::string, ArgumentRole, std::less<>> table = {
+      {"seed", ArgumentRole::kSeed},
+      {"random_seed", ArgumentRole::kSeed},
+      {"max_steps", ArgumentRole::kMaxSteps},
+      {"max_iters", ArgumentRole::kMaxSteps},
+      {"max_iter", ArgumentRole::kMaxSteps},
+      {"max_iterations", ArgumentRole::kMaxSteps},
+      {"train_iters", ArgumentRole::kMaxSteps},
+      {"train_steps", ArgumentRole::kMaxSteps},
+      {"training_steps", ArgumentRole::kMaxSteps},
+      {"num_steps", ArgumentRole::kMaxSteps},
+      {"total_steps", ArgumentRole::kMaxSteps},
+      {"steps", ArgumentRole::kMaxSteps},
+      {"iters", ArgumentRole::kMaxSteps},
+      {"batch_size", ArgumentRole::kMicroBatchSize},
+      {"bs", ArgumentRole::kMicroBatchSize},
+      {"per_device_batch_size", ArgumentRole::kMicroBatchSize},
+      {"lr", ArgumentRole::kLr},
+      {"learning_rate", ArgumentRole::kLr},
+      {"log_file", ArgumentRole::kLogFile},
+      {"logfile", ArgumentRole::kLogFile},
+      {"log_path", ArgumentRole::kLogFile},
+      {"config", ArgumentRole::kConfig},
+      {"config_file", ArgumentRole::kConfig},
+      {"config_path", ArgumentRole::kConfig},
+      {"cfg", ArgumentRole::kConfig},
+  };
+  return table;
+}
+
+bool is_integer(std::string_view text) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+bool is_number(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+bool value_fits(ArgumentRole role, std::string_view value) {
+  switch (role) {
+    case ArgumentRole::kSeed:
+    case ArgumentRole::kMaxSteps:
+    case ArgumentRole::kMicroBatchSize:
+    case ArgumentRole::kGradAccum:
+    case ArgumentRole::kSeqLength:
+      return is_integer(value);
+    case ArgumentRole::kLr:
+      return is_number(value);
+    case ArgumentRole::kLogFile:
+    case ArgumentRole::kConfig:
+      return !value.empty() && value.front() != '-';
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string setting_key(ArgumentRole role) {
+  switch (role) {
+    case ArgumentRole::kSeed:
+      return "train.seed";
+    case ArgumentRole::kMaxSteps:
+      return "train.max_steps";
+    case ArgumentRole::kMicroBatchSize:
+      return "train.micro_batch_size";
+    case ArgumentRole::kGradAccum:
+      return "train.gradient_accumulation_steps";
+    case ArgumentRole::kSeqLength:
+      return "train.seq_length";
+    case ArgumentRole::kLr:
+      return "train.lr";
+    case ArgumentRole::kLogFile:
+    case ArgumentRole::kConfig:
+      return "";
+  }
+  return "";
+}
+
+std::string placeholder(ArgumentRole role) {
+  switch (role) {
+    case ArgumentRole::kSeed:
+      return "{seed}";
+    case ArgumentRole::kMaxSteps:
+      return "{max_steps}";
+    case ArgumentRole::kMicroBatchSize:
+      return "{micro_batch_size}";
+    case ArgumentRole::kGradAccum:
+      return "{grad_accum}";
+    case ArgumentRole::kSeqLength:
+      return "{seq_length}";
+    case ArgumentRole::kLr:
+      return "{lr}";
+    case ArgumentRole::kLogFile:
+      return "{log_file}";
+    case ArgumentRole::kConfig:
+      return "{gate_config}";
+  }
+  return "";
+}
+
+std::optional<ArgumentRole> role_of_flag(const std::string& flag) {
+  if (flag.size() < 3 || flag.rfind("--", 0) != 0) return std::nullopt;
+  const std::string name = audit::normalise_name(flag);
+  if (auto it = extra_spellings().find(name); it != extra_spellings().end()) return it->second;
+  if (const auto setting = audit::find_setting(name)) {
+    switch (*setting) {
+      case audit::Setting::kMicroBatchSize:
+        return ArgumentRole::kMicroBatchSize;
+      case audit::Setting::kGradAccum:
+        return ArgumentRole::kGradAccum;
+      case audit::Setting::kSeqLength:
+        return ArgumentRole::kSeqLength;
+      default:
+        return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> brace_token(const std::string& word) {
+  for (std::size_t open = word.find('{'); open != std::string::npos;
+       open = word.find('{', open + 1)) {
+    std::size_t end = open + 1;
+    while (end < word.size() &&
+           (std::isalnum(static_cast<unsigned char>(word[end])) || word[end] == '_')) {
+      ++end;
+    }
+    if (end > open + 1 && end < word.size() && word[end] == '}')
+      return word.substr(open, end - open + 1);
+  }
+  return std::nullopt;
+}
+
+std::vector<RecognisedArgument> recognise_arguments(const std::vector<std::string>& argv) {
+  std::map<ArgumentRole, RecognisedArgument> last;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& word = argv[i];
+    const std::size_t eq = word.find('=');
+    const bool joined = eq != std::string::npos && word.rfind("--", 0) == 0;
+    const std::string flag = joined ? word.substr(0, eq) : word;
+    const auto role = role_of_flag(flag);
+    if (!role) continue;
+    if (joined) {
+      const std::string value = word.substr(eq + 1);
+      if (value_fits(*role, value))
+        last.insert_or_assign(*role, RecognisedArgument{*role, flag, value, i, true});
+    } else if (i + 1 < argv.size() && value_fits(*role, argv[i + 1])) {
+      last.insert_or_assign(*role, RecognisedArgument{*role, flag, argv[i + 1], i + 1, false});
+      ++i;
+    }
+  }
+  std::vector<RecognisedArgument> out;
+  for (auto& [role, argument] : last) out.push_back(std::move(argument));
+  std::sort(out.begin(), out.end(), [](const RecognisedArgument& a, const RecognisedArgument& b) {
+    return a.value_index < b.value_index;
+  });
+  return out;
+}
+
+}  // namespace bigmac::adopt

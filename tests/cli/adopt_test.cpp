@@ -1,0 +1,246 @@
+// `bigmac-bringup adopt` end to end: the real binary runs each example trainer once (the real
+// /usr/bin/python3, the probe on), writes a configuration, and `run-all --until single` with that
+// configuration passes under the real torchrun. Bad input gets its documented exit code.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "testing/rank_harness.h"
+#include "testing/run_program.h"
+
+namespace bigmac::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kBinary = std::string(BIGMAC_BIN_DIR) + "/bigmac-bringup";
+const std::string kPython = "/usr/bin/python3";
+
+class Adopt : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("bigmac-adopt-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(root_);
+  }
+
+  /// `adopt -o ROOT/adopted.toml -- command`, from the repository root as a user runs it.
+  ProgramResult adopt(const std::vector<std::string>& command,
+                      std::vector<std::string> options = {}) {
+    // The trial's output under this test's folder: kept (a failure keeps it anyway), and
+    // removed with the folder.
+    std::vector<std::string> argv = {
+        kBinary, "adopt", "-o", config_file().string(), "--work-dir", (root_ / "trial").string()};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+    return run_program(argv, {}, BIGMAC_SOURCE_DIR);
+  }
+
+  fs::path config_file() const { return root_ / "adopted.toml"; }
+
+  std::string written() const {
+    std::ifstream in(config_file());
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  /// run-all --until single with the written configuration, on a port of this test's own and
+  /// with stall limits a loaded machine does not trip.
+  ProgramResult run_single(const std::string& until = "single") {
+    return run_program(
+        {kBinary, "run-all", "-c", config_file().string(), "--run-dir", (root_ / "run").string(),
+         "--no-baseline", "--until", until, "--set", "launch.master_port=" + std::to_string(port_),
+         "--set", "launch.stall_timeout_s=60", "--set", "launch.stall_min_s=30", "--set",
+         "launch.init_timeout_s=60"},
+        {}, BIGMAC_SOURCE_DIR);
+  }
+
+  std::string gate_status(const std::string& gate) const {
+    std::ifstream in(root_ / "run" / "state.json");
+    const nlohmann::json state = nlohmann::json::parse(in);
+    for (const auto& g : state.at("gates")) {
+      if (g.at("id") == gate) return g.value("status", "");
+    }
+    return "missing";
+  }
+  std::string single_status() const { return gate_status("single"); }
+
+  fs::path root_;
+  int port_ = free_port();
+};
+
+// The "done when": an unchanged PyTorch script gets through single and dp with the
+// configuration adopt wrote.
+TEST_F(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingleAndDp) {
+  ProgramResult r = adopt({kPython, "examples/plain_ddp/train.py", "--seed", "1", "--max-steps",
+                           "20", "--batch-size", "8", "--grad-accum", "2", "--lr", "0.05"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string config = written();
+  EXPECT_THAT(config, HasSubstr("'--seed', '{seed}', '--max-steps', '{max_steps}', "
+                                "'--batch-size', '{micro_batch_size}', '--grad-accum', "
+                                "'{grad_accum}', '--lr', '{lr}'"));
+  EXPECT_THAT(config, HasSubstr("micro_batch_size = 8"));
+  EXPECT_THAT(config, HasSubstr("gradient_accumulation_steps = 2"));
+  EXPECT_THAT(config, HasSubstr("max_steps = 20"));
+  EXPECT_THAT(config, HasSubstr("log_format = 'plain'"));
+  // The trial ran 5 steps, not the command's 20; the probe gave what the program does not print.
+  EXPECT_THAT(r.out, HasSubstr("--max-steps 5"));
+  EXPECT_THAT(r.out, HasSubstr("grad_norm: probe"));
+  EXPECT_THAT(r.out, HasSubstr("single  can pass"));
+  EXPECT_THAT(r.out, HasSubstr("pp2     cannot pass"));
+  EXPECT_THAT(r.out, HasSubstr("layout"));  // named with what to log
+
+  ProgramResult gates = run_single("dp");
+  EXPECT_EQ(gates.exit_code, 0) << gates.out << gates.err;
+  EXPECT_EQ(single_status(), "passed") << gates.out;
+  EXPECT_EQ(gate_status("dp"), "passed") << gates.out;
+}
+
+TEST_F(Adopt, MegatronStyleProgramReadingTheGateConfigPassesSingle) {
+  ProgramResult r = adopt({kPython, "examples/megatron_style/pretrain_megatron_style.py",
+                           "--config", "configs/megatron-style.toml"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string config = written();
+  EXPECT_THAT(config, HasSubstr("'--config', '{gate_config}'"));
+  EXPECT_THAT(config, HasSubstr("log_format = 'megatron'"));
+  // The values the program reads from its configuration are the user's.
+  EXPECT_THAT(config, HasSubstr("seed = 1234"));
+  EXPECT_THAT(config, HasSubstr("hidden = 64"));
+  EXPECT_THAT(r.out, Not(HasSubstr("missing: no flag hands over")));
+
+  ProgramResult single = run_single();
+  EXPECT_EQ(single.exit_code, 0) << single.out << single.err;
+  EXPECT_EQ(single_status(), "passed") << single.out;
+}
+
+TEST_F(Adopt, TorchTrainerWritingItsOwnLogFilePassesSingle) {
+  ProgramResult r =
+      adopt({kPython, "examples/torch_trainer/train.py", "--config", "configs/torch-trainer.toml",
+             "--log-file", (root_ / "mine.log").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string config = written();
+  EXPECT_THAT(config, HasSubstr("'--config', '{gate_config}', '--log-file', '{log_file}'"));
+  EXPECT_THAT(config, HasSubstr("log_format = 'bigmac'"));
+  EXPECT_THAT(r.out, HasSubstr("(in the log file)"));
+  EXPECT_FALSE(fs::exists(root_ / "mine.log"));  // the trial wrote to a file of its own
+
+  ProgramResult single = run_single();
+  EXPECT_EQ(single.exit_code, 0) << single.out << single.err;
+  EXPECT_EQ(single_status(), "passed") << single.out;
+}
+
+TEST_F(Adopt, OwnFormatTrainerGetsAFieldsMapAndPassesSingle) {
+  ProgramResult r =
+      adopt({kPython, "tests/cli/own_format_trainer.py", "--seed", "1234", "--max-steps", "20",
+             "--micro-batch-size", "2", "--grad-accum", "4", "--lr", "0.05"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string config = written();
+  EXPECT_THAT(config, HasSubstr("log_format = 'regex'"));
+  EXPECT_THAT(config, HasSubstr("[logs.fields]"));
+  EXPECT_THAT(config, HasSubstr("step = '(?:^|[^A-Za-z0-9_])it\\s*[:=]?\\s*([0-9]+)'"));
+  EXPECT_THAT(config, HasSubstr("`bsz` is not a known field"));
+  EXPECT_THAT(r.out, HasSubstr("[logs.fields] proposed from"));
+
+  ProgramResult single = run_single();
+  EXPECT_EQ(single.exit_code, 0) << single.out << single.err;
+  EXPECT_EQ(single_status(), "passed") << single.out;
+}
+
+// Without a step-count flag the trial is stopped (its whole process group) once it logged its
+// steps, and the report names each setting no flag hands over.
+TEST_F(Adopt, ACommandWithoutAStepCountIsStoppedAfterItsStepsAndTheMissingFlagsAreNamed) {
+  ProgramResult r =
+      adopt({kPython, "examples/plain_ddp/train.py", "--batch-size", "8", "--grad-accum", "2"},
+            {"--steps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("stopped by adopt after its steps"));
+  EXPECT_THAT(r.out, HasSubstr("missing: no flag hands over train.max_steps"));
+  EXPECT_THAT(r.out, HasSubstr("missing: no flag hands over train.seed"));
+  EXPECT_THAT(r.out, Not(HasSubstr("missing: no flag hands over train.micro_batch_size")));
+  // The lr the trial ran with, measured by the probe, is the configuration's.
+  EXPECT_THAT(written(), HasSubstr("lr = 0.05"));
+  EXPECT_THAT(written(), HasSubstr("measured in the trial"));
+}
+
+TEST_F(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {
+  ProgramResult r = adopt({kPython, "-c",
+                           "import time\nprint('loading', flush=True)\n"
+                           "time.sleep(60)"},
+                          {"--timeout", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("logged no step with a loss in"));
+  EXPECT_THAT(r.err, HasSubstr("--timeout"));
+}
+
+// An accumulation of 1 and 2 samples per step: two processes cannot share the step, and the
+// pipeline gates' 4 micro-batches do not divide it. The draft fits the gates to it, and
+// `config check` accepts what was written.
+TEST_F(Adopt, SettingsTheGatesCannotSplitGetALayoutTheyCan) {
+  ProgramResult r = adopt({kPython, "tests/cli/own_format_trainer.py", "--seed", "1", "--max-steps",
+                           "20", "--micro-batch-size", "2", "--grad-accum", "1", "--lr", "0.05"},
+                          {"--steps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(written(), HasSubstr("nproc_per_node = 1"));
+  EXPECT_THAT(written(), HasSubstr("pp2.micro_batches = 2"));
+  ProgramResult check = run_program({kBinary, "config", "check", "-c", config_file().string()}, {},
+                                    BIGMAC_SOURCE_DIR);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
+TEST_F(Adopt, AProgramThatIsNotFoundIsAnInfrastructureError) {
+  ProgramResult r = adopt({(root_ / "no-such-trainer").string(), "--seed", "1"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no-such-trainer"));
+  EXPECT_FALSE(fs::exists(config_file()));
+}
+
+TEST_F(Adopt, ACommandThatExitsAtOnceIsBadInputAndItsLastLinesAreShown) {
+  ProgramResult r = adopt({kPython, "-c",
+                           "import sys; print('no GPU here', file=sys.stderr); "
+                           "sys.exit(4)"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("exit code 4"));
+  EXPECT_THAT(r.err, HasSubstr("before logging any step"));
+  EXPECT_THAT(r.err, HasSubstr("no GPU here"));
+  EXPECT_FALSE(fs::exists(config_file()));
+
+  ProgramResult missing_script = adopt({kPython, "no_such_script.py"});
+  EXPECT_EQ(missing_script.exit_code, 2) << missing_script.out << missing_script.err;
+  EXPECT_THAT(missing_script.err, HasSubstr("no_such_script.py"));
+}
+
+TEST_F(Adopt, ACommandThatPrintsNoLossIsBadInput) {
+  ProgramResult r = adopt({kPython, "-c", "for i in range(3): print('epoch', i, 'done')"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("printed no loss"));
+  EXPECT_THAT(r.err, HasSubstr("epoch 2 done"));
+  EXPECT_FALSE(fs::exists(config_file()));
+}
+
+TEST_F(Adopt, UsageErrorsAreBadInput) {
+  ProgramResult none = run_program({kBinary, "adopt"});
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  std::ofstream(config_file()) << "mine\n";
+  ProgramResult exists = adopt({kPython, "-c", "print('loss 1.0')"});
+  EXPECT_EQ(exists.exit_code, 2) << exists.out << exists.err;
+  EXPECT_THAT(exists.err, HasSubstr("--force"));
+  EXPECT_EQ(written(), "mine\n");
+}
+
+}  // namespace
+}  // namespace bigmac::testing
