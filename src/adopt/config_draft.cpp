@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/json_quote.h"
+
 namespace bigmac::adopt {
 namespace {
 
@@ -173,31 +175,12 @@ void trainer_values(ConfigDraft& draft, const DraftInputs& in) {
 }  // namespace
 
 std::string toml_string(const std::string& text) {
-  const bool literal = text.find_first_of("'\n\r\t") == std::string::npos;
+  // A literal string holds no ' and no control character (TOML 1.0); else a basic string.
+  const bool literal = std::none_of(text.begin(), text.end(), [](char c) {
+    return c == '\'' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
   if (literal) return "'" + text + "'";
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out + "\"";
+  return quote_json(text);  // a JSON string is a TOML basic string
 }
 
 std::string shown_word(const std::string& word) {

@@ -204,20 +204,25 @@ long monotonic_ms() {
   return now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+// Reaps every child that has exited, without waiting; notes the rank's status when it is one.
+void reap_exited(pid_t rank, int& rank_status, bool& rank_done) {
+  int status = 0;
+  pid_t reaped;
+  while ((reaped = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
+    if (reaped == rank) {
+      rank_status = status;
+      rank_done = true;
+    }
+  }
+}
+
 // Reaps children until the rank is among them or `deadline_ms` (monotonic) passes.
 void wait_for_rank(pid_t rank, long deadline_ms, int& rank_status, bool& rank_done) {
   sigset_t child;
   sigemptyset(&child);
   sigaddset(&child, SIGCHLD);
   while (!rank_done) {
-    int status = 0;
-    pid_t reaped;
-    while ((reaped = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
-      if (reaped == rank) {
-        rank_status = status;
-        rank_done = true;
-      }
-    }
+    reap_exited(rank, rank_status, rank_done);
     const long left = deadline_ms - monotonic_ms();
     if (rank_done || left <= 0) return;
     const timespec wait{left / 1000, (left % 1000) * 1000000};
@@ -263,14 +268,7 @@ void run_rank_shepherd(const ShepherdLaunch& l) {
     siginfo_t info{};
     const int sig = ::sigwaitinfo(&wanted, &info);
     if (sig == SIGCHLD) {
-      int status = 0;
-      pid_t reaped;
-      while ((reaped = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
-        if (reaped == rank) {
-          rank_status = status;
-          rank_done = true;
-        }
-      }
+      reap_exited(rank, rank_status, rank_done);
       if (!rank_done) continue;
     } else if (sig != l.end_signal) {
       continue;  // EINTR

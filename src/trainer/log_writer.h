@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/json_quote.h"
 #include "logs/contract_names.h"
 
 namespace bigmac::trainer {
@@ -42,9 +43,6 @@ class LogEvent {
 /// A JSON number for `value`: shortest round-trip form, always with a fraction or exponent so
 /// readers see a float; NaN / Infinity / -Infinity when not finite.
 std::string format_json_double(double value);
-
-/// `value` as a quoted JSON string.
-std::string quote_json(std::string_view value);
 
 /// Seconds since the Unix epoch, the `t` of every event.
 double wall_time_s();

@@ -21,6 +21,8 @@ TEST(ConfigDraft, TomlStringsAreLiteralWhenTheyCanBe) {
   EXPECT_EQ(toml_string("\\s+(\\d+)"), "'\\s+(\\d+)'");
   EXPECT_EQ(toml_string("it's"), "\"it's\"");
   EXPECT_EQ(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+  // Control characters have no place in a literal string: escaped in a basic one.
+  EXPECT_EQ(toml_string("bell\x07"), "\"bell\\u0007\"");
   EXPECT_EQ(shown_word("--seed"), "--seed");
   EXPECT_EQ(shown_word("import sys\nprint(1)"), "\"import sys\\nprint(1)\"");
   EXPECT_EQ(shown_word("a b"), "'a b'");
