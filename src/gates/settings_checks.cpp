@@ -57,6 +57,16 @@ std::optional<std::string> positive(std::int64_t v) {
   return v > 0 ? std::optional<std::string>(std::to_string(v)) : std::nullopt;
 }
 
+// The value a `[cfg]` line printed for one setting (seed 001's effective-configuration line),
+// reported beside what the events say: a trainer that prints only that line is observable too.
+void report_cfg(const GateEvidence& e, std::vector<Reported>& out, const char* what,
+                std::optional<std::int64_t> logs::SettingsRecord::*field) {
+  report_each<logs::SettingsRecord>(e, out, what, [&](const logs::SettingsRecord& r) {
+    const auto& v = r.*field;
+    return v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt;
+  });
+}
+
 // Whether the gate handed `field` to the trainer at all. bigmac-train reads every value from
 // its gate file; a command trainer gets what its argv template names (`{seq_length}`), or all
 // of them when it reads the gate file (`{gate_config}`). The world size always reaches it
@@ -80,26 +90,31 @@ std::vector<Applied> applied_values(const CheckContext& ctx) {
                                [](const auto& r) { return positive(r.world_size); });
   report_each<logs::PgReadyRecord>(e, world.reported, "pg_ready world_size",
                                    [](const auto& r) { return positive(r.world_size); });
+  report_cfg(e, world.reported, "[cfg] world_size", &logs::SettingsRecord::world_size);
   out.push_back(std::move(world));
   Applied pp{"pp", "parallel.pp_size", std::to_string(c.parallel.pp_size), {}};
   report_each<logs::LayoutRecord>(e, pp.reported, "layout num_stages",
                                   [](const auto& r) { return positive(r.num_stages); });
+  report_cfg(e, pp.reported, "[cfg] pp", &logs::SettingsRecord::pp);
   out.push_back(std::move(pp));
   Applied dp{"dp", "derived.dp", std::to_string(c.derived.dp), {}};
   report_each<logs::BatchRecord>(e, dp.reported, "batch dp",
                                  [](const auto& r) { return positive(r.dp); });
   report_each<logs::LayoutRecord>(e, dp.reported, "layout dp_size",
                                   [](const auto& r) { return positive(r.dp_size); });
+  report_cfg(e, dp.reported, "[cfg] dp", &logs::SettingsRecord::dp);
   // No contract event carries tp; the ranks imply it as world size / (pp × dp) when they report
   // all three (a single process implies tp 1 with pp and dp 1).
   Applied tp{"tp", "parallel.tp_size", std::to_string(c.parallel.tp_size), {}};
+  report_cfg(e, tp.reported, "[cfg] tp", &logs::SettingsRecord::tp);
   const Applied& w = out.front();
   const Applied& p = out.back();
   const std::int64_t ranks = w.reported.empty() ? 0 : std::stoll(w.reported.front().value);
   const std::int64_t stages =
       !p.reported.empty() ? std::stoll(p.reported.front().value) : (ranks == 1 ? 1 : 0);
   const std::int64_t replicas = !dp.reported.empty() ? std::stoll(dp.reported.front().value) : 0;
-  if (ranks > 0 && stages > 0 && replicas > 0 && ranks % (stages * replicas) == 0) {
+  if (tp.reported.empty() && ranks > 0 && stages > 0 && replicas > 0 &&
+      ranks % (stages * replicas) == 0) {
     const std::string v = std::to_string(ranks / (stages * replicas));
     tp.reported.push_back(Reported{
         v, CheckEvidence{w.reported.front().evidence.rank, w.reported.front().evidence.line,
@@ -112,6 +127,7 @@ std::vector<Applied> applied_values(const CheckContext& ctx) {
       "micro_batch_size", "train.micro_batch_size", std::to_string(c.train.micro_batch_size), {}};
   report_each<logs::BatchRecord>(e, micro.reported, "batch micro_batch_size",
                                  [](const auto& r) { return positive(r.micro_batch_size); });
+  report_cfg(e, micro.reported, "[cfg] micro_bs", &logs::SettingsRecord::micro_batch_size);
   out.push_back(std::move(micro));
   Applied accum{"grad_accum",
                 "train.gradient_accumulation_steps",
@@ -119,10 +135,12 @@ std::vector<Applied> applied_values(const CheckContext& ctx) {
                 {}};
   report_each<logs::BatchRecord>(e, accum.reported, "batch grad_accum",
                                  [](const auto& r) { return positive(r.grad_accum); });
+  report_cfg(e, accum.reported, "[cfg] accum", &logs::SettingsRecord::grad_accum);
   out.push_back(std::move(accum));
   Applied seq{"seq_length", "train.seq_length", std::to_string(c.train.seq_length), {}};
   report_each<logs::BatchRecord>(e, seq.reported, "batch seq_length",
                                  [](const auto& r) { return positive(r.seq_length); });
+  report_cfg(e, seq.reported, "[cfg] seq_length", &logs::SettingsRecord::seq_length);
   out.push_back(std::move(seq));
   if (c.parallel.pp_size > 1) {
     // The split points are where stages 1.. begin: the first layer each later stage reports.
@@ -143,6 +161,13 @@ std::vector<Applied> applied_values(const CheckContext& ctx) {
       split.reported.push_back(
           Reported{v, evidence_of(*starts.begin()->second, "layout first layers " + v)});
     }
+    report_each<logs::SettingsRecord>(e, split.reported, "[cfg] split_points",
+                                      [](const logs::SettingsRecord& r) {
+                                        return r.split_points
+                                                   ? std::optional<std::string>(fmt::format(
+                                                         "[{}]", fmt::join(*r.split_points, ",")))
+                                                   : std::nullopt;
+                                      });
     out.push_back(std::move(split));
   }
   Applied seed{"seed", "train.seed", std::to_string(c.train.seed), {}};
@@ -151,6 +176,7 @@ std::vector<Applied> applied_values(const CheckContext& ctx) {
     return r.seed != 0 || c.train.seed == 0 ? std::optional<std::string>(std::to_string(r.seed))
                                             : std::nullopt;
   });
+  report_cfg(e, seed.reported, "[cfg] seed", &logs::SettingsRecord::seed);
   out.push_back(std::move(seed));
   return out;
 }

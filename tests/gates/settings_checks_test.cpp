@@ -111,6 +111,45 @@ TEST(SettingsApplied, Seed) {
                   "[train]");
 }
 
+// A trainer that prints only seed 001's effective-configuration line, no contract events.
+GateEvidence cfg_only_evidence(const GatePlan& p) {
+  GateEvidence e = single_evidence(3);
+  RankEvidence& r = e.ranks[0];
+  r.runs.clear();
+  r.pg_ready.clear();
+  r.batches.clear();
+  r.layouts.clear();
+  logs::SettingsRecord cfg;
+  cfg.at = logs::RecordOrigin{0, 1, 0};
+  cfg.world_size = 1;
+  cfg.pp = 1;
+  cfg.tp = 1;
+  cfg.dp = 1;
+  cfg.micro_batch_size = p.config.train.micro_batch_size;
+  cfg.grad_accum = p.config.train.gradient_accumulation_steps;
+  cfg.seq_length = p.config.train.seq_length;
+  cfg.seed = p.config.train.seed;
+  r.settings.push_back(cfg);
+  return e;
+}
+
+TEST(SettingsApplied, ACfgLineAloneMakesEveryValueObservable) {
+  const GatePlan p = plan("single");
+  const CheckResult r = applied(cfg_only_evidence(p), p);
+  EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_TRUE(r.unobservable.empty()) << r.message;
+}
+
+TEST(SettingsApplied, ACfgLineThatDisagreesIsAMismatch) {
+  const GatePlan p = plan("single");
+  GateEvidence e = cfg_only_evidence(p);
+  e.ranks[0].settings[0].micro_batch_size = p.config.train.micro_batch_size + 1;
+  expect_mismatch(applied(e, p),
+                  fmt::format("micro_batch_size: the gate asked for {}, rank 0 ran with {}",
+                              p.config.train.micro_batch_size,
+                              p.config.train.micro_batch_size + 1));
+}
+
 TEST(SettingsApplied, ValuesNoRankReportsAreUnobservable) {
   GateEvidence e = single_evidence(3);
   e.ranks[0].runs.clear();
