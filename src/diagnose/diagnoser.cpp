@@ -83,6 +83,11 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
         std::any_of(first.begin(), first.end(), [&](const Diagnosis& f) { return f.id == d.id; });
     if (!seen) first.push_back(std::move(d));
   }
+  // A peer that closed its connection is a consequence, also in the first failed rank's own
+  // lines: which rank the launcher reaped first is an accident of scheduling, so a cause found
+  // in any log leads it.
+  std::stable_partition(first.begin(), first.end(),
+                        [](const Diagnosis& d) { return d.klass != "peer_exited"; });
   drop_disproved(first, input);
   return first;
 }
