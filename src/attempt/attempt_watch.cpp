@@ -41,12 +41,18 @@ logs::RankLog AttemptWatch::rank_log(int rank) const {
     }
     const bool trainer_silent = !how.steps_logged_elsewhere && out.steps.empty();
     out = logs::merge_probe_log(std::move(out), std::move(probe_log), how);
-    // The probe alone under pure DP: the loss owner's loss is the replicas' mean.
-    if (trainer_silent && model_parallel == 1 && from_probe.begin()->first == rank) {
-      std::vector<const logs::RankLog*> replicas;
-      for (const auto& [other, log] : from_probe) replicas.push_back(&log);
-      logs::average_replica_losses(out, replicas,
-                                   static_cast<std::size_t>(std::max(1, data_parallel)));
+    // The probe alone under pure DP: rank 0 owns the run's loss, the replicas' mean. Another
+    // replica's own loss is not the run's: were it kept, a live judgement made before rank 0
+    // logged the step would take that replica for the loss owner.
+    if (trainer_silent && model_parallel == 1 && data_parallel > 1) {
+      if (rank == 0) {
+        std::vector<const logs::RankLog*> replicas;
+        for (const auto& [other, log] : from_probe) replicas.push_back(&log);
+        logs::average_replica_losses(out, replicas, static_cast<std::size_t>(data_parallel));
+      } else {
+        for (logs::StepRecord& s : out.steps) s.loss.reset();
+        out.field_sources.erase("loss");
+      }
     }
   }
   return out;

@@ -341,6 +341,8 @@ const std::vector<MetricRuleSpec>& specs() {
       {"grad_norm_diverges_while_loss_matches", {"step", "grad_norm", "baseline_grad_norm"}},
       {"loss_diverges_after_match", {"step", "loss", "baseline_loss"}},
       {"loss_wrong_from_first_step", {"loss", "baseline_loss"}},
+      {"stage_without_layers",
+       {"stage", "num_stages", "first_layer", "last_layer", "split_points"}},
       {"stage_without_forward", {"stage", "first_layer", "last_layer", "split_point"}},
       {"middle_stage_loss", {"stage", "last_stage", "step"}},
       {"stage_param_sum_mismatch", {"stage_sum", "total", "difference", "tied", "detail"}},

@@ -25,6 +25,27 @@ Evidence layout_evidence(const Sourced<logs::LayoutRecord>& l) {
                      r.tied_duplicate_count));
 }
 
+bool owns_no_layer(const logs::LayoutRecord& r) {
+  return r.first_layer < 0 || r.last_layer < r.first_layer;
+}
+
+// A stage whose layout says it holds no layer: decided by the layout record alone, whether or
+// not the stages got as far as a micro-batch before the gate was stopped.
+void stage_without_layers(const MetricInput& in, std::vector<Finding>& out) {
+  for (const auto& [stage, layout] : layouts_by_stage(in)) {
+    const logs::LayoutRecord& r = *layout.record;
+    if (!owns_no_layer(r)) continue;
+    out.push_back({"stage_without_layers",
+                   {{"stage", std::to_string(stage)},
+                    {"num_stages", std::to_string(r.num_stages)},
+                    {"first_layer", std::to_string(r.first_layer)},
+                    {"last_layer", std::to_string(r.last_layer)},
+                    {"split_points", std::to_string(std::max(r.num_stages - 1, 0))}},
+                   {layout_evidence(layout)},
+                   r.at.rank});
+  }
+}
+
 void stage_without_forward(const MetricInput& in, std::vector<Finding>& out) {
   const auto mbs = all_of<logs::MicroBatchRecord>(in.logs);
   if (mbs.empty()) return;  // no pipeline trace: nothing to judge
@@ -33,8 +54,8 @@ void stage_without_forward(const MetricInput& in, std::vector<Finding>& out) {
     if (m.record->phase == 'F') forwarded.insert(m.record->stage);
   }
   for (const auto& [stage, layout] : layouts_by_stage(in)) {
-    if (forwarded.count(stage) != 0) continue;
     const logs::LayoutRecord& r = *layout.record;
+    if (forwarded.count(stage) != 0 || owns_no_layer(r)) continue;  // the latter: its own rule
     out.push_back({"stage_without_forward",
                    {{"stage", std::to_string(stage)},
                     {"first_layer", std::to_string(r.first_layer)},
@@ -207,6 +228,7 @@ void middle_stage_loss(const MetricInput& in, std::vector<Finding>& out) {
 }
 
 void pipeline_rules(const MetricInput& in, std::vector<Finding>& out) {
+  stage_without_layers(in, out);
   stage_without_forward(in, out);
   middle_stage_loss(in, out);
   stage_param_sum(in, out);

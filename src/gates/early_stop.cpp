@@ -17,20 +17,35 @@ std::optional<CertainFailure> certain_failure(const GateSpec& spec, const GatePl
                                               const GateEvidence& so_far,
                                               const baseline::Baseline* reference) {
   const CheckContext ctx{so_far, plan, reference, CheckParams(spec.params)};
+  std::optional<CertainFailure> earliest;
   for (const CheckSpec& check : spec.checks) {
     if (check.needs_baseline && !reference) continue;
     const CheckFunction run = find_check(check.name);
     if (!run) continue;
     const CheckResult r = run(ctx);
-    // The first in the gate's order, as the verdict at the end will name it.
-    if (!r.passed && r.certain_at) return CertainFailure{check.name, *r.certain_at, r.message};
+    // The earliest step decides (the gate's order among equals), whenever the question is
+    // asked: a grad_norm off at step 0 is the cause of a loss off at step 1, also when the
+    // records of step 1 are in before anyone asked.
+    if (!r.passed && r.certain_at && (!earliest || *r.certain_at < earliest->step)) {
+      earliest = CertainFailure{check.name, *r.certain_at, r.message};
+    }
   }
-  return std::nullopt;
+  return earliest;
 }
 
-GateVerdict judge_stopped_early(GateVerdict v, const CertainFailure& cause,
+GateVerdict judge_stopped_early(GateVerdict v, const CertainFailure& live,
                                 const GateEvidence& evidence, const GatePlan& plan,
                                 const baseline::Baseline* reference) {
+  // On the records as they were when the ranks had stopped, the earliest certain failure
+  // decides, as certain_failure would have named it then.
+  CertainFailure cause = live;
+  const CheckResult* decisive = nullptr;
+  for (const CheckResult& r : v.results) {
+    if (!r.passed && r.certain_at && (!decisive || *r.certain_at < *decisive->certain_at)) {
+      decisive = &r;
+    }
+  }
+  if (decisive) cause = CertainFailure{decisive->name, *decisive->certain_at, decisive->message};
   std::optional<std::int64_t> last;
   if (const RankEvidence* owner = evidence.step_owner()) {
     for (const logs::StepRecord& s : owner->steps)

@@ -23,8 +23,8 @@ struct CertainFailure {
 /// (per gate file, `[gates.<id>] stop_on_divergence` in a config), true when absent.
 bool stops_on_divergence(const GateSpec& spec);
 
-/// The decision, on the records a running gate has logged so far: the first check (in the
-/// gate's order) whose failure is already certain — a baseline comparison whose policy says no
+/// The decision, on the records a running gate has logged so far: the check whose failure is
+/// already certain at the earliest step (the gate's order among equals) — a baseline comparison whose policy says no
 /// later step can undo it, a step logged twice or out of order, a wrong samples/step, and any
 /// failure a logged record proves for good (a layout, a parameter count or digest, a shape, a
 /// loss on a middle stage, a second checkpoint writer) — or nullopt. Checks that fail only

@@ -91,10 +91,17 @@ const UnobservableFinding* GateVerdict::first_required_unobservable() const {
 }
 
 const CheckResult* GateVerdict::first_failure() const {
+  const CheckResult* first = nullptr;
   for (const CheckResult& r : results) {
-    if (!r.passed) return &r;
+    if (r.passed) continue;
+    if (!first) first = &r;
+    // A gate stopped early is decided by the failure certain at the earliest step.
+    if (!stopped_early.empty() && r.certain_at &&
+        (!first->certain_at || *r.certain_at < *first->certain_at)) {
+      first = &r;
+    }
   }
-  return nullptr;
+  return first;
 }
 
 std::string GateVerdict::summary() const {

@@ -41,6 +41,8 @@ struct GateVerdict {
   /// were stopped at a certain failure (gates/early_stop.h); empty when the gate ran out.
   std::string stopped_early;
 
+  /// The failed check that names the gate's failure: the first in the gate's order, or for a gate
+  /// stopped early the one certain at the earliest step.
   const CheckResult* first_failure() const;
   /// The first finding that leaves a required check unobservable, or nullptr.
   const UnobservableFinding* first_required_unobservable() const;

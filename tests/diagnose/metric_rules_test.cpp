@@ -338,6 +338,25 @@ TEST(MetricRules, StageWithoutForwardNamesItsSplitPoint) {
   EXPECT_EQ(d->gate, "pp2");
 }
 
+TEST(MetricRules, AStageWithoutLayersIsNamedFromItsLayoutAloneBeforeAnyMicroBatch) {
+  // Stopped at the layout records (layer_coverage is certain before step 0): no micro-batch.
+  std::vector<LogRecords> logs = {{"rank0.log", {layout(0, 0, 2, 0, 4, 100)}},
+                                  {"rank1.log", {layout(1, 1, 2, -1, -1, 0)}}};
+  auto all = run(logs);
+  const Diagnosis* d = find(all, "stage_without_layers");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->symptom, "stage 1 of 2 holds no layer (layers -1..-1)");
+  EXPECT_THAT(d->fix, HasSubstr("model.split_points 1 strictly increasing values"));
+  EXPECT_EQ(d->failed_rank, 1);
+  EXPECT_EQ(d->gate, "pp2");
+  EXPECT_EQ(d->klass, "parallel_layout");
+  // With micro-batches logged, the empty stage keeps the more specific diagnosis alone.
+  logs[0].records.push_back(mb(0, 0, 0, 'F', 10));
+  all = run(logs);
+  EXPECT_NE(find(all, "stage_without_layers"), nullptr);
+  EXPECT_EQ(find(all, "stage_without_forward"), nullptr);
+}
+
 TEST(MetricRules, StageParameterSumAgainstTheSingleTotal) {
   BaselineValues b;
   b.param_count = 1000;

@@ -41,27 +41,45 @@ TEST_F(EarlyStop, AHealthyRunThatIsNotOverYetIsNoCertainFailure) {
   EXPECT_FALSE(certain_failure(spec("dp"), plan_, so_far_, &base_).has_value());
 }
 
-TEST_F(EarlyStop, ADivergedValueIsCertainAtItsStepAndTheGatesOrderNamesTheFirst) {
+TEST_F(EarlyStop, ADivergedValueIsCertainAtItsStepAndTheEarliestStepDecides) {
   so_far_.ranks[0].steps[1].loss = 9.0;
   so_far_.ranks[0].steps[2].lr = *so_far_.ranks[0].steps[2].lr * 4;
-  const auto certain = certain_failure(spec("dp"), plan_, so_far_, &base_);
+  auto certain = certain_failure(spec("dp"), plan_, so_far_, &base_);
   ASSERT_TRUE(certain.has_value());
-  // dp checks lr before loss: the verdict at the end would name lr_vs_baseline first, too.
-  EXPECT_EQ(certain->check, "lr_vs_baseline");
-  EXPECT_EQ(certain->step, 2);
-  EXPECT_NE(certain->message.find("lr diverges from the baseline at step 2"), std::string::npos)
+  // dp checks lr before loss, but the loss was off first: the answer must not depend on
+  // whether the records of step 2 were in when the question was asked.
+  EXPECT_EQ(certain->check, "loss_vs_baseline");
+  EXPECT_EQ(certain->step, 1);
+  EXPECT_NE(certain->message.find("loss diverges from the baseline at step 1"),
+            std::string::npos)
       << certain->message;
+
+  // At the same step, the gate's order names the first.
+  so_far_.ranks[0].steps[1].lr = *so_far_.ranks[0].steps[1].lr * 4;
+  certain = certain_failure(spec("dp"), plan_, so_far_, &base_);
+  ASSERT_TRUE(certain.has_value());
+  EXPECT_EQ(certain->check, "lr_vs_baseline");
+  EXPECT_EQ(certain->step, 1);
 }
 
 TEST_F(EarlyStop, AStepLoggedTwiceOrSkippedIsCertainWithoutABaseline) {
-  GateEvidence twice = so_far_;
+  // The single gate's own rank, four steps in.
+  GateEvidence single = single_evidence(6);
+  RankEvidence& r = single.ranks[0];
+  r.steps.resize(4);
+  r.heartbeats.clear();
+  r.dones.clear();
+  r.digests.clear();
+  r.exit = RankEnding{};
+
+  GateEvidence twice = single;
   twice.ranks[0].steps.push_back(twice.ranks[0].steps.back());
   auto certain = certain_failure(spec("single"), plan("single", 6), twice, nullptr);
   ASSERT_TRUE(certain.has_value());
   EXPECT_EQ(certain->check, "step_sequence");
   EXPECT_EQ(certain->step, 3);
 
-  GateEvidence gap = so_far_;
+  GateEvidence gap = single;
   gap.ranks[0].steps.erase(gap.ranks[0].steps.begin() + 2);
   certain = certain_failure(spec("single"), plan("single", 6), gap, nullptr);
   ASSERT_TRUE(certain.has_value());
@@ -130,6 +148,24 @@ TEST_F(EarlyStop, AStoppedGateIsJudgedOnWhatItLoggedAndSaysWhereItStopped) {
   const GateVerdict back = verdict_from_json(to_json(v));
   EXPECT_EQ(back.stopped_early, v.stopped_early);
   EXPECT_EQ(back.first_failure()->certain_at, 2);
+}
+
+TEST_F(EarlyStop, TheVerdictNamesTheEarliestCertainFailureOfTheRecordsAtTheStop) {
+  // Asked while step 1's loss was not in yet, the live decision named lr at step 2; the ranks
+  // then stopped with step 1 logged. The verdict is the same as had it been asked later.
+  so_far_.ranks[0].steps[2].lr = *so_far_.ranks[0].steps[2].lr * 4;
+  so_far_.ranks[0].steps[1].loss = 9.0;
+  so_far_.ranks[0].exit =
+      RankEnding{true, {}, "SIGTERM", false, "stopped by the orchestrator", false};
+  const CertainFailure live{"lr_vs_baseline", 2, "lr diverges from the baseline at step 2"};
+  const GateVerdict v = judge_stopped_early(evaluate_gate(spec("dp"), plan_, so_far_, &base_),
+                                            live, so_far_, plan_, &base_);
+  ASSERT_NE(v.first_failure(), nullptr);
+  EXPECT_EQ(v.first_failure()->name, "loss_vs_baseline");
+  EXPECT_EQ(v.stopped_early,
+            "stopped early at step 3 of 6: loss_vs_baseline failed for good at step 1");
+  EXPECT_EQ(v.route_back, v.first_failure()->route_back);
+  EXPECT_NE(v.summary().find("loss_vs_baseline"), std::string::npos) << v.summary();
 }
 
 TEST(CertainFailures, WhatALoggedRecordProvesIsFinalWhatIsStillMissingIsNot) {

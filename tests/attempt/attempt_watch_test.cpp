@@ -1,0 +1,63 @@
+// The live view of an attempt's records (AttemptWatch::rank_log) as the early stop judges it
+// while ranks are still logging: under the probe alone and pure data parallelism, a step's loss
+// is the run's (the mean over every replica) or absent, whichever replica logs first.
+#include <gtest/gtest.h>
+
+#include "attempt/attempt_watch.h"
+#include "logs/record.h"
+
+namespace {
+
+using bigmac::attempt::AttemptWatch;
+using bigmac::logs::StepRecord;
+
+StepRecord probe_step(int rank, std::int64_t step, double loss) {
+  StepRecord s;
+  s.at.rank = rank;
+  s.global_step = step;
+  s.loss = loss;
+  s.grad_norm = 0.5;
+  return s;
+}
+
+AttemptWatch two_replicas() {
+  AttemptWatch watch;
+  watch.model_parallel = 1;
+  watch.data_parallel = 2;
+  return watch;
+}
+
+TEST(AttemptWatchLive, AReplicaThatLogsBeforeRankZeroCarriesNoLossOfTheRun) {
+  AttemptWatch watch = two_replicas();
+  // Rank 0 joined the process group but has not finished step 0 yet.
+  bigmac::logs::PgReadyRecord ready;
+  ready.at.rank = 0;
+  watch.from_probe[0].add(ready);
+  watch.from_probe[1].add(probe_step(1, 0, 1.5));
+  const auto replica = watch.rank_log(1);
+  ASSERT_EQ(replica.steps.size(), 1u);
+  EXPECT_FALSE(replica.steps[0].loss.has_value()) << "one replica's loss judged as the run's";
+  EXPECT_TRUE(replica.steps[0].grad_norm.has_value()) << "only the loss is the replica's own";
+}
+
+TEST(AttemptWatchLive, RankZeroHasNoLossUntilEveryReplicaLoggedTheStepThenTheMean) {
+  AttemptWatch watch = two_replicas();
+  watch.from_probe[0].add(probe_step(0, 0, 1.0));
+  ASSERT_EQ(watch.rank_log(0).steps.size(), 1u);
+  EXPECT_FALSE(watch.rank_log(0).steps[0].loss.has_value());
+  watch.from_probe[1].add(probe_step(1, 0, 2.0));
+  const auto owner = watch.rank_log(0);
+  ASSERT_TRUE(owner.steps[0].loss.has_value());
+  EXPECT_DOUBLE_EQ(*owner.steps[0].loss, 1.5);
+  EXPECT_FALSE(watch.rank_log(1).steps[0].loss.has_value());
+}
+
+TEST(AttemptWatchLive, OneProcessKeepsItsOwnLoss) {
+  AttemptWatch watch;
+  watch.from_probe[0].add(probe_step(0, 0, 1.25));
+  const auto single = watch.rank_log(0);
+  ASSERT_TRUE(single.steps.at(0).loss.has_value());
+  EXPECT_DOUBLE_EQ(*single.steps[0].loss, 1.25);
+}
+
+}  // namespace
