@@ -33,6 +33,7 @@ diagnose::BaselineValues baseline_values(const baseline::Baseline& b) {
       v.samples_per_step = *step.samples_per_step;
   }
   v.param_count = b.structure.param_count.value_or(0);
+  v.param_digest = b.structure.param_digest;
   return v;
 }
 

@@ -24,6 +24,34 @@ std::optional<double> value_of(const BaselineStep& s, Metric metric) {
   return std::nullopt;
 }
 
+std::vector<SeriesValue> series_of(const Baseline& b, Metric metric) {
+  std::vector<SeriesValue> out;
+  for (const BaselineStep& s : b.steps) {
+    if (auto v = value_of(s, metric)) out.push_back({s.global_step, *v});
+  }
+  return out;
+}
+
+// The band replaces the step-by-step verdict: within and the first divergent step come from the
+// moving averages (steps, exactness and the largest single-step difference stay as counted).
+void judge_as_band(const Baseline& reference, const std::map<std::int64_t, double>& seen,
+                   Metric metric, MetricComparison& c) {
+  std::vector<SeriesValue> observed;
+  for (const auto& [step, value] : seen) observed.push_back({step, value});
+  const std::vector<SeriesValue> ref = series_of(reference, metric);
+  BandComparison band = compare_band(ref, observed, c.tolerance.band, c.tolerance.rel_tol);
+  c.tolerance.band_noise = band.noise;
+  c.first_divergent_step.reset();
+  c.within = c.compared > 0 && !band.first_divergent;
+  if (band.first_divergent) {
+    const BandPoint& p = band.judged[*band.first_divergent];
+    c.first_divergent_step = p.step;
+    c.baseline_value = p.baseline;
+    c.observed_value = p.observed;
+  }
+  c.band = std::move(band);
+}
+
 }  // namespace
 
 double relative_difference(double observed, double reference) {
@@ -44,6 +72,10 @@ bool within_tolerance(double observed, double reference, const Tolerance& t) {
       if (observed == reference) return true;
       if (observed == 0 || reference == 0 || (observed > 0) != (reference > 0)) return false;
       return observed / reference <= t.factor && reference / observed <= t.factor;
+    case Policy::kBand: {
+      const auto [low, high] = tolerance_range(reference, t);
+      return observed >= low && observed <= high;
+    }
   }
   return false;
 }
@@ -60,6 +92,8 @@ std::pair<double, double> tolerance_range(double reference, const Tolerance& t) 
       if (reference == 0) return {0, 0};
       return {std::min(reference / t.factor, reference * t.factor),
               std::max(reference / t.factor, reference * t.factor)};
+    case Policy::kBand:
+      return single_step_band(reference, t.band_noise, t.band.sigmas, t.rel_tol);
   }
   return {reference, reference};
 }
@@ -72,6 +106,8 @@ std::string_view policy_name(Policy policy) {
       return "relative";
     case Policy::kMagnitude:
       return "magnitude";
+    case Policy::kBand:
+      return "band";
   }
   return "?";
 }
@@ -80,9 +116,10 @@ Expected<Policy> parse_policy(std::string_view text) {
   if (text == "exact") return Policy::kExact;
   if (text == "relative") return Policy::kRelative;
   if (text == "magnitude") return Policy::kMagnitude;
+  if (text == "band") return Policy::kBand;
   return tl::unexpected(make_error(ErrorKind::kConfig,
                                    fmt::format("unknown comparison policy '{}'", text),
-                                   "use exact, relative or magnitude"));
+                                   "use exact, relative, magnitude or band"));
 }
 
 std::string Tolerance::describe() const {
@@ -94,8 +131,21 @@ std::string Tolerance::describe() const {
                          : fmt::format("relative {:g}", rel_tol);
     case Policy::kMagnitude:
       return fmt::format("magnitude ×{:g}", factor);
+    case Policy::kBand:
+      return describe_band();
   }
   return "?";
+}
+
+std::string Tolerance::describe_band() const {
+  std::string noise = fmt::format("noise not measured, floor relative {:g}", rel_tol);
+  if (band_noise.residuals > 0) {
+    noise = band_noise.log_scale ? fmt::format("noise σ {:.3g}%", 100 * std::expm1(band_noise.sigma))
+                                 : fmt::format("noise σ {:.3g}", band_noise.sigma);
+  }
+  return fmt::format("band {:g}σ of the baseline's step-to-step {}, {}-step moving average, {} "
+                     "steps outside to confirm",
+                     band.sigmas, noise, band.window, band.confirm);
 }
 
 std::string_view metric_name(Metric metric) {
@@ -170,6 +220,7 @@ MetricComparison compare_metric(const Baseline& reference, const Baseline& obser
   }
   c.exact = c.compared > 0 && exact;
   c.within = c.compared > 0 && within;
+  if (tolerance.policy == Policy::kBand) judge_as_band(reference, seen, metric, c);
   return c;
 }
 
@@ -180,8 +231,16 @@ bool divergence_is_certain(const MetricComparison& c) {
     case Policy::kRelative:
     case Policy::kMagnitude:
       return true;
+    case Policy::kBand:
+      return c.band && c.band->confirmed_at.has_value();
   }
   return false;
+}
+
+std::optional<std::int64_t> divergence_certain_at(const MetricComparison& c) {
+  if (!divergence_is_certain(c)) return std::nullopt;
+  if (c.tolerance.policy == Policy::kBand) return c.band->confirmed_at;
+  return c.first_divergent_step;
 }
 
 std::string fingerprint_difference(const Fingerprint& o, const Fingerprint& r) {

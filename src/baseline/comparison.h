@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "baseline/band.h"
 #include "baseline/baseline.h"
 #include "core/error.h"
 
@@ -17,6 +18,7 @@ enum class Policy {
   kExact,      ///< bit-for-bit equal
   kRelative,   ///< |a - b| <= rel_tol × |b| + abs_tol
   kMagnitude,  ///< same sign and a / b within [1 / factor, factor]
+  kBand,       ///< the moving average within the baseline's own noise (baseline/band.h)
 };
 
 std::string_view policy_name(Policy policy);
@@ -27,14 +29,22 @@ struct Tolerance {
   double rel_tol = 1e-4;
   double abs_tol = 0;
   double factor = 10;  ///< magnitude policy
+  BandRule band{};     ///< band policy (rel_tol is its narrowest half-width)
+  /// band policy: the baseline's noise, once a comparison has measured it (sigma 0 before).
+  SeriesNoise band_noise{};
 
-  std::string describe() const;  ///< "relative 1e-4", "magnitude ×10", "exact"
+  std::string describe() const;  ///< "relative 1e-4", "magnitude ×10", "exact", "band 5σ …"
+
+ private:
+  std::string describe_band() const;
 };
 
 /// |observed - reference| / |reference| (0 when equal, infinite when either is not finite).
 double relative_difference(double observed, double reference);
 
-/// Whether `observed` is within `tolerance` of `reference`: the test every comparison applies.
+/// Whether `observed` is within `tolerance` of `reference`: the test every comparison applies
+/// to one step. The band policy judges a series (compare_metric); one step alone is judged
+/// against the baseline's per-step noise in `band_noise` (baseline/band.h single_step_band).
 bool within_tolerance(double observed, double reference, const Tolerance& tolerance);
 
 /// The values within_tolerance accepts for `reference`, as [low, high].
@@ -59,7 +69,9 @@ struct MetricComparison {
   double max_rel_diff = 0;
   std::int64_t max_rel_diff_step = -1;
   double baseline_value = 0;  ///< at first_divergent_step (else at max_rel_diff_step)
-  double observed_value = 0;
+  double observed_value = 0;  ///< band policy: both are moving averages
+  /// band policy: the smoothed comparison; a divergence is certain at band->confirmed_at.
+  std::optional<BandComparison> band;
 };
 
 /// Compares one metric of `observed` against `reference`, step by step (matched by global_step).
@@ -68,10 +80,15 @@ MetricComparison compare_metric(const Baseline& reference, const Baseline& obser
 
 /// Whether a failed tolerance check of a run that is still going (its first steps only) is
 /// final: no later step can undo it. Every policy states it: exact, relative and magnitude judge
-/// each step on its own, so the first divergent step is final; a policy that needs later steps
-/// to confirm a divergence answers from its own definition. A run that is stopped as soon as
-/// this holds is judged on what it logged so far.
+/// each step on its own, so the first divergent step is final; band reports a divergence only
+/// once `confirm` smoothed points whose windows the run has logged lie outside it, so it is
+/// final from band->confirmed_at. A run that is stopped as soon as this holds is judged on what
+/// it logged so far.
 bool divergence_is_certain(const MetricComparison& comparison);
+
+/// The step since which a certain divergence is certain: the first divergent step, or for the
+/// band the last step its confirmation read.
+std::optional<std::int64_t> divergence_certain_at(const MetricComparison& comparison);
 
 /// The named outcome of DESIGN §4.
 enum class Outcome {

@@ -228,28 +228,109 @@ std::string keep_lr(const MetricInput& in) {
                           : std::string("train.lr at the value the baseline ran with");
 }
 
+std::optional<double> field_of(const logs::StepRecord& r, baseline::Metric metric) {
+  return metric == baseline::Metric::kLoss ? r.loss : r.grad_norm;
+}
+
+// The baseline's values in step order.
+std::vector<baseline::SeriesValue> baseline_series(const std::vector<std::optional<double>>& b) {
+  std::vector<baseline::SeriesValue> out;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (b[i]) out.push_back({static_cast<std::int64_t>(i), *b[i]});
+  }
+  return out;
+}
+
+// The first step of `steps` whose `metric` leaves the gate's tolerance of the baseline `base`,
+// as the gate's check judges it (gates/baseline_checks.cpp): one step at a time, or for the
+// band policy the first step of a confirmed run of moving averages outside it. A non-finite
+// value ends the search (loss_non_finite speaks for it).
+const Sourced<logs::StepRecord>* first_outside(const std::vector<Sourced<logs::StepRecord>>& steps,
+                                               const std::vector<std::optional<double>>& base,
+                                               baseline::Metric metric,
+                                               const baseline::Tolerance& tolerance) {
+  if (tolerance.policy == baseline::Policy::kBand) {
+    std::vector<baseline::SeriesValue> observed;
+    for (const auto& s : steps) {
+      if (auto v = field_of(*s.record, metric)) observed.push_back({s.record->global_step, *v});
+    }
+    const baseline::BandComparison band =
+        baseline::compare_band(baseline_series(base), observed, tolerance.band, tolerance.rel_tol);
+    if (!band.first_divergent) return nullptr;
+    const std::int64_t step = band.judged[*band.first_divergent].step;
+    for (const auto& s : steps) {
+      if (s.record->global_step == step) return &s;
+    }
+    return nullptr;
+  }
+  for (const auto& s : steps) {
+    const auto step = s.record->global_step;
+    const auto value = field_of(*s.record, metric);
+    if (step < 0 || static_cast<std::size_t>(step) >= base.size() || !value ||
+        !base[static_cast<std::size_t>(step)]) {
+      continue;
+    }
+    if (!std::isfinite(*value)) return nullptr;
+    if (!baseline::within_tolerance(*value, *base[static_cast<std::size_t>(step)], tolerance)) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
 // A gate stopped at grad_norm's divergence while the loss still matched: the gradients differ
 // though the forward pass agrees.
 void grad_norm_while_loss_matches(const MetricInput& in,
                                   const std::vector<Sourced<logs::StepRecord>>& steps,
                                   std::vector<Finding>& out) {
   const auto& base = in.baseline->grad_norm;
-  for (const auto& s : steps) {
-    const auto step = s.record->global_step;
-    if (!s.record->grad_norm || step < 0 || static_cast<std::size_t>(step) >= base.size() ||
-        !base[static_cast<std::size_t>(step)]) {
-      continue;
-    }
-    const double expected = *base[static_cast<std::size_t>(step)];
-    if (baseline::within_tolerance(*s.record->grad_norm, expected, in.limits.grad_norm)) continue;
-    out.push_back({"grad_norm_diverges_while_loss_matches",
-                   {{"step", std::to_string(step)},
-                    {"grad_norm", number(*s.record->grad_norm)},
-                    {"baseline_grad_norm", number(expected)}},
-                   {step_evidence(s)},
-                   s.record->at.rank});
-    return;
+  const auto* s = first_outside(steps, base, baseline::Metric::kGradNorm, in.limits.grad_norm);
+  if (s == nullptr) return;
+  const auto step = static_cast<std::size_t>(s->record->global_step);
+  out.push_back({"grad_norm_diverges_while_loss_matches",
+                 {{"step", std::to_string(step)},
+                  {"grad_norm", number(*s->record->grad_norm)},
+                  {"baseline_grad_norm", number(*base[step])}},
+                 {step_evidence(*s)},
+                 s->record->at.rank});
+}
+
+// Step 0 differs from the baseline beyond the gate's tolerance, yet the initial parameters are
+// the baseline's and the difference is within the baseline's own step-to-step noise: the
+// trainer's batches depend on the layout (issue 14 item 6). A gate that already compares as a
+// band has allowed for that, so this finding is for step-by-step policies only.
+std::optional<Finding> layout_dependent(const MetricInput& in,
+                                        const Sourced<logs::StepRecord>& step0) {
+  const baseline::Tolerance& t = in.limits.loss;
+  if (t.policy == baseline::Policy::kBand || in.baseline->param_digest.empty()) return {};
+  const auto models = all_of<logs::ModelRecord>(in.logs);
+  const Sourced<logs::ModelRecord>* model = nullptr;
+  for (const auto& m : models) {
+    if (m.record->param_digest.empty()) continue;
+    if (m.record->param_digest != in.baseline->param_digest) return {};
+    if (model == nullptr) model = &m;
   }
+  if (model == nullptr) return {};
+  std::vector<double> values;
+  for (const auto& v : in.baseline->loss) {
+    if (v) values.push_back(*v);
+  }
+  const baseline::SeriesNoise noise = baseline::series_noise(values, t.band.window);
+  const double reference = *in.baseline->loss[0];
+  const double loss = *step0.record->loss;
+  const auto [low, high] = baseline::single_step_band(reference, noise, t.band.sigmas, t.rel_tol);
+  if (noise.residuals == 0 || loss < low || loss > high) return {};
+  return Finding{"loss_depends_on_layout",
+                 {{"loss", number(loss)},
+                  {"baseline_loss", number(reference)},
+                  {"digest", model->record->param_digest},
+                  {"noise", noise.log_scale ? fmt::format("{:.3g}%", 100 * std::expm1(noise.sigma))
+                                            : number(noise.sigma)},
+                  {"low", number(low)},
+                  {"high", number(high)}},
+                 {step_evidence(step0),
+                  evidence_of(*model, "ev=model param_digest=" + model->record->param_digest)},
+                 step0.record->at.rank};
 }
 
 // Loss against the baseline: wrong from step 0 (→ shapes), or right at first then diverging
@@ -261,20 +342,8 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   const auto* steps = loss_owner(by_rank);
   if (steps == nullptr) return;
   const auto& base = *in.baseline;
-  const Sourced<logs::StepRecord>* diverged = nullptr;
-  for (const auto& s : *steps) {
-    const auto step = s.record->global_step;
-    if (step < 0 || static_cast<std::size_t>(step) >= base.loss.size() || !s.record->loss ||
-        !base.loss[static_cast<std::size_t>(step)]) {
-      continue;
-    }
-    if (!std::isfinite(*s.record->loss)) break;  // loss_non_finite speaks for it
-    if (!baseline::within_tolerance(*s.record->loss, *base.loss[static_cast<std::size_t>(step)],
-                                    in.limits.loss)) {
-      diverged = &s;
-      break;
-    }
-  }
+  const Sourced<logs::StepRecord>* diverged =
+      first_outside(*steps, base.loss, baseline::Metric::kLoss, in.limits.loss);
   const LrScaling lr = base.lr.empty() ? LrScaling{} : lr_scaled_with_world(in, *steps);
   if (diverged == nullptr) {
     if (lr.step == nullptr) grad_norm_while_loss_matches(in, *steps, out);
@@ -295,6 +364,10 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   const logs::StepRecord& r = *diverged->record;
   const std::string baseline_loss = number(*base.loss[static_cast<std::size_t>(r.global_step)]);
   if (r.global_step == 0) {
+    if (auto layout = layout_dependent(in, *diverged)) {
+      out.push_back(std::move(*layout));
+      return;
+    }
     out.push_back({"loss_wrong_from_first_step",
                    {{"loss", number(*r.loss)}, {"baseline_loss", baseline_loss}},
                    {step_evidence(*diverged)},
@@ -343,6 +416,7 @@ const std::vector<MetricRuleSpec>& specs() {
       {"loss_wrong_from_first_step", {"loss", "baseline_loss"}},
       {"stage_without_layers",
        {"stage", "num_stages", "first_layer", "last_layer", "split_points"}},
+      {"loss_depends_on_layout", {"loss", "baseline_loss", "digest", "noise", "low", "high"}},
       {"stage_without_forward", {"stage", "first_layer", "last_layer", "split_point"}},
       {"middle_stage_loss", {"stage", "last_stage", "step"}},
       {"stage_param_sum_mismatch", {"stage_sum", "total", "difference", "tied", "detail"}},

@@ -25,6 +25,7 @@ struct BaselineValues {
   std::vector<std::optional<double>> loss, grad_norm, lr;
   std::int64_t samples_per_step = 0;
   std::int64_t param_count = 0;
+  std::string param_digest;  ///< of the initial parameters; empty: not known
 };
 
 /// A rank that stopped making progress, as the launcher's watchdog saw it.

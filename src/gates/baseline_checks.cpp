@@ -25,6 +25,32 @@ CheckEvidence step_evidence(const CheckContext& ctx, std::int64_t step, std::str
   return CheckEvidence{-1, 0, std::move(text)};
 }
 
+std::string divergence_message(const baseline::MetricComparison& c, const std::string& prefix,
+                               std::size_t baseline_steps) {
+  return fmt::format(
+      "{} diverges from the baseline at step {}: {:.6g} vs {:.6g} (rel diff {:.3g}, allowed {}); "
+      "{} of {} steps compared{}",
+      prefix, *c.first_divergent_step, c.observed_value, c.baseline_value,
+      c.baseline_value != 0
+          ? std::abs(c.observed_value - c.baseline_value) / std::abs(c.baseline_value)
+          : c.max_rel_diff,
+      c.tolerance.describe(), c.compared, baseline_steps,
+      c.missing > 0 ? fmt::format(", {} missing", c.missing) : "");
+}
+
+// The band judges moving averages: name them, the band there and where it was confirmed.
+std::string band_divergence_message(const baseline::MetricComparison& c, const std::string& prefix,
+                                    std::size_t baseline_steps) {
+  const baseline::BandPoint& p = c.band->judged[*c.band->first_divergent];
+  return fmt::format(
+      "{}'s {}-step moving average leaves the baseline's band at step {}: {:.6g} vs {:.6g} "
+      "(allowed {:.6g} to {:.6g}; {}), outside at {} steps in a row by step {}; {} of {} steps "
+      "compared{}",
+      prefix, c.tolerance.band.window, p.step, p.observed, p.baseline, p.low, p.high,
+      c.tolerance.describe(), c.tolerance.band.confirm, c.band->confirmed_at.value_or(p.step),
+      c.compared, baseline_steps, c.missing > 0 ? fmt::format(", {} missing", c.missing) : "");
+}
+
 CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric metric,
                                const std::string& prefix) {
   if (!ctx.baseline)
@@ -69,22 +95,14 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
   }
   if (!c.within) {
     const std::int64_t step = *c.first_divergent_step;
-    CheckResult r = fail(
-        name,
-        fmt::format("{} diverges from the baseline at step {}: {:.6g} vs {:.6g} (rel diff {:.3g}, "
-                    "allowed {}); {} of {} steps compared{}",
-                    prefix, step, c.observed_value, c.baseline_value,
-                    c.baseline_value != 0
-                        ? std::abs(c.observed_value - c.baseline_value) / std::abs(c.baseline_value)
-                        : c.max_rel_diff,
-                    tol.describe(), c.compared, ctx.baseline->steps.size(),
-                    c.missing > 0 ? fmt::format(", {} missing", c.missing) : ""),
-        {step_evidence(ctx, step,
-                       fmt::format("step {} {}={:.6g} (baseline {:.6g})", step, prefix,
-                                   c.observed_value, c.baseline_value))});
+    CheckResult r = fail(name, c.band ? band_divergence_message(c, prefix, ctx.baseline->steps.size())
+                                      : divergence_message(c, prefix, ctx.baseline->steps.size()),
+                         {step_evidence(ctx, step,
+                                        fmt::format("step {} {}={:.6g} (baseline {:.6g})", step,
+                                                    prefix, c.observed_value, c.baseline_value))});
     r.divergence = MetricDivergence{std::string(baseline::metric_name(metric)), step,
-                                    c.observed_value, c.baseline_value, tol};
-    if (baseline::divergence_is_certain(c)) r.certain_at = step;
+                                    c.observed_value, c.baseline_value, c.tolerance};
+    r.certain_at = baseline::divergence_certain_at(c);
     const bool at_first =
         !ctx.baseline->steps.empty() && step == ctx.baseline->steps.front().global_step;
     r.route_back =
@@ -95,9 +113,16 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
     return fail(name, fmt::format("{} of {} baseline steps have no logged {}", c.missing,
                                   ctx.baseline->steps.size(), prefix));
   }
+  if (c.band && !c.exact) {
+    return pass(name, fmt::format("{}'s moving average stays within the baseline's band at all {} "
+                                  "steps ({}; largest single-step rel diff {:.3g} at step {})",
+                                  prefix, c.compared, c.tolerance.describe(), c.max_rel_diff,
+                                  c.max_rel_diff_step));
+  }
   std::string how = c.exact ? "exactly"
                             : fmt::format("within {} (max rel diff {:.3g} at step {})",
-                                          tol.describe(), c.max_rel_diff, c.max_rel_diff_step);
+                                          c.tolerance.describe(), c.max_rel_diff,
+                                          c.max_rel_diff_step);
   if (!c.exact) {
     const std::string why =
         baseline::fingerprint_difference(observed.fingerprint, ctx.baseline->fingerprint);

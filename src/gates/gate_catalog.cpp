@@ -76,6 +76,9 @@ baseline::ComparisonPolicy comparison_policy(const GateSpec& spec) {
     t.rel_tol = params.number(prefix + "_rel_tol", t.rel_tol);
     t.abs_tol = params.number(prefix + "_abs_tol", t.abs_tol);
     t.factor = params.number(prefix + "_factor", t.factor);
+    t.band.window = static_cast<int>(params.number(prefix + "_band_window", t.band.window));
+    t.band.sigmas = params.number(prefix + "_band_sigmas", t.band.sigmas);
+    t.band.confirm = static_cast<int>(params.number(prefix + "_band_confirm", t.band.confirm));
     return t;
   };
   policy.loss = tolerance("loss", *policy.loss);

@@ -15,12 +15,14 @@ namespace bigmac::gates {
 namespace {
 
 enum class Kind {
-  kPolicy,      ///< "exact" | "relative" | "magnitude"
+  kPolicy,      ///< "exact" | "relative" | "magnitude" | "band"
   kTolerance,   ///< finite number >= 0
   kFactor,      ///< finite number >= 1
   kGate,        ///< a gate id (checked against the catalog by load_gate_specs)
   kCount,       ///< integer >= 1
+  kWindow,      ///< odd integer >= 3 (a centred moving average)
   kSeconds,     ///< finite number > 0
+  kPositive,    ///< finite number > 0 (not a time)
   kEvents,      ///< list of contract event names
   kStepFields,  ///< list of step field names
   kCheckNames,  ///< list of check names (which of them are the gate's: gate_spec.cpp)
@@ -38,18 +40,27 @@ constexpr std::array kRules = {
     Rule{"loss_rel_tol", Kind::kTolerance},
     Rule{"loss_abs_tol", Kind::kTolerance},
     Rule{"loss_factor", Kind::kFactor},
+    Rule{"loss_band_window", Kind::kWindow},  // baseline/band.h
+    Rule{"loss_band_sigmas", Kind::kPositive},
+    Rule{"loss_band_confirm", Kind::kCount},
     Rule{"loss_route_back_first_step", Kind::kGate},
     Rule{"loss_route_back_later", Kind::kGate},
     Rule{"grad_norm_policy", Kind::kPolicy},
     Rule{"grad_norm_rel_tol", Kind::kTolerance},
     Rule{"grad_norm_abs_tol", Kind::kTolerance},
     Rule{"grad_norm_factor", Kind::kFactor},
+    Rule{"grad_norm_band_window", Kind::kWindow},  // baseline/band.h
+    Rule{"grad_norm_band_sigmas", Kind::kPositive},
+    Rule{"grad_norm_band_confirm", Kind::kCount},
     Rule{"grad_norm_route_back_first_step", Kind::kGate},
     Rule{"grad_norm_route_back_later", Kind::kGate},
     Rule{"lr_policy", Kind::kPolicy},
     Rule{"lr_rel_tol", Kind::kTolerance},
     Rule{"lr_abs_tol", Kind::kTolerance},
     Rule{"lr_factor", Kind::kFactor},
+    Rule{"lr_band_window", Kind::kWindow},  // baseline/band.h
+    Rule{"lr_band_sigmas", Kind::kPositive},
+    Rule{"lr_band_confirm", Kind::kCount},
     Rule{"lr_route_back_first_step", Kind::kGate},
     Rule{"lr_route_back_later", Kind::kGate},
     Rule{"grad_norm_growth_factor", Kind::kFactor},
@@ -108,7 +119,8 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
     case Kind::kPolicy:
       if (!v.is_string() || !baseline::parse_policy(v.get<std::string>())) {
         return problem(fmt::format("unknown comparison policy {}", v.dump()),
-                       "use \"exact\", \"relative\" or \"magnitude\"");
+                       "use \"exact\", \"relative\", \"magnitude\" or \"band\" "
+                       "(docs/comparison-policies.md)");
       }
       return std::nullopt;
     case Kind::kTolerance:
@@ -117,6 +129,17 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
       return number(1, false, "a number");
     case Kind::kSeconds:
       return number(0, true, "a number of seconds");
+    case Kind::kPositive:
+      return number(0, true, "a number");
+    case Kind::kWindow: {
+      const auto n = json_integer(v);
+      if (!n || *n < 3 || *n % 2 == 0 || *n > 1001) {
+        return problem(fmt::format("expected an odd whole number of steps from 3 to 1001, found {}",
+                                   v.dump()),
+                       "the moving average is centred on each step: 3, 5, 7 …");
+      }
+      return std::nullopt;
+    }
     case Kind::kCount: {
       const auto n = json_integer(v);
       if (!n || *n < 1 || *n > (1 << 20)) {

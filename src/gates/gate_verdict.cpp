@@ -19,7 +19,14 @@ nlohmann::json divergence_json(const MetricDivergence& d) {
           {"policy", baseline::policy_name(d.tolerance.policy)},
           {"rel_tol", d.tolerance.rel_tol},
           {"abs_tol", d.tolerance.abs_tol},
-          {"factor", d.tolerance.factor}};
+          {"factor", d.tolerance.factor},
+          {"band",
+           {{"window", d.tolerance.band.window},
+            {"sigmas", d.tolerance.band.sigmas},
+            {"confirm", d.tolerance.band.confirm},
+            {"noise_sigma", d.tolerance.band_noise.sigma},
+            {"noise_log_scale", d.tolerance.band_noise.log_scale},
+            {"noise_residuals", d.tolerance.band_noise.residuals}}}};
 }
 
 MetricDivergence divergence_from_json(const nlohmann::json& j) {
@@ -33,6 +40,15 @@ MetricDivergence divergence_from_json(const nlohmann::json& j) {
   d.tolerance.rel_tol = j.value("rel_tol", d.tolerance.rel_tol);
   d.tolerance.abs_tol = j.value("abs_tol", d.tolerance.abs_tol);
   d.tolerance.factor = j.value("factor", d.tolerance.factor);
+  if (const auto band = j.find("band"); band != j.end() && band->is_object()) {
+    baseline::Tolerance& t = d.tolerance;
+    t.band.window = band->value("window", t.band.window);
+    t.band.sigmas = band->value("sigmas", t.band.sigmas);
+    t.band.confirm = band->value("confirm", t.band.confirm);
+    t.band_noise.sigma = band->value("noise_sigma", 0.0);
+    t.band_noise.log_scale = band->value("noise_log_scale", false);
+    t.band_noise.residuals = band->value("noise_residuals", std::size_t{0});
+  }
   return d;
 }
 

@@ -22,6 +22,9 @@ baseline::Tolerance metric_tolerance(const CheckParams& params, baseline::Metric
   t.rel_tol = params.number(prefix + "_rel_tol", default_rel);
   t.abs_tol = params.number(prefix + "_abs_tol", 0);
   t.factor = params.number(prefix + "_factor", 10);
+  t.band.window = static_cast<int>(params.number(prefix + "_band_window", t.band.window));
+  t.band.sigmas = params.number(prefix + "_band_sigmas", t.band.sigmas);
+  t.band.confirm = static_cast<int>(params.number(prefix + "_band_confirm", t.band.confirm));
   return t;
 }
 

@@ -12,8 +12,8 @@ namespace bigmac::gates {
 /// grad_norm_growth_factor / grad_norm_growth_steps.
 baseline::GrowthRule growth_rule(const CheckParams& params);
 
-/// <metric>_policy, _rel_tol, _abs_tol, _factor; the default relative tolerance per metric is
-/// loss 1e-4, grad_norm 1e-3, lr 1e-9.
+/// <metric>_policy, _rel_tol, _abs_tol, _factor, _band_window, _band_sigmas, _band_confirm; the
+/// default relative tolerance per metric is loss 1e-4, grad_norm 1e-3, lr 1e-9.
 baseline::Tolerance metric_tolerance(const CheckParams& params, baseline::Metric metric);
 
 }  // namespace bigmac::gates

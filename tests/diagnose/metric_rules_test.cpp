@@ -475,3 +475,96 @@ TEST(MetricRules, RuleLeftOutOfTheCatalogDoesNotRun) {
 
 }  // namespace
 }  // namespace bigmac::diagnose
+
+namespace bigmac::diagnose {
+namespace {
+
+// Issue 14 item 6: a loss curve with 20% step-to-step noise around 2·e^(-i/6) + 0.5, as a
+// trainer with a per-rank seed logs it under two layouts (`shift` draws other noise).
+double noisy_loss(int i, int shift) {
+  const double noise[] = {0.13, -0.21, 0.05, 0.27, -0.08, -0.19, 0.22, 0.02, -0.25, 0.11,
+                          0.18, -0.04, -0.16, 0.24, -0.12, 0.07, -0.22, 0.15, 0.01, -0.09};
+  return (2.0 * std::exp(-i / 6.0) + 0.5) * std::exp(noise[(i + shift) % 20]);
+}
+
+BaselineValues layout_baseline() {
+  BaselineValues b;
+  for (int i = 0; i < 20; ++i) b.loss.push_back(noisy_loss(i, 0));
+  b.param_digest = "62a4a8d0f7bbf50f";
+  return b;
+}
+
+logs::ModelRecord model(int rank, const std::string& digest) {
+  logs::ModelRecord m;
+  m.at = at(rank, 2);
+  m.param_count = 9;
+  m.param_digest = digest;
+  return m;
+}
+
+std::vector<logs::Record> layout_run(const std::string& digest, double scale = 1.0) {
+  std::vector<logs::Record> records = {model(0, digest)};
+  for (int i = 0; i < 20; ++i) records.push_back(step(0, i, noisy_loss(i, 7) * scale));
+  return records;
+}
+
+std::vector<Diagnosis> run_with(const std::vector<logs::Record>& records, const BaselineValues& b,
+                                const MetricLimits& limits) {
+  const std::vector<logs::RankLog> logs = rank_logs({{"rank0.log", records}});
+  MetricInput input;
+  input.logs = logs;
+  input.baseline = &b;
+  input.limits = limits;
+  return apply_metric_rules(catalog(), input);
+}
+
+TEST(LayoutDependentData, StepZeroWithinTheBaselinesNoiseAndTheSameDigestIsNamed) {
+  const BaselineValues b = layout_baseline();
+  const auto all = run_with(layout_run(b.param_digest), b, {});
+  const Diagnosis* d = find(all, "loss_depends_on_layout");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->klass, "layout_dependent_data");
+  EXPECT_EQ(d->gate, "single");
+  EXPECT_THAT(d->symptom, HasSubstr("param_digest 62a4a8d0f7bbf50f"));
+  EXPECT_THAT(d->cause, HasSubstr("batches depend on the layout (per-rank seed or sampler), so "
+                                  "step-by-step comparison cannot hold"));
+  EXPECT_THAT(d->fix, HasSubstr("make sample i depend only on the seed and i"));
+  EXPECT_THAT(d->fix, HasSubstr("loss_policy = \"band\""));
+  EXPECT_EQ(d->evidence.size(), 2u);
+  EXPECT_EQ(find(all, "loss_wrong_from_first_step"), nullptr);
+}
+
+TEST(LayoutDependentData, OtherInitialParametersOrALossFarOutsideTheNoiseAreNot) {
+  const BaselineValues b = layout_baseline();
+  auto other_digest = run_with(layout_run("0123456789abcdef"), b, {});
+  EXPECT_EQ(find(other_digest, "loss_depends_on_layout"), nullptr);
+  EXPECT_NE(find(other_digest, "loss_wrong_from_first_step"), nullptr);
+  auto far = run_with(layout_run(b.param_digest, 50.0), b, {});
+  EXPECT_EQ(find(far, "loss_depends_on_layout"), nullptr);
+  EXPECT_NE(find(far, "loss_wrong_from_first_step"), nullptr);
+  BaselineValues no_digest = b;
+  no_digest.param_digest.clear();
+  EXPECT_EQ(find(run_with(layout_run(b.param_digest), no_digest, {}), "loss_depends_on_layout"),
+            nullptr);
+}
+
+TEST(LayoutDependentData, AGateThatComparesAsABandJudgesTheSmoothedCurve) {
+  const BaselineValues b = layout_baseline();
+  MetricLimits band;
+  band.loss.policy = baseline::Policy::kBand;
+  // Statistically the baseline's curve: no loss finding at all.
+  EXPECT_TRUE(run_with(layout_run(b.param_digest), b, band).empty());
+  // Growing ×1.5 a step from step 8: a divergence of the smoothed curve, after a match.
+  std::vector<logs::Record> diverging = {model(0, b.param_digest)};
+  for (int i = 0; i < 20; ++i) {
+    const double grown = i < 8 ? 1.0 : std::pow(1.5, i - 7);
+    diverging.push_back(step(0, i, noisy_loss(i, 7) * grown));
+  }
+  const auto all = run_with(diverging, b, band);
+  const Diagnosis* d = find(all, "loss_diverges_after_match");
+  ASSERT_NE(d, nullptr) << all.size();
+  EXPECT_EQ(find(all, "loss_depends_on_layout"), nullptr);
+}
+
+}  // namespace
+}  // namespace bigmac::diagnose

@@ -62,6 +62,27 @@ TEST_F(EarlyStop, ADivergedValueIsCertainAtItsStepAndTheEarliestStepDecides) {
   EXPECT_EQ(certain->step, 1);
 }
 
+TEST_F(EarlyStop, ABandDivergenceIsCertainOnlyOnceItsConfirmationIsLogged) {
+  // Issue 16: `band` fails after the confirmation its definition needs. Three moving averages
+  // (5 steps each) outside the band: the third reads steps 0..4.
+  GateSpec band = spec("dp");
+  band.params["loss_policy"] = "band";
+  for (logs::StepRecord& s : so_far_.ranks[0].steps) s.loss = *s.loss * 9;
+  EXPECT_FALSE(evaluate_gate(band, plan_, so_far_, &base_).passed);
+  EXPECT_FALSE(certain_failure(band, plan_, so_far_, &base_).has_value())
+      << "four steps cannot confirm a band divergence";
+
+  so_far_.ranks[0].steps = single_evidence(6).ranks[0].steps;
+  so_far_.ranks[0].steps.resize(5);
+  for (logs::StepRecord& s : so_far_.ranks[0].steps) s.loss = *s.loss * 9;
+  const auto certain = certain_failure(band, plan_, so_far_, &base_);
+  ASSERT_TRUE(certain.has_value());
+  EXPECT_EQ(certain->check, "loss_vs_baseline");
+  EXPECT_EQ(certain->step, 4);
+  EXPECT_NE(certain->message.find("leaves the baseline's band at step 0"), std::string::npos)
+      << certain->message;
+}
+
 TEST_F(EarlyStop, AStepLoggedTwiceOrSkippedIsCertainWithoutABaseline) {
   // The single gate's own rank, four steps in.
   GateEvidence single = single_evidence(6);

@@ -38,6 +38,10 @@ TEST(GateParams, WrongTypesRangesAndNamesAreNamed) {
       {R"({"grad_norm_growth_steps": 2.5})", "grad_norm_growth_steps", "expected a whole number"},
       {R"({"idle_limit_s": 0})", "idle_limit_s", "must be more than 0, found 0"},
       {R"({"loss_policy": "fuzzy"})", "loss_policy", "unknown comparison policy \"fuzzy\""},
+      {R"({"loss_band_window": 4})", "loss_band_window", "expected an odd whole number"},
+      {R"({"grad_norm_band_window": 1})", "grad_norm_band_window", "from 3 to 1001"},
+      {R"({"loss_band_sigmas": 0})", "loss_band_sigmas", "must be more than 0"},
+      {R"({"loss_band_confirm": 0})", "loss_band_confirm", "from 1 to"},
       {R"({"loss_route_back_later": 5})", "loss_route_back_later", "expected a gate id"},
       {R"({"required_events": "run"})", "required_events", "expected an array of names"},
       {R"({"required_events": ["run", "rnu"]})", "required_events", "unknown name \"rnu\""},
@@ -51,6 +55,10 @@ TEST(GateParams, WrongTypesRangesAndNamesAreNamed) {
     EXPECT_EQ(found[0].key, c.key);
     EXPECT_NE(found[0].message.find(c.message), std::string::npos) << found[0].message;
   }
+  EXPECT_TRUE(problems(R"({"loss_policy": "band", "loss_band_window": 7, "loss_band_sigmas": 4.5,
+                            "loss_band_confirm": 2, "grad_norm_policy": "band"})")
+                  .empty());
+  EXPECT_NE(problems(R"({"lr_policy": "bands"})")[0].hint.find("\"band\""), std::string::npos);
   EXPECT_EQ(problems(R"({"los_rel_tol": 0.001})")[0].hint, "did you mean 'loss_rel_tol'?");
   EXPECT_EQ(problems(R"({"required_events": ["rnu"]})")[0].hint, "did you mean 'run'?");
 }
