@@ -12,7 +12,7 @@
 
 namespace bigmac::attempt {
 
-logs::RankLog AttemptWatch::rank_log(int rank) const {
+logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
   const auto file = from_file.find(rank);
   const auto streams = from_streams.find(rank);
   logs::RankLog out;
@@ -34,11 +34,16 @@ logs::RankLog AttemptWatch::rank_log(int rank) const {
     logs::ProbeMerge how;
     how.model_parallel = model_parallel;
     how.data_parallel = data_parallel;
+    bool trainer_records = false;
     for (const auto* by_rank : {&from_file, &from_streams}) {
       for (const auto& [other, log] : *by_rank) {
         if (other != rank && !log.steps.empty()) how.steps_logged_elsewhere = true;
+        trainer_records |= log.records > 0;
       }
     }
+    // A probe step judged before the trainer's own line of that step is read would put the
+    // probe's value (the applied, clipped grad_norm) where the trainer's goes.
+    if (moment == Moment::kLive && trainer_records) how.steps_logged_elsewhere = true;
     const bool trainer_silent = !how.steps_logged_elsewhere && out.steps.empty();
     out = logs::merge_probe_log(std::move(out), std::move(probe_log), how);
     // The probe alone under pure DP: rank 0 owns the run's loss, the replicas' mean. Another
@@ -75,7 +80,10 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   if (gates::stops_on_divergence(*plan.spec)) {
     options.stop_request = [&]() -> std::optional<std::string> {
       gates::GateEvidence so_far;
-      for (int rank : ranks_seen) so_far.add_rank_log(watch.rank_log(rank), gates::RankEnding{});
+      for (int rank : ranks_seen) {
+        so_far.add_rank_log(watch.rank_log(rank, AttemptWatch::Moment::kLive),
+                            gates::RankEnding{});
+      }
       watch.certain = gates::certain_failure(*plan.spec, plan.gate, so_far,
                                              reference ? &reference->baseline : nullptr);
       if (!watch.certain) return std::nullopt;

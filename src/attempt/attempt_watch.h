@@ -30,9 +30,16 @@ struct AttemptWatch {
   /// that no later record could undo, found on the records as they came.
   std::optional<gates::CertainFailure> certain;
 
+  /// When the records are read: while the ranks still run (the early stop's question), or
+  /// once they have ended.
+  enum class Moment { kLive, kEnded };
+
   /// One rank's records: its log file's when it wrote one (plus the context lines of its
   /// streams), else its streams', with the probe's merged in by step (trainer's values win).
-  logs::RankLog rank_log(int rank) const;
+  /// Live, a trainer that wrote records of its own but no step yet is one whose step lines
+  /// may still be on their way (its log file is read with some delay): the probe's steps are
+  /// not taken for its own until the ranks have ended.
+  logs::RankLog rank_log(int rank, Moment moment = Moment::kEnded) const;
 };
 
 /// Starts the plan's ranks on a fresh runner and watches them to the end (watchdog, Ctrl-C, and

@@ -61,3 +61,29 @@ TEST(AttemptWatchLive, OneProcessKeepsItsOwnLoss) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AttemptWatchLive, ProbeStepsWaitForATrainerThatLogsRecordsOfItsOwn) {
+  // The trainer wrote its `run` event to its log file; its step 0 line is not read yet, the
+  // probe's step 0 is (with the applied, clipped grad_norm where the trainer logs the pre-clip).
+  AttemptWatch watch;
+  bigmac::logs::RunRecord run;
+  run.at.rank = 0;
+  run.world_size = 1;
+  watch.from_file[0].add(run);
+  StepRecord probe = probe_step(0, 0, 4.1);
+  probe.grad_norm = 1.0;
+  watch.from_probe[0].add(probe);
+  EXPECT_TRUE(watch.rank_log(0, AttemptWatch::Moment::kLive).steps.empty());
+  // Once the ranks have ended, a trainer that never logged a step is measured by the probe.
+  const auto ended = watch.rank_log(0);
+  ASSERT_EQ(ended.steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(*ended.steps[0].grad_norm, 1.0);
+  // And with no record of its own, the probe alone is judged live.
+  AttemptWatch silent;
+  silent.from_probe[0].add(probe);
+  EXPECT_EQ(silent.rank_log(0, AttemptWatch::Moment::kLive).steps.size(), 1u);
+}
+
+}  // namespace
