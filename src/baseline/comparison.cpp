@@ -148,6 +148,20 @@ std::string Tolerance::describe_band() const {
                      band.sigmas, noise, band.window, band.confirm);
 }
 
+Tolerance default_tolerance(Metric metric) {
+  switch (metric) {
+    case Metric::kLoss:
+      return Tolerance{Policy::kRelative, 1e-4, 0, 10};
+    case Metric::kGradNorm:
+      return Tolerance{Policy::kRelative, 1e-3, 0, 10};
+    case Metric::kLr:
+      return Tolerance{Policy::kRelative, 1e-9, 0, 10};
+    case Metric::kSamplesPerStep:
+      break;
+  }
+  return Tolerance{Policy::kExact, 0, 0, 10};
+}
+
 std::string_view metric_name(Metric metric) {
   switch (metric) {
     case Metric::kLoss:

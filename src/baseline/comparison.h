@@ -55,6 +55,11 @@ enum class Metric { kLoss, kGradNorm, kLr, kSamplesPerStep };
 
 std::string_view metric_name(Metric metric);
 
+/// The tolerance a metric is compared with when no gate parameter sets one — relative: loss
+/// 1e-4, grad_norm 1e-3, lr 1e-9; samples/step exact. Gates, `compare` and the diagnosis all
+/// start from here.
+Tolerance default_tolerance(Metric metric);
+
 /// The exact and the tolerance check of one metric, side by side, over the steps both have.
 struct MetricComparison {
   Metric metric = Metric::kLoss;
@@ -111,10 +116,10 @@ struct Comparison {
 
 /// Tolerances per metric for compare_runs; metrics left empty are not compared.
 struct ComparisonPolicy {
-  std::optional<Tolerance> loss = Tolerance{Policy::kRelative, 1e-4, 0, 10};
-  std::optional<Tolerance> grad_norm = Tolerance{Policy::kRelative, 1e-3, 0, 10};
-  std::optional<Tolerance> lr = Tolerance{Policy::kRelative, 1e-9, 0, 10};
-  std::optional<Tolerance> samples_per_step = Tolerance{Policy::kExact, 0, 0, 10};
+  std::optional<Tolerance> loss = default_tolerance(Metric::kLoss);
+  std::optional<Tolerance> grad_norm = default_tolerance(Metric::kGradNorm);
+  std::optional<Tolerance> lr = default_tolerance(Metric::kLr);
+  std::optional<Tolerance> samples_per_step = default_tolerance(Metric::kSamplesPerStep);
 };
 
 Comparison compare_runs(const Baseline& reference, const Baseline& observed,

@@ -69,9 +69,9 @@ struct LaunchFacts {
 /// Thresholds of the metric rules. A failed gate's diagnosis gets the gate's own (its
 /// [params], gates/series_rules.h); without a gate the single gate's defaults apply.
 struct MetricLimits {
-  baseline::Tolerance loss{baseline::Policy::kRelative, 1e-4, 0, 10};
-  baseline::Tolerance grad_norm{baseline::Policy::kRelative, 1e-3, 0, 10};
-  baseline::Tolerance lr{baseline::Policy::kRelative, 1e-9, 0, 10};
+  baseline::Tolerance loss = baseline::default_tolerance(baseline::Metric::kLoss);
+  baseline::Tolerance grad_norm = baseline::default_tolerance(baseline::Metric::kGradNorm);
+  baseline::Tolerance lr = baseline::default_tolerance(baseline::Metric::kLr);
   baseline::GrowthRule growth;  ///< when grad_norm counts as growing
   double idle_limit_s = 60;     ///< a pipeline stage idle longer than this starves
 };

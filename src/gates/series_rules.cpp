@@ -12,16 +12,13 @@ baseline::GrowthRule growth_rule(const CheckParams& params) {
 }
 
 baseline::Tolerance metric_tolerance(const CheckParams& params, baseline::Metric metric) {
-  double default_rel = 1e-4;
-  if (metric == baseline::Metric::kGradNorm) default_rel = 1e-3;
-  if (metric == baseline::Metric::kLr) default_rel = 1e-9;
   const std::string prefix(baseline::metric_name(metric));
-  baseline::Tolerance t;
-  auto policy = baseline::parse_policy(params.text(prefix + "_policy", "relative"));
-  t.policy = policy ? *policy : baseline::Policy::kRelative;
-  t.rel_tol = params.number(prefix + "_rel_tol", default_rel);
-  t.abs_tol = params.number(prefix + "_abs_tol", 0);
-  t.factor = params.number(prefix + "_factor", 10);
+  baseline::Tolerance t = baseline::default_tolerance(metric);
+  auto policy = baseline::parse_policy(params.text(prefix + "_policy", ""));
+  if (policy) t.policy = *policy;
+  t.rel_tol = params.number(prefix + "_rel_tol", t.rel_tol);
+  t.abs_tol = params.number(prefix + "_abs_tol", t.abs_tol);
+  t.factor = params.number(prefix + "_factor", t.factor);
   t.band.window = static_cast<int>(params.number(prefix + "_band_window", t.band.window));
   t.band.sigmas = params.number(prefix + "_band_sigmas", t.band.sigmas);
   t.band.confirm = static_cast<int>(params.number(prefix + "_band_confirm", t.band.confirm));

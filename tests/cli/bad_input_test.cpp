@@ -1,11 +1,11 @@
-// The bad-input suite: every row of tests/cli/bad_input/cases.tsv runs the real bigmac-bringup
+// The bad-input suite: every case of tests/cli/bad_input/*.tsv runs the real bigmac-bringup
 // in a scratch directory of its own and must end with the documented exit code and a message
 // that says what is wrong — never a crash, a hang (the case's deadline kills it) or a silent
 // success. A row can plant files, links, FIFOs and permissions first, and check afterwards that
-// a file it planted was not written through or replaced. The table format is described at the
-// top of cases.tsv.
+// a file it planted was not written through or replaced. The table format is described in
+// tests/cli/bad_input/README.md.
 //
-// BIGMAC_BAD_INPUT_CASES=FILE runs another table (rows of a fix in progress, say);
+// BIGMAC_BAD_INPUT_CASES=FILE|DIR runs another table (rows of a fix in progress, say);
 // BIGMAC_BAD_INPUT_BINARY=PATH runs the table against another build of the program.
 
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ struct Step {
 
 struct Case {
   std::string name;
-  std::string where;  ///< "cases.tsv:123"
+  std::string where;  ///< "03-config-values.tsv:123"
   int exit_code = 2;
   std::string fragment;
   std::vector<std::string> args;
@@ -48,11 +48,22 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.where; }
 
-std::string table_path() {
+// The case files: every *.tsv of the folder in name order, or the one file given.
+std::vector<fs::path> table_files(std::vector<std::string>& errors) {
   const char* given = std::getenv("BIGMAC_BAD_INPUT_CASES");
-  return given != nullptr && *given != '\0'
-             ? given
-             : std::string(BIGMAC_SOURCE_DIR) + "/tests/cli/bad_input/cases.tsv";
+  const fs::path where = given != nullptr && *given != '\0'
+                             ? fs::path(given)
+                             : fs::path(BIGMAC_SOURCE_DIR) / "tests/cli/bad_input";
+  std::error_code ec;
+  if (!fs::is_directory(where, ec)) return {where};
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(where, ec)) {
+    if (entry.path().extension() == ".tsv") files.push_back(entry.path());
+  }
+  if (ec) errors.push_back("cannot list " + where.string() + ": " + ec.message());
+  if (files.empty()) errors.push_back("no *.tsv case file in " + where.string());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 std::string binary_path() {
@@ -100,17 +111,13 @@ struct Table {
   std::vector<std::string> errors;
 };
 
-// The table, read once. Its own mistakes are collected and reported by a test of their own.
-const Table& table() {
-  static const Table loaded = [] {
-    Table t;
-    const std::string path = table_path();
+// One case file into the table; its mistakes are collected with file and line.
+void read_table(const fs::path& path, Table& t, std::map<std::string, std::string>& names) {
     std::ifstream in(path);
-    if (!in) t.errors.push_back("cannot read " + path);
+    if (!in) t.errors.push_back("cannot read " + path.string());
     std::string line;
     int number = 0;
-    std::map<std::string, int> names;
-    const std::string file = fs::path(path).filename().string();
+    const std::string file = path.filename().string();
     while (std::getline(in, line)) {
       ++number;
       if (line.empty() || line[0] == '#') continue;
@@ -129,9 +136,8 @@ const Table& table() {
         c.exit_code = std::atoi(f[2].c_str());
         c.fragment = unescape(f[3]);
         for (std::size_t i = 4; i < f.size(); ++i) c.args.push_back(unescape(f[i]));
-        if (!names.emplace(c.name, number).second) {
-          t.errors.push_back(at + ": case '" + c.name + "' also at line " +
-                             std::to_string(names[c.name]));
+        if (!names.emplace(c.name, at).second) {
+          t.errors.push_back(at + ": case '" + c.name + "' also at " + names[c.name]);
         }
         for (char ch : c.name) {
           if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') {
@@ -164,6 +170,14 @@ const Table& table() {
         t.errors.push_back(at + ": unknown directive '" + f[0] + "'");
       }
     }
+}
+
+// The table, read once. Its own mistakes are collected and reported by a test of their own.
+const Table& table() {
+  static const Table loaded = [] {
+    Table t;
+    std::map<std::string, std::string> names;  // case name -> where
+    for (const fs::path& path : table_files(t.errors)) read_table(path, t, names);
     return t;
   }();
   return loaded;
