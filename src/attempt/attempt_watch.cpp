@@ -46,21 +46,66 @@ logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
     if (moment == Moment::kLive && trainer_records) how.steps_logged_elsewhere = true;
     const bool trainer_silent = !how.steps_logged_elsewhere && out.steps.empty();
     out = logs::merge_probe_log(std::move(out), std::move(probe_log), how);
-    // The probe alone under pure DP: rank 0 owns the run's loss, the replicas' mean. Another
-    // replica's own loss is not the run's: were it kept, a live judgement made before rank 0
-    // logged the step would take that replica for the loss owner.
-    if (trainer_silent && model_parallel == 1 && data_parallel > 1) {
-      if (rank == 0) {
-        std::vector<const logs::RankLog*> replicas;
-        for (const auto& [other, log] : from_probe) replicas.push_back(&log);
-        logs::average_replica_losses(out, replicas, static_cast<std::size_t>(data_parallel));
-      } else {
-        for (logs::StepRecord& s : out.steps) s.loss.reset();
+    // The probe alone with several ranks: rank 0 owns the run's values, combined from every
+    // rank's. Another rank's own values are not the run's: were they kept, a live judgement
+    // made before rank 0 logged the step would take that rank for the loss owner.
+    if (trainer_silent && (model_parallel > 1 || data_parallel > 1)) {
+      std::vector<const logs::RankLog*> ranks;
+      for (const auto& [other, log] : from_probe) ranks.push_back(&log);
+      if (rank != 0) {
+        for (logs::StepRecord& s : out.steps) {
+          s.loss.reset();
+          if (model_parallel > 1) s.grad_norm.reset();
+        }
         out.field_sources.erase("loss");
+        if (model_parallel > 1) out.field_sources.erase("grad_norm");
+      } else if (model_parallel == 1) {
+        logs::average_replica_losses(out, ranks, static_cast<std::size_t>(data_parallel));
+      } else {
+        logs::combine_stage_values(out, ranks, stage_combination());
       }
     }
   }
   return out;
+}
+
+logs::StageCombination AttemptWatch::stage_combination() const {
+  logs::StageCombination how;
+  how.ranks = static_cast<std::size_t>(std::max(1, model_parallel) * std::max(1, data_parallel));
+  how.replicas = static_cast<std::size_t>(std::max(1, data_parallel));
+  if (tensor_parallel > 1) {
+    how.grad_norm_unknown =
+        "with tensor parallelism the ranks' norms do not add up (replicated weights)";
+    return how;
+  }
+  if (model_param_count <= 0) {
+    how.grad_norm_unknown = "no baseline parameter count to tell whether a weight sits on two "
+                            "stages";
+    return how;
+  }
+  std::int64_t held = 0;
+  std::size_t counted = 0;
+  for (const auto& [rank, log] : from_probe) {
+    if (const logs::ModelRecord* m = log.model(); m && m->param_count > 0) {
+      held += m->param_count;
+      ++counted;
+    }
+  }
+  if (counted != how.ranks) {
+    how.grad_norm_unknown = fmt::format("{} of {} ranks logged their parameter count", counted,
+                                        how.ranks);
+    return how;
+  }
+  held /= static_cast<std::int64_t>(how.replicas);
+  if (held != model_param_count) {
+    how.grad_norm_unknown = fmt::format(
+        "the stages hold {} parameters, the model {}: a weight on two stages (a tied embedding "
+        "and head) would be counted twice",
+        held, model_param_count);
+    return how;
+  }
+  how.grad_norm = true;
+  return how;
 }
 
 AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* reference,
@@ -70,6 +115,10 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   const config::Config& cfg = plan.gate.config;
   watch.model_parallel = cfg.parallel.pp_size * cfg.parallel.tp_size;
   watch.data_parallel = cfg.derived.dp;
+  watch.tensor_parallel = cfg.parallel.tp_size;
+  if (reference && reference->baseline.structure.param_count) {
+    watch.model_param_count = *reference->baseline.structure.param_count;
+  }
   std::set<int> ranks_seen;
   const std::unique_ptr<proc::ProcessRunner> runner = services.make_runner();
   launch::RunOptions options = launch::run_options_for(cfg.launch);

@@ -9,6 +9,7 @@
 #include "gates/early_stop.h"
 #include "gates/gate_evidence.h"
 #include "launch/run_result.h"
+#include "logs/probe_merge.h"
 #include "logs/rank_log.h"
 
 namespace bigmac::attempt {
@@ -26,6 +27,9 @@ struct AttemptWatch {
   std::map<int, logs::RankLog> from_probe;
   int model_parallel = 1;  ///< pp × tp of the launch, for the probe's samples/step
   int data_parallel = 1;   ///< dp of the launch
+  int tensor_parallel = 1;  ///< tp of the launch
+  /// The baseline's parameter count (0: none): whether a pipeline's stages hold a weight twice.
+  std::int64_t model_param_count = 0;
   /// Why the ranks were stopped early (launch status kStoppedEarly): the gate's first failure
   /// that no later record could undo, found on the records as they came.
   std::optional<gates::CertainFailure> certain;
@@ -40,6 +44,9 @@ struct AttemptWatch {
   /// may still be on their way (its log file is read with some delay): the probe's steps are
   /// not taken for its own until the ranks have ended.
   logs::RankLog rank_log(int rank, Moment moment = Moment::kEnded) const;
+
+  /// How a pipeline's probe values add up to the run's (logs::combine_stage_values).
+  logs::StageCombination stage_combination() const;
 };
 
 /// Starts the plan's ranks on a fresh runner and watches them to the end (watchdog, Ctrl-C, and

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 namespace bigmac::logs {
 namespace {
@@ -222,6 +224,67 @@ std::int64_t average_replica_losses(RankLog& merged, const std::vector<const Ran
     merged.field_sources["loss"] = fmt::format("probe (mean over {} replicas)", expected);
   }
   return changed;
+}
+
+namespace {
+
+std::optional<double> extra_value(const StepRecord& step, std::string_view name) {
+  for (const auto& [key, value] : step.extra) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::int64_t combine_stage_values(RankLog& owner, const std::vector<const RankLog*>& ranks,
+                                  const StageCombination& how) {
+  struct Sums {
+    double loss = 0;
+    std::size_t losses = 0;
+    double squares = 0;
+    std::size_t norms = 0;
+  };
+  std::map<std::int64_t, Sums> by_step;
+  for (const RankLog* rank : ranks) {
+    for (const StepRecord& s : rank->steps) {
+      Sums& sums = by_step[s.global_step];
+      if (s.loss) {
+        sums.loss += *s.loss;
+        ++sums.losses;
+      }
+      if (const auto sq = extra_value(s, "grad_norm_sq")) {
+        sums.squares += *sq;
+        ++sums.norms;
+      }
+    }
+  }
+  const std::size_t replicas = std::max<std::size_t>(how.replicas, 1);
+  std::int64_t combined = 0;
+  bool any_norm = false;
+  for (StepRecord& s : owner.steps) {
+    const auto it = by_step.find(s.global_step);
+    const Sums none;
+    const Sums& sums = it != by_step.end() ? it->second : none;
+    s.loss.reset();
+    s.grad_norm.reset();
+    if (sums.losses == replicas) {
+      s.loss = sums.loss / static_cast<double>(replicas);
+      ++combined;
+    }
+    if (how.grad_norm && how.ranks > 0 && sums.norms == how.ranks) {
+      s.grad_norm = std::sqrt(sums.squares / static_cast<double>(replicas));
+      any_norm = true;
+    }
+  }
+  owner.field_sources["loss"] =
+      fmt::format("probe (the last stage's loss, mean over {} replicas)", replicas);
+  owner.field_sources["grad_norm"] =
+      how.grad_norm
+          ? std::string(any_norm ? "probe (√ of the ranks' grad_norm_sq summed over the stages)"
+                                 : "probe")
+          : "not combined: " + how.grad_norm_unknown;
+  return combined;
 }
 
 }  // namespace bigmac::logs

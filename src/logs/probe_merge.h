@@ -59,4 +59,24 @@ RankLog merge_probe_log(RankLog trainer, RankLog probe, const ProbeMerge& how = 
 std::int64_t average_replica_losses(RankLog& merged, const std::vector<const RankLog*>& replicas,
                                     std::size_t expected);
 
+/// A pipeline measured by the probe alone: how its ranks' values add up to the run's.
+struct StageCombination {
+  std::size_t ranks = 0;     ///< every rank of the launch (pp × tp × dp)
+  std::size_t replicas = 1;  ///< dp: the ranks of the last stage that each log a loss
+  /// Whether the ranks' squared norms add up to the model's: tp 1 and no parameter held by two
+  /// stages (a tied embedding and head would be counted twice). When false, the run's
+  /// grad_norm is absent and `grad_norm_unknown` says why.
+  bool grad_norm = false;
+  std::string grad_norm_unknown;
+};
+
+/// The run's loss and grad_norm of a pipeline from the probe's per-rank values (docs/probe.md,
+/// "Combining ranks"): the loss is the mean over the replicas of the ranks that logged one (the
+/// last stage; exactly `replicas` of them, else absent), the grad_norm √(Σ grad_norm_sq / dp)
+/// over every rank once all `ranks` logged the step. Replaces those of each step of `owner`
+/// (`ranks` are the probe logs seen so far), says so in its field_sources, and returns how
+/// many steps got a combined loss.
+std::int64_t combine_stage_values(RankLog& owner, const std::vector<const RankLog*>& ranks,
+                                  const StageCombination& how);
+
 }  // namespace bigmac::logs

@@ -3,6 +3,8 @@
 // is the run's (the mean over every replica) or absent, whichever replica logs first.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "attempt/attempt_watch.h"
 #include "logs/record.h"
 
@@ -84,6 +86,79 @@ TEST(AttemptWatchLive, ProbeStepsWaitForATrainerThatLogsRecordsOfItsOwn) {
   AttemptWatch silent;
   silent.from_probe[0].add(probe);
   EXPECT_EQ(silent.rank_log(0, AttemptWatch::Moment::kLive).steps.size(), 1u);
+}
+
+}  // namespace
+
+namespace {
+
+StepRecord stage_step(int rank, std::int64_t step, std::optional<double> loss, double grad_sq) {
+  StepRecord s;
+  s.at.rank = rank;
+  s.global_step = step;
+  s.loss = loss;
+  s.grad_norm = std::sqrt(grad_sq);
+  s.extra = {{"grad_norm_sq", grad_sq}};
+  return s;
+}
+
+bigmac::logs::ModelRecord params(int rank, std::int64_t count) {
+  bigmac::logs::ModelRecord m;
+  m.at.rank = rank;
+  m.param_count = count;
+  return m;
+}
+
+/// Two stages, one replica: stage 0 (rank 0) has no loss, stage 1 (rank 1) computes it.
+AttemptWatch two_stages(std::int64_t stage0_params) {
+  AttemptWatch watch;
+  watch.model_parallel = 2;
+  watch.data_parallel = 1;
+  watch.model_param_count = 100;
+  watch.from_probe[0].add(params(0, stage0_params));
+  watch.from_probe[1].add(params(1, 40));
+  watch.from_probe[0].add(stage_step(0, 0, std::nullopt, 9.0));
+  return watch;
+}
+
+TEST(AttemptWatchStages, APipelinesLossIsTheLastStagesAndItsGradNormAddsTheStagesSquares) {
+  AttemptWatch watch = two_stages(60);
+  // Live, before the last stage logged step 0: no value of the run yet.
+  auto owner = watch.rank_log(0, AttemptWatch::Moment::kLive);
+  ASSERT_EQ(owner.steps.size(), 1u);
+  EXPECT_FALSE(owner.steps[0].loss.has_value());
+  EXPECT_FALSE(owner.steps[0].grad_norm.has_value()) << "stage 0's own norm is not the run's";
+  watch.from_probe[1].add(stage_step(1, 0, 2.5, 16.0));
+  owner = watch.rank_log(0);
+  ASSERT_TRUE(owner.steps[0].loss.has_value());
+  EXPECT_DOUBLE_EQ(*owner.steps[0].loss, 2.5);
+  ASSERT_TRUE(owner.steps[0].grad_norm.has_value());
+  EXPECT_DOUBLE_EQ(*owner.steps[0].grad_norm, 5.0);
+  EXPECT_NE(owner.field_sources.at("grad_norm").find("summed over the stages"),
+            std::string::npos);
+  // The last stage's own values are not the run's.
+  const auto last = watch.rank_log(1);
+  EXPECT_FALSE(last.steps.at(0).loss.has_value());
+  EXPECT_FALSE(last.steps.at(0).grad_norm.has_value());
+}
+
+TEST(AttemptWatchStages, AWeightOnTwoStagesLeavesTheGradNormAbsentAndSaysWhy) {
+  AttemptWatch watch = two_stages(70);  // 110 held, 100 in the model: a tied weight
+  watch.from_probe[1].add(stage_step(1, 0, 2.5, 16.0));
+  const auto owner = watch.rank_log(0);
+  EXPECT_DOUBLE_EQ(*owner.steps.at(0).loss, 2.5);
+  EXPECT_FALSE(owner.steps[0].grad_norm.has_value());
+  EXPECT_NE(owner.field_sources.at("grad_norm").find("the stages hold 110 parameters, the model "
+                                                     "100"),
+            std::string::npos)
+      << owner.field_sources.at("grad_norm");
+
+  AttemptWatch tensor = two_stages(60);
+  tensor.tensor_parallel = 2;
+  EXPECT_FALSE(tensor.stage_combination().grad_norm);
+  AttemptWatch no_baseline = two_stages(60);
+  no_baseline.model_param_count = 0;
+  EXPECT_FALSE(no_baseline.stage_combination().grad_norm);
 }
 
 }  // namespace
