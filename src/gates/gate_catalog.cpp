@@ -9,6 +9,7 @@
 #include "baseline/baseline.h"
 #include "core/edit_distance.h"
 #include "gates/check.h"
+#include "gates/series_rules.h"
 
 namespace bigmac::gates {
 
@@ -70,20 +71,9 @@ std::vector<std::string> GateCatalog::ids() const {
 baseline::ComparisonPolicy comparison_policy(const GateSpec& spec) {
   baseline::ComparisonPolicy policy;
   const CheckParams params(spec.params);
-  auto tolerance = [&](const std::string& prefix, const baseline::Tolerance& fallback) {
-    baseline::Tolerance t = fallback;
-    if (auto p = baseline::parse_policy(params.text(prefix + "_policy", ""))) t.policy = *p;
-    t.rel_tol = params.number(prefix + "_rel_tol", t.rel_tol);
-    t.abs_tol = params.number(prefix + "_abs_tol", t.abs_tol);
-    t.factor = params.number(prefix + "_factor", t.factor);
-    t.band.window = static_cast<int>(params.number(prefix + "_band_window", t.band.window));
-    t.band.sigmas = params.number(prefix + "_band_sigmas", t.band.sigmas);
-    t.band.confirm = static_cast<int>(params.number(prefix + "_band_confirm", t.band.confirm));
-    return t;
-  };
-  policy.loss = tolerance("loss", *policy.loss);
-  policy.grad_norm = tolerance("grad_norm", *policy.grad_norm);
-  policy.lr = tolerance("lr", *policy.lr);
+  policy.loss = metric_tolerance(params, baseline::Metric::kLoss);
+  policy.grad_norm = metric_tolerance(params, baseline::Metric::kGradNorm);
+  policy.lr = metric_tolerance(params, baseline::Metric::kLr);
   return policy;
 }
 

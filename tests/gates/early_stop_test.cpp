@@ -11,18 +11,25 @@ namespace {
 
 using namespace testing;
 
-/// A dp gate four steps into a six-step run: no `done`, no exits yet.
+/// A six-step run's one rank four steps in: no `done`, no exit yet.
+GateEvidence four_steps_in() {
+  GateEvidence e = single_evidence(6);
+  RankEvidence& r = e.ranks[0];
+  r.steps.resize(4);
+  r.heartbeats.clear();
+  r.dones.clear();
+  r.digests.clear();
+  r.exit = RankEnding{};
+  return e;
+}
+
+/// A dp gate four steps into a six-step run.
 class EarlyStop : public ::testing::Test {
  protected:
   EarlyStop() {
     base_ = baseline_of(single_evidence(6));
-    so_far_ = single_evidence(6);
+    so_far_ = four_steps_in();
     RankEvidence& r = so_far_.ranks[0];
-    r.steps.resize(4);
-    r.heartbeats.clear();
-    r.dones.clear();
-    r.digests.clear();
-    r.exit = RankEnding{};
     // Rank 0 of the dp gate's 4 ranks, as settings_applied expects it (accumulation rescaled).
     r.runs[0].world_size = 4;
     r.batches[0].grad_accum = 1;
@@ -84,14 +91,7 @@ TEST_F(EarlyStop, ABandDivergenceIsCertainOnlyOnceItsConfirmationIsLogged) {
 }
 
 TEST_F(EarlyStop, AStepLoggedTwiceOrSkippedIsCertainWithoutABaseline) {
-  // The single gate's own rank, four steps in.
-  GateEvidence single = single_evidence(6);
-  RankEvidence& r = single.ranks[0];
-  r.steps.resize(4);
-  r.heartbeats.clear();
-  r.dones.clear();
-  r.digests.clear();
-  r.exit = RankEnding{};
+  const GateEvidence single = four_steps_in();  // the single gate's own rank
 
   GateEvidence twice = single;
   twice.ranks[0].steps.push_back(twice.ranks[0].steps.back());
