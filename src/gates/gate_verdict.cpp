@@ -12,21 +12,24 @@ namespace bigmac::gates {
 namespace {
 
 nlohmann::json divergence_json(const MetricDivergence& d) {
-  return {{"metric", d.metric},
+  nlohmann::json j = {{"metric", d.metric},
           {"step", d.step},
           {"observed", d.observed},
           {"baseline", d.baseline},
           {"policy", baseline::policy_name(d.tolerance.policy)},
           {"rel_tol", d.tolerance.rel_tol},
           {"abs_tol", d.tolerance.abs_tol},
-          {"factor", d.tolerance.factor},
-          {"band",
-           {{"window", d.tolerance.band.window},
-            {"sigmas", d.tolerance.band.sigmas},
-            {"confirm", d.tolerance.band.confirm},
-            {"noise_sigma", d.tolerance.band_noise.sigma},
-            {"noise_log_scale", d.tolerance.band_noise.log_scale},
-            {"noise_residuals", d.tolerance.band_noise.residuals}}}};
+          {"factor", d.tolerance.factor}};
+  // The band's parameters and measured noise mean something only under the band policy.
+  if (d.tolerance.policy == baseline::Policy::kBand) {
+    j["band"] = {{"window", d.tolerance.band.window},
+                 {"sigmas", d.tolerance.band.sigmas},
+                 {"confirm", d.tolerance.band.confirm},
+                 {"noise_sigma", d.tolerance.band_noise.sigma},
+                 {"noise_log_scale", d.tolerance.band_noise.log_scale},
+                 {"noise_residuals", d.tolerance.band_noise.residuals}};
+  }
+  return j;
 }
 
 MetricDivergence divergence_from_json(const nlohmann::json& j) {

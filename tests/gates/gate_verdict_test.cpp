@@ -114,6 +114,34 @@ TEST(GateVerdict, JsonRoundTripKeepsADivergence) {
   EXPECT_EQ(d.tolerance.factor, 2);
   EXPECT_FALSE(back.results.at(1).divergence);
   EXPECT_FALSE(to_json(v)["checks"][1].contains("divergence"));
+  EXPECT_FALSE(to_json(v)["checks"][0]["divergence"].contains("band"))
+      << "band parameters written under another policy";
+}
+
+TEST(GateVerdict, JsonRoundTripKeepsABandAndTheNoiseItMeasured) {
+  GateVerdict v;
+  v.gate_id = "dp";
+  CheckResult r = fail("loss_vs_baseline", "loss leaves the baseline's band at step 4");
+  baseline::Tolerance band{baseline::Policy::kBand, 1e-4, 0, 10};
+  band.band.window = 7;
+  band.band.sigmas = 4.5;
+  band.band.confirm = 2;
+  band.band_noise.sigma = 0.03;
+  band.band_noise.log_scale = true;
+  band.band_noise.residuals = 18;
+  r.divergence = MetricDivergence{"loss", 4, 3.9, 3.5, band};
+  v.results.push_back(r);
+  const GateVerdict back = verdict_from_json(to_json(v));
+  ASSERT_TRUE(back.results.at(0).divergence);
+  const baseline::Tolerance& t = back.results[0].divergence->tolerance;
+  EXPECT_EQ(t.policy, baseline::Policy::kBand);
+  EXPECT_EQ(t.band.window, 7);
+  EXPECT_EQ(t.band.sigmas, 4.5);
+  EXPECT_EQ(t.band.confirm, 2);
+  EXPECT_EQ(t.band_noise.sigma, 0.03);
+  EXPECT_TRUE(t.band_noise.log_scale);
+  EXPECT_EQ(t.band_noise.residuals, 18u);
+  EXPECT_EQ(t.describe(), band.describe());
 }
 
 }  // namespace
