@@ -181,7 +181,10 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
 
 std::vector<ParamProblem> check_gate_params(const nlohmann::json& params) {
   std::vector<ParamProblem> out;
-  for (const auto& [key, value] : params.items()) {
+  for (const auto& item : params.items()) {
+    // Named, not a structured binding: clang before 16 cannot capture one in a lambda.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     auto rule =
         std::find_if(kRules.begin(), kRules.end(), [&](const Rule& r) { return r.key == key; });
     if (rule == kRules.end()) {

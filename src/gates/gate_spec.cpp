@@ -361,7 +361,10 @@ tl::expected<GateSpec, Errors> apply_overrides(
   }
   for (const auto& [k, v] : spec.params.items()) keys.push_back(k);
   std::vector<std::string_view> key_views(keys.begin(), keys.end());
-  for (const auto& [key, setting] : overrides) {
+  for (const auto& entry : overrides) {
+    // Named, not a structured binding: clang before 16 cannot capture one in a lambda.
+    const std::string& key = entry.first;
+    const config::Setting& setting = entry.second;
     auto locate = [&](const std::string&, std::string message, std::string hint = {}) {
       Error e = make_error(ErrorKind::kConfig, std::move(message), std::move(hint));
       if (setting.origin.kind == config::SourceKind::kFile) {
