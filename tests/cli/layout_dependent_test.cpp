@@ -77,7 +77,9 @@ TEST_F(LayoutDependentTrainer, FailsDpStepByStepAndSaysItsBatchesDependOnTheLayo
   ASSERT_FALSE(diagnoses.empty());
   EXPECT_EQ(diagnoses.at(0).at("id"), "loss_depends_on_layout") << diagnoses.dump(1);
   EXPECT_EQ(diagnoses.at(0).at("gate"), "single");  // never a gate after the failing one
-  for (const auto& check : read_json(root_ / "run" / "02-dp.1" / "verdict.json").at("checks")) {
+  // Named first: a range-for over a member of a temporary reads freed memory (before C++23).
+  const nlohmann::json verdict = read_json(root_ / "run" / "02-dp.1" / "verdict.json");
+  for (const auto& check : verdict.at("checks")) {
     if (check.at("passed").get<bool>()) continue;
     const std::vector<std::string> by = explaining(check.at("name"));
     EXPECT_FALSE(by.empty()) << check.dump();
