@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "report/axis_ticks.h"
 #include "report/markup_text.h"
@@ -171,6 +172,20 @@ const Point* point_at(const std::vector<Point>& points, double x) {
   return it != points.end() && it->first == x ? &*it : nullptr;
 }
 
+/// A tooltip's lines as one line of markup: each line break a character reference, which the
+/// browser reads as the same break, so a report is one line per drawn element.
+std::string tooltip_text(std::string_view text) {
+  std::string out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find('\n', start);
+    out += escape_xml(text.substr(start, end - start));
+    if (end == std::string_view::npos) return out;
+    out += "&#10;";
+    start = end + 1;
+  }
+}
+
 /// Transparent columns over the plot, one per x (fewer on long runs), each with a <title>
 /// that browsers show on hover: the x and every series' value there.
 std::string hover_columns(const std::vector<ChartSeries>& series, const ChartOptions& options,
@@ -208,7 +223,7 @@ std::string hover_columns(const std::vector<ChartSeries>& series, const ChartOpt
     out += fmt::format(
         "<rect class=\"hover\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\">"
         "<title>{}</title></rect>\n",
-        from, f.top, std::max(1.0, to - from), f.bottom - f.top, escape_xml(title));
+        from, f.top, std::max(1.0, to - from), f.bottom - f.top, tooltip_text(title));
   }
   return out;
 }
