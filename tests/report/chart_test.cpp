@@ -118,7 +118,8 @@ TEST(LineChart, HoverColumnsGiveEverySeriesValueAtThatStep) {
   ChartSeries base{"baseline", "baseline", {{0, 4.0}, {1, 3.8}, {2, 3.7}, {3, 3.6}}};
   const std::string svg = line_chart("dp — loss", "global step", {run, base});
   EXPECT_EQ(count(svg, "<rect class=\"hover\""), 4u) << svg;
-  EXPECT_NE(svg.find("<title>global step 1&#10;dp: 3.9&#10;baseline: 3.8</title>"), std::string::npos)
+  EXPECT_NE(svg.find("<title>global step 1&#10;dp: 3.9&#10;baseline: 3.8</title>"),
+            std::string::npos)
       << svg;
   EXPECT_NE(svg.find("<title>global step 3&#10;baseline: 3.6</title>"), std::string::npos);
   // Long runs: a column every few pixels at most, not one per step.
