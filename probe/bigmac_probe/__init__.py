@@ -36,7 +36,7 @@ def install(settings, environ=None):
         probe.guard("install", hooks)
 
     PostImportHook("torch", on_torch).install()
-    atexit.register(lambda: probe.guard("done", probe.on_exit))
+    atexit.register(probe.at_exit)
     os.register_at_fork(after_in_child=probe.failsafe.stand_down)
     _installed = (probe, patches)
     return probe

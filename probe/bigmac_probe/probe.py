@@ -3,12 +3,16 @@
 Every `on_*`/`begin_*`/`end_*` method runs inside Failsafe.call: an exception here switches
 the probe off and never reaches the program. The log is opened, and `run` written, at the
 first sign of a training program (a process group, a training forward, a backward, a step, a
-transfer, a save); a Python process that does none of these (torchrun's own agent, a tool)
-leaves no file."""
+transfer, a save, a load); a Python process that does none of these (torchrun's own agent, a
+tool) leaves no file.
+
+The one thing the probe does to a program on purpose is the step bound (BIGMAC_PROBE_MAX_STEPS):
+refuse_step() raises SystemExit(0) outside the failsafe, instead of the step past the bound."""
 import math
 import os
 import sys
 import time
+import weakref
 
 from . import __version__
 from .event_log import EventLog
@@ -19,6 +23,23 @@ from .tensor_stats import (dtype_name, first_tensor, grad_sum_of_squares, has_tr
 from .torch_patches import MARK
 
 
+# `seed_note` in `model` when the seed its parameters were made with is not known.
+NO_SEED_NOTE = "no torch.manual_seed before the model's parameters were created"
+NO_MODULE_NOTE = "no nn.Module parameter was created: the seed of the model's parameters is not known"
+
+
+def _file_path(f):
+    """The absolute path torch.save/torch.load was given: a path, or an open file with a name
+    (an in-memory buffer has none and is no checkpoint: None)."""
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fsdecode(os.fspath(f))
+    elif isinstance(getattr(f, "name", None), str):
+        path = f.name
+    else:
+        return None
+    return os.path.abspath(path)
+
+
 def _env_int(environ, name, default):
     try:
         return int(environ.get(name, ""))
@@ -27,6 +48,9 @@ def _env_int(environ, name, default):
 
 
 class Probe:
+    RNG_STATES_KEPT = 16  # saved RNG states remembered (a dataset restores its own at once)
+    REFUSALS_RAISED = 3  # step() calls past the bound answered with SystemExit; then os._exit
+
     def __init__(self, settings, environ=None, clock=time.time, perf=time.perf_counter):
         self.settings = settings
         self.environ = os.environ if environ is None else environ
@@ -35,7 +59,12 @@ class Probe:
         self.perf = perf
         self.steps = None  # StepTracker, once torch is imported
         self.torch = None
-        self.seed = None
+        self.seed = None  # the torch.manual_seed value in effect (a restored RNG state restores it)
+        self._rng_states = []  # (weak reference to a get_rng_state() result, the seed then)
+        self.param_seen = False  # the process's first nn.Module parameter has been registered
+        self.model_seed = None  # self.seed at that moment
+        self.ended = False  # the step bound ended the program: `done` is written
+        self.refusals = 0  # step() calls refused since
         self.current_scaler = None  # the GradScaler whose step() is running
         self.in_batch_p2p = False  # inside batch_isend_irecv: its ops are logged once, there
         self.model_written = False
@@ -69,8 +98,10 @@ class Probe:
                   "torch_version": getattr(self.torch, "__version__", ""),
                   "python_version": "{}.{}.{}".format(*sys.version_info[:3]), "pid": os.getpid(),
                   "tool_version": __version__, "source": "probe", "argv": sys.argv[:32]}
-        if self.seed is not None:
-            fields["seed"] = self.seed
+        if self.model_seed is not None:  # known once the model's first parameter is made
+            fields["seed"] = self.model_seed
+        if self.settings.max_steps is not None:
+            fields["bound"] = self.settings.max_steps
         self.log.write("run", fields)
 
     def _report_failure(self, where, exc, trace):
@@ -156,6 +187,8 @@ class Probe:
         end_step, or None when this step() is not one the probe counts."""
         if self.steps.in_step or not self.steps.is_primary(optimizer):
             return None
+        if self._bound_reached():
+            return None
         self.steps.in_step = True
         params = optimizer_params(optimizer)
         self._write_model(params)
@@ -182,7 +215,7 @@ class Probe:
     def begin_scaler_step(self, scaler, optimizer):
         if not getattr(type(optimizer).step, MARK, False):
             return None  # an optimizer the probe cannot see stepping: skips cannot be told
-        if not self.steps.is_primary(optimizer):
+        if not self.steps.is_primary(optimizer) or self._bound_reached():
             return None
         self.current_scaler = scaler
         return {"scaler": scaler, "optimizer": optimizer, "before": self.steps.global_step}
@@ -205,8 +238,12 @@ class Probe:
         if self.model_written:
             return
         fields = param_summary(self.torch, params, self.settings.digest)
-        if self.seed is not None:
-            fields["seed"] = self.seed
+        if not self.param_seen:
+            fields["seed_note"] = NO_MODULE_NOTE
+        elif self.model_seed is None:
+            fields["seed_note"] = NO_SEED_NOTE
+        else:
+            fields["seed"] = self.model_seed
         self._write("model", fields)
         self.model_written = True
 
@@ -229,6 +266,49 @@ class Probe:
             fields["loss_scale"] = token["loss_scale"]
         return fields
 
+    # ---- the step bound ------------------------------------------------------------------
+    def _bound_reached(self):
+        """Whether the counted optimizer is about to begin step number max_steps, the program
+        having done everything it does after step max_steps-1 (its prints, a second optimizer,
+        an evaluation). Then `done` is written here, and the wrapper ends the program instead
+        of running the step (refuse_step)."""
+        bound = self.settings.max_steps
+        if bound is None or self.steps.global_step < bound:
+            return False
+        self._write("done", {"steps": self.steps.global_step, "bounded": True})
+        self.ended = True
+        return True
+
+    def refuse_step(self):
+        """Instead of any step() once the bound ended the program: SystemExit(0), so the
+        interpreter ends normally (exit status 0, `finally:` blocks and atexit handlers run).
+        A program that catches it and steps on is answered the same, REFUSALS_RAISED times in
+        all; the next step() flushes the program's output and ends the process with
+        os._exit(0), since a loop that swallows SystemExit would otherwise never end. Runs
+        outside the failsafe: ending the program is the point."""
+        self.refusals += 1
+        if self.refusals > self.REFUSALS_RAISED:
+            for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001 - a closed or missing stream: nothing to flush
+                    pass
+            os._exit(0)
+        raise SystemExit(0)
+
+    def end_process_group(self):
+        """At exit, after the bound ended the program: its own destroy_process_group() (after
+        its loop) never ran, and a backend may warn or wait at exit without it (NCCL). Never
+        an error: the program is over."""
+        if not self.ended or self.torch is None:
+            return
+        try:
+            dist = self.torch.distributed
+            if dist.is_available() and dist.is_initialized():
+                dist.destroy_process_group()
+        except Exception:  # noqa: BLE001 - nothing may escape at exit either
+            pass
+
     def _finish_step(self, fields):
         now = self.perf()
         fields["step_ms"] = (now - self.steps.last_end) * 1000.0
@@ -247,21 +327,52 @@ class Probe:
                               "dtype": dtype_name(tensor.dtype), "device": str(tensor.device)})
 
     def on_save(self, f):
-        if isinstance(f, (str, os.PathLike)):
-            path = os.fspath(f)
-        elif isinstance(getattr(f, "name", None), str):
-            path = f.name  # an open file; an in-memory buffer has no name and is no checkpoint
-        else:
-            return
-        self._write("ckpt", {"step": self.steps.global_step - 1, "path": os.path.abspath(path)})
+        path = _file_path(f)
+        if path is not None:
+            self._write("ckpt", {"step": self.steps.global_step - 1, "path": path})
 
+    def on_load(self, f):
+        """torch.load returned: the orchestrator sees a program resume a checkpoint (an earlier
+        run's `ckpt` path). `global_step` is the steps counted so far, the next step's number."""
+        path = _file_path(f)
+        if path is not None:
+            self._write("load", {"path": path, "global_step": self.steps.global_step})
+
+    # The seed the model was initialised with is the one in effect when its first parameter is
+    # created, not the last torch.manual_seed: a dataset may seed itself per item and restore
+    # the RNG state afterwards (torchvision's FakeData), before or after the model is built.
     def on_seed(self, seed):
         self.seed = int(seed)
 
+    def on_get_rng_state(self, state):
+        """A state saved to be restored later (FakeData around its per-item seed, fork_rng):
+        restoring it restores the seed in effect now."""
+        kept = [(ref, seed) for ref, seed in self._rng_states if ref() is not None]
+        kept.append((weakref.ref(state), self.seed))
+        self._rng_states = kept[-self.RNG_STATES_KEPT:]
+
+    def on_set_rng_state(self, state):
+        """A state of unknown origin (a checkpoint's) leaves the seed as it was."""
+        for ref, seed in reversed(self._rng_states):
+            if ref() is state:
+                self.seed = seed
+                return
+
+    def on_first_parameter(self):
+        self.param_seen = True
+        self.model_seed = self.seed
+        self._rng_states = []
+
     def on_exit(self):
         # The interpreter sets sys.last_value for an exception nobody caught (whatever
-        # sys.excepthook is); SystemExit is not one.
+        # sys.excepthook is); SystemExit is not one. After the bound, `done` is written.
         crashed = getattr(sys, "last_value", None) is not None
-        if self.log.is_open and not crashed:
+        if self.log.is_open and not crashed and not self.ended:
             self.log.write("done", {"steps": self.steps.global_step})
         self.log.close()
+
+    def at_exit(self):
+        """The probe's atexit handler. Registered at start-up, before the program's own, so it
+        runs after them."""
+        self.guard("done", self.on_exit)
+        self.end_process_group()

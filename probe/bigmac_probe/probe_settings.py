@@ -5,7 +5,7 @@ from dataclasses import dataclass
 # The hooks a test may make fail on purpose (BIGMAC_PROBE_FAULT): each is the `where` of one
 # guarded probe callback, so a fault there is a real exception inside the probe.
 HOOK_NAMES = ("install", "run", "pg_ready", "forward", "backward", "clip", "scale", "scaler_step",
-              "optimizer_step", "p2p", "save", "seed", "done")
+              "optimizer_step", "p2p", "save", "load", "seed", "param", "done")
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -23,6 +23,7 @@ class ProbeSettings:
     shapes: bool = True  # shape events for point-to-point transfers
     digest: bool = True  # SHA-256 of the parameters at the first step
     fault: str = None  # test only: the hook that raises inside the probe
+    max_steps: int = None  # end the program before the counted optimizer's step number max_steps
 
     @property
     def enabled(self):
@@ -38,6 +39,19 @@ def _flag(environ, name, default):
     if text in _FALSE:
         return False
     raise SettingsError(f"{name}={environ[name]!r}: expected 1 or 0 (also true/false, yes/no, on/off)")
+
+
+def _step_bound(environ, name):
+    text = environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SettingsError(f"{name}={environ[name]!r}: expected an integer >= 1 (the steps to run)")
+    return value
 
 
 def read_settings(environ=None):
@@ -56,4 +70,5 @@ def read_settings(environ=None):
     if fault is not None and fault not in HOOK_NAMES:
         raise SettingsError(f"BIGMAC_PROBE_FAULT={fault!r}: expected one of {', '.join(HOOK_NAMES)}")
     return ProbeSettings(log_template=log, shapes=_flag(environ, "BIGMAC_PROBE_SHAPES", True),
-                         digest=_flag(environ, "BIGMAC_PROBE_DIGEST", True), fault=fault)
+                         digest=_flag(environ, "BIGMAC_PROBE_DIGEST", True), fault=fault,
+                         max_steps=_step_bound(environ, "BIGMAC_PROBE_MAX_STEPS"))

@@ -1,7 +1,11 @@
 """The probe's hooks into torch. Each wrapper calls the original with the program's own
 arguments and returns its result untouched; the probe's part runs through Probe.guard, so an
 error in it never reaches the program, and the program's own exceptions pass through as they
-are. Once the probe is off every wrapper is a plain pass-through."""
+are. Once the probe is off every wrapper is a plain pass-through.
+
+The exception is the step bound (BIGMAC_PROBE_MAX_STEPS): once it is reached, the step wrappers
+end the program (Probe.refuse_step) instead of calling the original, whether the probe is still
+on or not."""
 import functools
 
 MARK = "_bigmac_probe"  # set on every wrapper, so nothing is wrapped twice
@@ -13,7 +17,7 @@ def _marked(wrapper):
 
 
 def wrap_after(probe, where, original, callback):
-    """original(...), then callback(result, args, kwargs) (seed, save, clip)."""
+    """original(...), then callback(result, args, kwargs) (seed, save, load, clip)."""
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         result = original(*args, **kwargs)
@@ -37,7 +41,10 @@ def wrap_backward(probe, original):
 def wrap_optimizer_step(probe, original):
     @functools.wraps(original)
     def step(self, *args, **kwargs):
-        token = probe.guard("optimizer_step", probe.begin_step, self) if probe.failsafe.active else None
+        token = (probe.guard("optimizer_step", probe.begin_step, self)
+                 if probe.failsafe.active and not probe.ended else None)
+        if probe.ended:
+            probe.refuse_step()  # the step bound: SystemExit(0) instead of this step
         try:
             result = original(self, *args, **kwargs)
         except BaseException:
@@ -83,7 +90,9 @@ def instrument_scaler_class(probe, patches, cls):
         @functools.wraps(original_step)
         def step(self, optimizer, *args, **kwargs):
             token = (probe.guard("scaler_step", probe.begin_scaler_step, self, optimizer)
-                     if probe.failsafe.active else None)
+                     if probe.failsafe.active and not probe.ended else None)
+            if probe.ended:
+                probe.refuse_step()
             try:
                 result = original_step(self, optimizer, *args, **kwargs)
             except BaseException:
@@ -148,6 +157,36 @@ def wrap_first_forward(probe, patches, module_cls):
     patches.replace(module_cls, "__call__", _marked(functools.wraps(original)(__call__)))
 
 
+def wrap_first_parameter(probe, module_cls):
+    """nn.Module.register_parameter (nn.Module.__setattr__ calls it for a Parameter) until the
+    first parameter is registered: the seed in effect then is the model's. Then, or once the
+    probe is off, the original is put back, so building the rest of the model costs nothing."""
+    original = module_cls.register_parameter
+
+    def register_parameter(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        param = args[1] if len(args) > 1 else kwargs.get("param")
+        if param is not None or not probe.failsafe.active:
+            if param is not None and probe.failsafe.active:
+                probe.guard("param", probe.on_first_parameter)
+            if getattr(module_cls.register_parameter, MARK, False):
+                module_cls.register_parameter = original
+        return result
+    return _marked(functools.wraps(original)(register_parameter))
+
+
+def wrap_rng_state(probe, original, callback):
+    """torch.get_rng_state/set_rng_state, while the model's seed is still to be known (until
+    its first parameter); a plain pass-through after that."""
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if probe.failsafe.active and not probe.param_seen:
+            probe.guard("seed", callback, result, args, kwargs)
+        return result
+    return _marked(wrapper)
+
+
 def _replace_everywhere(patches, owners, name, make):
     """One wrapper for `name` in each owner that holds the same original (torch.distributed
     re-exports distributed_c10d's functions)."""
@@ -200,8 +239,18 @@ def instrument_torch(probe, patches, torch):
     _replace_everywhere(patches, (torch.autograd,), "backward", lambda f: wrap_backward(probe, f))
     _replace_everywhere(patches, (torch,), "manual_seed", lambda f: wrap_after(
         probe, "seed", f, lambda result, args, kwargs: probe.on_seed(args[0] if args else kwargs["seed"])))
+    random = getattr(torch, "random", None)
+    _replace_everywhere(patches, (torch, random), "get_rng_state", lambda f: wrap_rng_state(
+        probe, f, lambda result, args, kwargs: probe.on_get_rng_state(result)))
+    _replace_everywhere(patches, (torch, random), "set_rng_state", lambda f: wrap_rng_state(
+        probe, f, lambda result, args, kwargs: probe.on_set_rng_state(args[0] if args else kwargs.get("new_state"))))
+    module = torch.nn.Module
+    if not getattr(module.register_parameter, MARK, False):
+        patches.replace(module, "register_parameter", wrap_first_parameter(probe, module))
     _replace_everywhere(patches, (torch,), "save", lambda f: wrap_after(
         probe, "save", f, lambda result, args, kwargs: probe.on_save(args[1] if len(args) > 1 else kwargs.get("f"))))
+    _replace_everywhere(patches, (torch,), "load", lambda f: wrap_after(
+        probe, "load", f, lambda result, args, kwargs: probe.on_load(args[0] if args else kwargs.get("f"))))
     _replace_everywhere(patches, (torch.nn.utils, clip_grad), "clip_grad_norm_", lambda f: wrap_after(
         probe, "clip", f, lambda result, args, kwargs: probe.on_clip(result)))
     optimizer = torch.optim.Optimizer

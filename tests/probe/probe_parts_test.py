@@ -4,6 +4,8 @@ failsafe, the gradient norm and the post-import hook, against Debian's python3-t
 
     /usr/bin/python3 probe_parts_test.py [-v] [TestClass.test_name]
 """
+import contextlib
+import io
 import math
 import sys
 import tempfile
@@ -15,6 +17,7 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "probe"))
 
+import bigmac_probe  # noqa: E402
 from bigmac_probe.event_log import EventLog, expand_path  # noqa: E402
 from bigmac_probe.failsafe import Failsafe  # noqa: E402
 from bigmac_probe.import_hook import PostImportHook  # noqa: E402
@@ -39,6 +42,20 @@ class Settings(unittest.TestCase):
             with self.assertRaises(SettingsError) as caught:
                 read_settings(env)
             self.assertIn(text, str(caught.exception))
+
+    def test_step_bound_is_an_integer_of_at_least_one(self):
+        self.assertIsNone(read_settings({"BIGMAC_PROBE_LOG": "p"}).max_steps)
+        self.assertEqual(read_settings({"BIGMAC_PROBE_LOG": "p", "BIGMAC_PROBE_MAX_STEPS": " 20 "}).max_steps, 20)
+        for bad in ("0", "-3", "2.5", "ten"):
+            env = {"BIGMAC_PROBE_LOG": "p", "BIGMAC_PROBE_MAX_STEPS": bad}
+            with self.assertRaises(SettingsError) as caught:
+                read_settings(env)
+            self.assertEqual(str(caught.exception),
+                             f"BIGMAC_PROBE_MAX_STEPS={bad!r}: expected an integer >= 1 (the steps to run)")
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertIsNone(bigmac_probe.install_from_env(env), "the probe stays off")
+            self.assertEqual(err.getvalue(), f"bigmac-probe: off: {caught.exception}\n")
 
 
 class EventLogFile(unittest.TestCase):

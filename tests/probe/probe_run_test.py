@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import unittest
 from pathlib import Path
 
@@ -24,6 +25,7 @@ PY = ex.PY
 PROBE_DIR = REPO / "probe"
 DDP = str(HERE / "programs" / "ddp_trainer.py")
 PIPELINE = str(HERE / "programs" / "pipeline_p2p.py")
+ENDLESS = str(HERE / "programs" / "endless_ddp.py")
 SWITCHED_OFF = re.compile(r"^bigmac-probe: switched off after an internal error in (\w+): (\w+): ", re.M)
 
 
@@ -47,6 +49,25 @@ def parser_summaries(paths):
 
 
 events, of = ex.events, ex.of
+
+
+def run_spawner(argv, out_dir, env):
+    """ex.run for a torch.multiprocessing.spawn program. Its resource tracker outlives the
+    parent by a moment (the same without the probe), so the process group gets a grace period
+    to empty before a process counts as left behind."""
+    proc = ex.start(argv, out_dir, env)
+    try:
+        rc = proc.wait(timeout=ex.DEADLINE_S)
+    except subprocess.TimeoutExpired:
+        ex.stop_group(proc)
+        raise AssertionError(f"{argv[:4]} ran past {ex.DEADLINE_S} s")
+    end = time.monotonic() + 30
+    while ex.group_alive(proc.pid) and time.monotonic() < end:
+        time.sleep(0.1)
+    if ex.group_alive(proc.pid):
+        ex.stop_group(proc)
+        raise AssertionError(f"{argv[:4]} left processes behind")
+    return rc, (out_dir / "stdout.txt").read_text(), (out_dir / "stderr.txt").read_text()
 
 
 def rank_output(out_dir, rank, stream="stdout"):
@@ -206,6 +227,8 @@ class Startup(ProbeCase):
                          "bigmac-probe: off: BIGMAC_PROBE_SHAPES='maybe': expected 1 or 0"),
             "install_fails": ({"BIGMAC_PROBE_LOG": self.tmp / "y{rank}", "BIGMAC_PROBE_FAULT": "install"},
                               "in install: InjectedFault"),
+            "bad_bound": ({"BIGMAC_PROBE_LOG": self.tmp / "z{rank}", "BIGMAC_PROBE_MAX_STEPS": "0"},
+                          "bigmac-probe: off: BIGMAC_PROBE_MAX_STEPS='0': expected an integer >= 1"),
         }
         for name, (variables, text) in cases.items():
             with self.subTest(name):
@@ -224,6 +247,64 @@ class Startup(ProbeCase):
         self.assertEqual(rc, 1)
         self.assertTrue(err.rstrip().endswith("RuntimeError: the program failed"), err)
         self.assertEqual([e["ev"] for e in events(d / "p0.jsonl")], ["run", "batch", "model", "step", "heartbeat"])
+
+
+class Bounded(ProbeCase):
+    """BIGMAC_PROBE_MAX_STEPS ends a program that has no step limit of its own, cleanly."""
+
+    BOUND = 3
+
+    def assert_ended_at_the_bound(self, log, output, rank):
+        evs = events(log)
+        self.assertEqual(of(evs, "run")[0]["bound"], self.BOUND)
+        self.assertEqual([s["global_step"] for s in of(evs, "step")], list(range(self.BOUND)))
+        self.assertEqual([(d["steps"], d["bounded"]) for d in of(evs, "done")], [(self.BOUND, True)])
+        self.assertEqual(evs[-1]["ev"], "done")
+        mine = [line for line in output.splitlines() if line.startswith(f"rank {rank} ")]
+        self.assertEqual([re.sub(r" loss .*", "", line) for line in mine],
+                         [f"rank {rank} step {s}" for s in range(self.BOUND)]
+                         + [f"rank {rank} finally after {self.BOUND} steps", f"rank {rank} atexit",
+                            f"rank {rank} destroy_process_group"])
+
+    def test_an_endless_ddp_program_stops_at_the_bound_on_every_rank(self):
+        d = self.torchrun("ddp", ENDLESS, [], env_with(BIGMAC_PROBE_LOG=self.tmp / "ddp" / "p{rank}.jsonl",
+                                                       BIGMAC_PROBE_MAX_STEPS=self.BOUND))
+        for r in (0, 1):
+            self.assert_ended_at_the_bound(d / f"p{r}.jsonl", rank_output(d, r), r)
+
+    def test_mp_spawn_children_stop_at_the_bound_and_exit_0(self):
+        d = self.dir("spawn")
+        rc, out, err = run_spawner([PY, ENDLESS, "--spawn", "2", "--init", f"file://{d}/store"], d,
+                              env_with(BIGMAC_PROBE_LOG=d / "p{rank}.jsonl", BIGMAC_PROBE_MAX_STEPS=self.BOUND))
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(sorted(p.name for p in d.glob("p*.jsonl")), ["p0.jsonl", "p1.jsonl"],
+                         "one log per child, none from the parent")
+        for r in (0, 1):
+            self.assert_ended_at_the_bound(d / f"p{r}.jsonl", out, r)
+
+    def test_a_program_that_catches_the_exit_is_ended_at_the_fourth_refused_step(self):
+        program = ("import atexit, torch\n"
+                   "atexit.register(lambda: print('atexit ran', flush=True))\n"
+                   "m = torch.nn.Linear(2, 1)\n"
+                   "o = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                   "caught = 0\n"
+                   "for attempt in range(50):\n"
+                   "    m(torch.ones(1, 2)).sum().backward()\n"
+                   "    try:\n"
+                   "        o.step()\n"
+                   "    except SystemExit as e:\n"
+                   "        caught += 1\n"
+                   "        print('caught', e.code, caught)\n"  # not flushed: the probe flushes
+                   "print('stepped on past every refusal')\n"
+                   "raise SystemExit(3)\n")
+        d = self.dir("catch")
+        rc, out, err = ex.run([PY, "-c", program], d, env_with(BIGMAC_PROBE_LOG=d / "p{rank}.jsonl",
+                                                               BIGMAC_PROBE_MAX_STEPS=2))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out, "caught 0 1\ncaught 0 2\ncaught 0 3\n", "os._exit: no atexit handler runs")
+        evs = events(d / "p0.jsonl")
+        self.assertEqual([s["global_step"] for s in of(evs, "step")], [0, 1])
+        self.assertEqual([(e["steps"], e["bounded"]) for e in of(evs, "done")], [(2, True)])
 
 
 if __name__ == "__main__":
