@@ -28,6 +28,14 @@ logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
   }
   out.rank = rank;
   out.sources = {fmt::format("rank{}.log", rank)};
+  if (step_bound > 0) {
+    // A trainer that prints a step's loss before its optimizer step prints one more line
+    // than the bound lets it run; a program without the probe runs on until stopped.
+    std::erase_if(out.steps,
+                  [&](const logs::StepRecord& s) { return s.global_step >= step_bound; });
+    std::erase_if(out.heartbeats,
+                  [&](const logs::HeartbeatRecord& h) { return h.global_step >= step_bound; });
+  }
   if (const auto probe = from_probe.find(rank); probe != from_probe.end()) {
     logs::RankLog probe_log = probe->second;
     probe_log.sources = {fmt::format("probe-rank{}.jsonl", rank)};
@@ -79,8 +87,9 @@ logs::StageCombination AttemptWatch::stage_combination() const {
     return how;
   }
   if (model_param_count <= 0) {
-    how.grad_norm_unknown = "no baseline parameter count to tell whether a weight sits on two "
-                            "stages";
+    how.grad_norm_unknown =
+        "no baseline parameter count to tell whether a weight sits on two "
+        "stages";
     return how;
   }
   std::int64_t held = 0;
@@ -92,8 +101,8 @@ logs::StageCombination AttemptWatch::stage_combination() const {
     }
   }
   if (counted != how.ranks) {
-    how.grad_norm_unknown = fmt::format("{} of {} ranks logged their parameter count", counted,
-                                        how.ranks);
+    how.grad_norm_unknown =
+        fmt::format("{} of {} ranks logged their parameter count", counted, how.ranks);
     return how;
   }
   held /= static_cast<std::int64_t>(how.replicas);
@@ -114,6 +123,7 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   watch.started_at = services.wall_time();
   const config::Config& cfg = plan.gate.config;
   watch.model_parallel = cfg.parallel.pp_size * cfg.parallel.tp_size;
+  watch.step_bound = cfg.train.max_steps;
   watch.data_parallel = cfg.derived.dp;
   watch.tensor_parallel = cfg.parallel.tp_size;
   if (reference && reference->baseline.structure.param_count) {
@@ -126,12 +136,15 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   options.process_record = run_dir / launch::kProcessRecordName;
   options.format = plan.parser.format;
   options.fields = plan.parser.custom();
+  // The step bound: with the probe on, it ends each rank cleanly before step max_steps; a
+  // trainer without it (or one whose optimizer the probe cannot see) is stopped here once a
+  // rank logs a step past the gate's count. Two steps of grace leave the probe its clean end.
+  options.stop_at_step = std::int64_t{cfg.train.max_steps} + (cfg.trainer.probe ? 2 : 0);
   if (gates::stops_on_divergence(*plan.spec)) {
     options.stop_request = [&]() -> std::optional<std::string> {
       gates::GateEvidence so_far;
       for (int rank : ranks_seen) {
-        so_far.add_rank_log(watch.rank_log(rank, AttemptWatch::Moment::kLive),
-                            gates::RankEnding{});
+        so_far.add_rank_log(watch.rank_log(rank, AttemptWatch::Moment::kLive), gates::RankEnding{});
       }
       watch.certain = gates::certain_failure(*plan.spec, plan.gate, so_far,
                                              reference ? &reference->baseline : nullptr);

@@ -25,8 +25,11 @@ struct AttemptWatch {
   std::map<int, logs::RankLog> from_streams;
   /// By rank: the probe's events (`[trainer] probe`), merged under the trainer's own records.
   std::map<int, logs::RankLog> from_probe;
-  int model_parallel = 1;  ///< pp × tp of the launch, for the probe's samples/step
-  int data_parallel = 1;   ///< dp of the launch
+  /// The gate's step count: steps numbered this or higher are past the bound the probe or the
+  /// orchestrator ended the ranks at, and are not judged (the gate runs exactly its steps).
+  std::int64_t step_bound = 0;
+  int model_parallel = 1;   ///< pp × tp of the launch, for the probe's samples/step
+  int data_parallel = 1;    ///< dp of the launch
   int tensor_parallel = 1;  ///< tp of the launch
   /// The baseline's parameter count (0: none): whether a pipeline's stages hold a weight twice.
   std::int64_t model_param_count = 0;

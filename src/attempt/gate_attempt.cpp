@@ -11,6 +11,7 @@
 #include "attempt/attempt_watch.h"
 #include "baseline/baseline.h"
 #include "gates/early_stop.h"
+#include "gates/gate_applicability.h"
 #include "launch/master_port.h"
 #include "launch/preflight.h"
 
@@ -47,6 +48,18 @@ Expected<std::string> record_run_baseline(const RunContext& context, const fs::p
   if (auto saved = baseline::save_baseline(out, b); !saved) return tl::unexpected(saved.error());
   return fmt::format("recorded baseline '{}' ({} steps) to {}", context.baseline_name,
                      b.steps.size(), out.string());
+}
+
+// A route back never names a gate the target layout has no use for (shapes for a program
+// without stages): the closest earlier gate that applies takes its place.
+void route_to_applicable(const RunContext& context, gates::GateVerdict& verdict,
+                         std::vector<diagnose::Diagnosis>& diagnoses) {
+  auto route = [&](std::string& gate) {
+    if (!gate.empty()) gate = gates::applicable_route(context.catalog, context.config, gate);
+  };
+  route(verdict.route_back);
+  for (gates::CheckResult& r : verdict.results) route(r.route_back);
+  for (diagnose::Diagnosis& d : diagnoses) route(d.gate);
 }
 
 }  // namespace
@@ -116,6 +129,7 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
     const auto regression = regression_facts(context, *plan, evidence, reference);
     diagnoses = diagnose_failure(*plan, watch, evidence, verdict, reference, *services.diagnoser,
                                  regression ? &*regression : nullptr);
+    route_to_applicable(context, verdict, diagnoses);
     std::ostringstream text;
     text << watch.result.summary() << "\n";
     diagnose::print_diagnoses(text, diagnoses);

@@ -4,6 +4,7 @@
 
 #include "config/config_writer.h"
 #include "gates/configuration_check.h"
+#include "gates/gate_applicability.h"
 #include "gates/gate_plan.h"
 
 namespace bigmac::attempt {
@@ -108,6 +109,7 @@ tl::expected<std::map<std::string, gates::GateInputs>, Errors> RunContext::input
   std::map<std::string, gates::GateInputs> out;
   Errors errors;
   for (const gates::GateSpec& spec : catalog.specs) {
+    if (gates::not_applicable_reason(spec, config)) continue;  // never planned, never run
     auto reference = load_reference(run_dir, spec.id);
     // One damaged file would otherwise be reported once per gate.
     if (!reference) return tl::unexpected(Errors{reference.error()});

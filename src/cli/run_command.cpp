@@ -13,6 +13,7 @@
 #include "cli/run_options.h"
 #include "core/atomic_file.h"
 #include "diagnose/catalog.h"
+#include "gates/gate_applicability.h"
 #include "gates/run_directory.h"
 #include "gates/run_status.h"
 #include "launch/clock.h"
@@ -138,13 +139,14 @@ int run(const RunRequest& request, RunMode mode) {
     return fail({w.error()});
   }
 
+  const auto not_applicable = gates::not_applicable_gates(context->catalog, context->config);
   gates::Observation start;
   if (mode == RunMode::kResume) {
-    start = gates::Resume{*inputs};
+    start = gates::Resume{*inputs, not_applicable};
   } else if (mode == RunMode::kOne) {
-    start = gates::Begin{*gate, *gate, *inputs};
+    start = gates::Begin{*gate, *gate, *inputs, not_applicable};
   } else {
-    start = gates::Begin{*from, *until, *inputs};
+    start = gates::Begin{*from, *until, *inputs, not_applicable};
   }
 
   auto diagnoser = diagnose::Diagnoser::create(std::move(*catalog));
@@ -222,6 +224,10 @@ int plan(const RunRequest& request) {
   const fs::path run_path = reports_root() / "<run-id>";
   Errors errors;
   for (const gates::GateSpec& spec : context->catalog.specs) {
+    if (auto why = gates::not_applicable_reason(spec, context->config)) {
+      std::cout << fmt::format("gate {}: not applicable: {}\n\n", spec.id, *why);
+      continue;
+    }
     auto reference = context->load_reference(run_path, spec.id);
     if (!reference) return fail({reference.error()});
     // The same planning code as a run; devices are not probed for a printout.

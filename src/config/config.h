@@ -27,15 +27,15 @@ struct LaunchConfig {
   int nproc_per_node = 4;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  std::string devices = "cpu";      ///< cpu | cuda | auto
-  std::string backend = "auto";     ///< auto | gloo | nccl
-  std::string launcher = "builtin"; ///< builtin | torchrun | slurm | slurm+torchrun
-  int threads_per_rank = 1;         ///< torch intra-op threads of each rank (OMP_NUM_THREADS)
-  double init_timeout_s = 60;       ///< rendezvous / process group creation limit
-  double stall_timeout_s = 60;      ///< the most silence a rank is allowed after rendezvous
-  double stall_min_s = 5;           ///< the adaptive stall limit's floor
-  double stall_factor = 10;         ///< adaptive stall limit = factor × median step time
-  bool pick_free_port = false;      ///< master_port taken: use the next free port above it
+  std::string devices = "cpu";       ///< cpu | cuda | auto
+  std::string backend = "auto";      ///< auto | gloo | nccl
+  std::string launcher = "builtin";  ///< builtin | torchrun | slurm | slurm+torchrun
+  int threads_per_rank = 1;          ///< torch intra-op threads of each rank (OMP_NUM_THREADS)
+  double init_timeout_s = 60;        ///< rendezvous / process group creation limit
+  double stall_timeout_s = 60;       ///< the most silence a rank is allowed after rendezvous
+  double stall_min_s = 5;            ///< the adaptive stall limit's floor
+  double stall_factor = 10;          ///< adaptive stall limit = factor × median step time
+  bool pick_free_port = false;       ///< master_port taken: use the next free port above it
   SlurmConfig slurm;
 
   int world_size() const { return nnodes * nproc_per_node; }
@@ -90,6 +90,19 @@ struct TrainerSection {
   /// default (unset) it is decided per program: on for a command run by Python, off for
   /// bigmac-train (launch/trainer_probe.h).
   bool probe = false;
+  // The program model (what `adopt` measured of how the program reads what the gates hand
+  // it): every gate plans from these, so a program is not assumed to work like bigmac-train.
+  /// What `{micro_batch_size}` means to the program: "process" (one rank's micro-batch) or
+  /// "global" (the batch of all ranks together, which the program divides by the world size).
+  std::string batch_scope = "process";
+  /// What `{grad_accum}` means: "process" (each rank's micro-batches per step) or "divided"
+  /// (the single-process count, which the program divides by the world size itself).
+  std::string accum_scope = "process";
+  /// The program runs `{max_steps}` + this many optimizer steps (1 for `--max_iters N` that
+  /// runs iterations 0..N): the gates hand max_steps minus this.
+  int max_steps_offset = 0;
+  /// The rank whose own printed numbers (loss, grad norm) are the run's when several print.
+  int loss_rank = 0;
 };
 
 /// [faults]: real failures the built-in trainer injects (empty/0/false = off).
@@ -99,17 +112,17 @@ struct FaultsConfig {
   int skip_step_log = -1;
   int dup_step_log = -1;
   bool lr_scale_by_world = false;
-  std::string crash_rank;          ///< "R:K"
-  std::string hang_rank;           ///< "R:K", K = -1 before rendezvous
+  std::string crash_rank;  ///< "R:K"
+  std::string hang_rank;   ///< "R:K", K = -1 before rendezvous
   int world_size_offset = 0;
   std::string master_port_offset;  ///< "R:N"
   bool all_ranks_checkpoint = false;
   bool split_out_of_range = false;
   int boundary_seq_trim = 0;
-  std::string boundary_dtype;      ///< "" | bf16 | float16
+  std::string boundary_dtype;  ///< "" | bf16 | float16
   bool ragged_microbatch = false;
   bool middle_stage_loss = false;
-  std::string stage_stall;         ///< "S:K"
+  std::string stage_stall;  ///< "S:K"
   bool untied_sync = false;
 };
 
@@ -151,9 +164,9 @@ struct Config {
 
 /// Where the configuration comes from. Precedence: default < file < environment < --set.
 struct ConfigSources {
-  std::optional<std::string> file;          ///< TOML file; none = built-in defaults only
-  std::vector<std::string> overrides;       ///< "table.key=value", in command-line order
-  std::map<std::string, std::string> env;   ///< BIGMAC_<TABLE>_<KEY> variables (see read_env)
+  std::optional<std::string> file;         ///< TOML file; none = built-in defaults only
+  std::vector<std::string> overrides;      ///< "table.key=value", in command-line order
+  std::map<std::string, std::string> env;  ///< BIGMAC_<TABLE>_<KEY> variables (see read_env)
 };
 
 /// The BIGMAC_<TABLE>_<KEY> variables of the current process environment that name schema keys.

@@ -190,17 +190,31 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("trainer", "command", kTrainer, kStringList, trainer.command,
                    "argv template of an external trainer, with {placeholders}", kNone, kNone),
       BIGMAC_FIELD("trainer", "log_format", kTrainer, kString, trainer.log_format,
-                   "how rank output is parsed", kNone, kNone, "auto", "bigmac", "kv",
-                   "megatron", "torchtitan", "regex", "pydict", "plain"),
-      BIGMAC_FIELD("trainer", "gate_config_format", kTrainer, kString,
-                   trainer.gate_config_format, "format of the per-gate config file", kNone,
-                   kNone, "toml", "yaml"),
+                   "how rank output is parsed", kNone, kNone, "auto", "bigmac", "kv", "megatron",
+                   "torchtitan", "regex", "pydict", "plain"),
+      BIGMAC_FIELD("trainer", "gate_config_format", kTrainer, kString, trainer.gate_config_format,
+                   "format of the per-gate config file", kNone, kNone, "toml", "yaml"),
       BIGMAC_FIELD("trainer", "probe", kTrainer, kBool, trainer.probe,
                    "put the zero-change probe (probe/) on the ranks' PYTHONPATH; unset: on for "
                    "a command run by Python, off for bigmac-train",
                    kNone, kNone),
       // [faults]
       BIGMAC_FIELD("faults", "nan_at_step", kFaults, kInt, faults.nan_at_step,
+      BIGMAC_FIELD("trainer", "batch_scope", kTrainer, kString, trainer.batch_scope,
+                   "what {micro_batch_size} means to the program: one process's micro-batch, or "
+                   "the global batch it divides by the world size",
+                   kNone, kNone, "process", "global"),
+      BIGMAC_FIELD("trainer", "accum_scope", kTrainer, kString, trainer.accum_scope,
+                   "what {grad_accum} means: each process's micro-batches per step, or the "
+                   "single-process count the program divides by the world size",
+                   kNone, kNone, "process", "divided"),
+      BIGMAC_FIELD("trainer", "max_steps_offset", kTrainer, kInt, trainer.max_steps_offset,
+                   "steps the program runs beyond {max_steps} (1: --max_iters N runs 0..N); "
+                   "the gates hand max_steps minus this",
+                   0, 1000000),
+      BIGMAC_FIELD("trainer", "loss_rank", kTrainer, kInt, trainer.loss_rank,
+                   "the rank whose own printed loss is the run's when several ranks print", 0,
+                   kMaxWorldSize - 1),
                    "loss becomes NaN at this step (-1: off)", -1, kNone),
       BIGMAC_FIELD("faults", "grad_blowup", kFaults, kFloat, faults.grad_blowup,
                    "gradients scaled by F^step (0: off)", 0, kNone),
@@ -322,6 +336,5 @@ std::optional<std::string_view> derived_explanation(std::string_view key) {
   }
   return std::nullopt;
 }
-
 
 }  // namespace bigmac::config

@@ -10,11 +10,11 @@ namespace {
 
 // Classes whose cause is in the numbers or the layout the ranks logged, not in a rank that
 // ended: they explain only the checks listed for them below.
-constexpr std::array<std::string_view, 13> kRecordClasses = {
-    "lr_scaling",          "loss_divergence",     "loss_mismatch",       "batch_accounting",
-    "gradient_sync",       "diverging_gradients", "no_gradient",         "step_sequence",
-    "checkpoint_writers",  "parameter_partition", "pipeline_stage_idle", "layout_dependent_data",
-    "settings_not_applied"};
+constexpr std::array<std::string_view, 14> kRecordClasses = {
+    "lr_scaling",           "loss_divergence",     "loss_mismatch",       "batch_accounting",
+    "gradient_sync",        "diverging_gradients", "no_gradient",         "step_sequence",
+    "checkpoint_writers",   "parameter_partition", "pipeline_stage_idle", "layout_dependent_data",
+    "settings_not_applied", "not_distributed"};
 
 bool ends_a_rank(std::string_view klass) {
   return std::find(kRecordClasses.begin(), kRecordClasses.end(), klass) == kRecordClasses.end() &&
@@ -34,8 +34,9 @@ struct Explanation {
 };
 
 // The record classes (and the few rank-ending ones that say more) that explain each check.
-const std::array<Explanation, 19>& table() {
-  static const std::array<Explanation, 19> kTable = {{
+const std::array<Explanation, 20>& table() {
+  static const std::array<Explanation, 20> kTable = {{
+      {"process_group_formed", {"not_distributed"}},
       {"finite_loss",
        {"non_finite", "gradient_overflow", "loss_scale_underflow", "diverging_gradients",
         "lr_scaling", "mixed_precision_config"}},
@@ -43,15 +44,15 @@ const std::array<Explanation, 19>& table() {
       {"grad_norm_stable",
        {"diverging_gradients", "non_finite", "lr_scaling", "gradient_overflow"}},
       {"step_sequence", {"step_sequence"}},
-      {"samples_per_step", {"batch_accounting"}},
+      {"samples_per_step", {"batch_accounting", "not_distributed"}},
       {"loss_vs_baseline",
        {"loss_divergence", "loss_mismatch", "lr_scaling", "batch_accounting", "gradient_sync",
         "diverging_gradients", "non_finite", "parameter_partition", "layout_dependent_data",
-        "settings_not_applied"}},
+        "settings_not_applied", "not_distributed"}},
       {"grad_norm_vs_baseline",
        {"gradient_sync", "loss_divergence", "loss_mismatch", "lr_scaling", "batch_accounting",
         "diverging_gradients", "non_finite", "parameter_partition", "layout_dependent_data",
-        "settings_not_applied"}},
+        "settings_not_applied", "not_distributed"}},
       {"lr_vs_baseline", {"lr_scaling", "settings_not_applied"}},
       {"param_count", {"parameter_partition", "state_dict_mismatch", "pipeline_stage_idle"}},
       {"param_digest", {"parameter_partition", "state_dict_mismatch", "loss_mismatch"}},

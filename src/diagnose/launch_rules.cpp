@@ -39,6 +39,26 @@ void process_group(const MetricInput& in, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
+// Several ranks, each trained under the probe, none called init_process_group (the probe sees
+// the call): the program is not distributed, whatever launched it.
+void not_distributed(const MetricInput& in, std::vector<Finding>& out) {
+  if (in.logs.size() < 2) return;
+  Finding f{"program_not_distributed", {}, {}, -1};
+  for (const logs::RankLog& log : in.logs) {
+    if (!log.probe_ran || !log.pg_ready.empty() || log.steps.empty()) return;
+    const logs::StepRecord& s = log.steps.front();
+    Evidence e;
+    e.rank = log.rank;
+    e.file = log.label();
+    e.line = s.at.line;
+    e.t = s.at.t;
+    e.text = fmt::format("rank {} step {} without a process group", log.rank, s.global_step);
+    f.evidence.push_back(std::move(e));
+  }
+  f.values = {{"ranks", std::to_string(in.logs.size())}};
+  out.push_back(std::move(f));
+}
+
 void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
   if (in.launch == nullptr) return;
   const LaunchFacts& facts = *in.launch;
@@ -134,6 +154,7 @@ void first_exit(const MetricInput& in, std::vector<Finding>& out) {
 
 void launch_rules(const MetricInput& in, std::vector<Finding>& out) {
   process_group(in, out);
+  not_distributed(in, out);
   launch_facts(in, out);
   first_exit(in, out);
 }

@@ -426,6 +426,7 @@ const std::vector<MetricRuleSpec>& specs() {
       {"world_size_exceeds_processes", {"planned", "started"}},
       {"env_mismatch", {"name", "values"}},
       {"process_group_not_formed", {"missing", "world_size"}},
+      {"program_not_distributed", {"ranks"}},
       {"port_held_by_process", {"port", "pid", "command"}},
       {"rank_exited_first", {"rank", "how", "detail"}},
   };

@@ -6,6 +6,7 @@
 
 #include "config/layering.h"
 #include "core/edit_distance.h"
+#include "gates/gate_applicability.h"
 #include "launch/launch_planner.h"
 #include "launch/trainer_invocation.h"
 #include "logs/field_map.h"
@@ -65,6 +66,7 @@ tl::expected<GateCatalog, Errors> check_configuration(const config::Config& conf
     return tl::unexpected(std::move(errors));
   }
   for (const GateSpec& spec : catalog->specs) {
+    if (not_applicable_reason(spec, config)) continue;  // never planned, never run
     auto plan = plan_gate(spec, config);
     if (!plan) {
       errors.push_back(plan.error());

@@ -10,6 +10,7 @@
 #include "config/constraints.h"
 #include "config/schema.h"
 #include "core/checked_integer.h"
+#include "launch/trainer_invocation.h"
 
 namespace bigmac::gates {
 namespace {
@@ -58,6 +59,21 @@ void set_value(config::Config& c, const std::string& key, const config::Value& v
     }
   }
   c.settings.entries.push_back(config::Setting{key, value, origin, {{value, origin}}});
+}
+
+// Which value keeps samples/step: the gate's `rescale`, or for "auto" the knob the program
+// takes: its accumulation when it receives one and that divides, else its micro-batch. A
+// command whose argv names neither may still read them from its BIGMAC_TRAIN_* variables:
+// the accumulation then, and the samples_per_step check says what the ranks really ran.
+std::string rescale_knob(const GateSpec& spec, const config::Config& c, std::int64_t reference,
+                         std::int64_t micro, std::int64_t accum, std::int64_t dp) {
+  if (spec.launch.rescale != "auto") return spec.launch.rescale;
+  if (spec.launch.micro_batches > 0) return "micro";  // pinned micro-batches fix the accumulation
+  const bool accum_knob = launch::trainer_receives(c, "grad_accum");
+  const bool micro_knob = launch::trainer_receives(c, "micro_batch_size");
+  if (accum_knob && (!micro_knob || reference % (micro * dp) == 0)) return "accum";
+  if (micro_knob && (!accum_knob || reference % (accum * dp) == 0)) return "micro";
+  return "accum";  // neither divides, or neither is handed: the accumulation's error says
 }
 
 std::string origin_of(const GateSpec& spec, const std::string& key) {
@@ -123,7 +139,8 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
   const std::int64_t reference = reference_samples.value_or(
       std::int64_t{base.train.micro_batch_size} * base.train.gradient_accumulation_steps);
   const std::int64_t before_micro = micro;
-  if (l.rescale == "accum") {
+  const std::string rescale = rescale_knob(spec, c, reference, micro, accum, dp);
+  if (rescale == "accum") {
     if (reference % (micro * dp) != 0) {
       // Only changes that work are offered: another dp when micro divides samples/step,
       // another micro when dp does, else both.
@@ -154,7 +171,7 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
           hint));
     }
     accum = reference / (micro * dp);
-  } else if (l.rescale == "micro") {
+  } else if (rescale == "micro") {
     if (reference % (accum * dp) != 0) {
       return tl::unexpected(plan_error(
           spec,
@@ -164,8 +181,17 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
           l.micro_batches > 0
               ? fmt::format("set gates.{}.micro_batches = {}", spec.id,
                             closest_divisor(std::max<std::int64_t>(1, reference / dp), accum))
-              : fmt::format("set train.gradient_accumulation_steps = {}",
-                            closest_divisor(std::max<std::int64_t>(1, reference / dp), accum))));
+          : launch::trainer_receives(c, "grad_accum")
+              ? fmt::format("set train.gradient_accumulation_steps = {}",
+                            closest_divisor(std::max<std::int64_t>(1, reference / dp), accum))
+              // The program takes no accumulation: only the process count can change.
+              : fmt::format("set gates.{}.nproc = {} (a process count that divides {} "
+                            "samples/step; the program takes no gradient accumulation from the "
+                            "gates)",
+                            spec.id,
+                            closest_divisor(std::max<std::int64_t>(1, reference / accum), dp) *
+                                c.parallel.pp_size * c.parallel.tp_size,
+                            reference)));
     }
     micro = reference / (accum * dp);
   }

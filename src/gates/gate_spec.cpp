@@ -15,8 +15,9 @@
 namespace bigmac::gates {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"id",     "title",  "order", "route_back",
-                                         "launch", "params", "checks"};
+constexpr std::string_view kTopKeys[] = {"id",      "title",  "order",  "route_back",
+                                         "applies", "launch", "params", "checks"};
+constexpr std::string_view kAppliesValues[] = {"always", "pipeline"};
 constexpr std::string_view kLaunchKeys[] = {"nproc",         "pp",           "tp",     "schedule",
                                             "micro_batches", "trace_shapes", "rescale"};
 constexpr std::string_view kCheckKeys[] = {"name", "route_back", "when"};
@@ -71,8 +72,8 @@ void read_launch(const nlohmann::json& launch, GateLaunch& out, Errors& errors, 
   };
   out.schedule = "config";
   one_of("schedule", {"config", "1f1b", "gpipe"}, out.schedule);
-  out.rescale = "accum";
-  one_of("rescale", {"accum", "micro", "none"}, out.rescale);
+  out.rescale = "auto";
+  one_of("rescale", {"auto", "accum", "micro", "none"}, out.rescale);
   if (auto it = launch.find("micro_batches"); it != launch.end()) {
     if (it->is_number_integer() && it->get<std::int64_t>() >= 0 &&
         it->get<std::int64_t>() < 1 << 20) {
@@ -174,6 +175,15 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
   if (spec.route_back.empty()) spec.route_back = spec.id;
   if (auto it = root.find("order"); it == root.end()) {
     errors.push_back(locate("id", "missing key 'order' (an integer)"));
+  if (root.contains("applies")) {
+    const std::string applies = text("applies", false);
+    if (applies == "pipeline") {
+      spec.applies = GateApplies::kPipeline;
+    } else if (applies != "always") {
+      errors.push_back(locate("applies", fmt::format("expected one of {}, found \"{}\"",
+                                                     list(kAppliesValues), applies)));
+    }
+  }
   } else if (auto order = json_integer(*it); !order || *order < 1 || *order > kMaxOrder) {
     errors.push_back(locate(
         "order", fmt::format("expected an integer from 1 to {}, found {}", kMaxOrder, it->dump())));

@@ -22,8 +22,10 @@ struct GateLaunch {
   std::string schedule;      ///< "config", "1f1b" or "gpipe"; empty = config
   int micro_batches = 0;     ///< pipeline micro-batches; 0 = the configuration's
   bool trace_shapes = false;
-  /// Which value is rescaled so samples/step equals the baseline's: "accum", "micro" or "none".
-  std::string rescale = "accum";
+  /// Which value is rescaled so samples/step equals the baseline's: "accum", "micro", "none",
+  /// or "auto": the one the program takes from the gates (its accumulation, else its
+  /// micro-batch; gates/gate_plan.h).
+  std::string rescale = "auto";
 };
 
 /// One check of a gate, by registry name.
@@ -33,12 +35,19 @@ struct CheckSpec {
   bool needs_baseline = false;  ///< `when = "baseline"`: run only when a baseline exists
 };
 
+/// Which target layouts a gate belongs to (`applies` in its stages/ file).
+enum class GateApplies {
+  kAlways,    ///< every bring-up runs it
+  kPipeline,  ///< only a target layout with pipeline stages (parallel.pp_size > 1)
+};
+
 /// A gate as data: a stages/0N-*.toml file with the user's `[gates.<id>]` overrides applied.
 struct GateSpec {
   std::string id;
   std::string title;
   int order = 0;
   std::string route_back;
+  GateApplies applies = GateApplies::kAlways;
   GateLaunch launch;
   /// Flat check parameters (`[params]`): key -> number, string, bool or list.
   nlohmann::json params = nlohmann::json::object();
@@ -67,7 +76,8 @@ tl::expected<GateSpec, Errors> apply_overrides(
     GateSpec spec, const std::map<std::string, config::Setting>& overrides);
 
 /// Whether `id` can name a gate: a plain word of letters, digits, '_' and '-' (it names attempt
-/// folders, "02-dp.1", and report entries, so never a path like "../x").
+/// folders, "02-dp.1", and report entries, so never a path like "../x"), not digits alone (a
+/// gate is also named by its number).
 bool valid_gate_id(std::string_view id);
 
 /// The checks a gate requires: `[params] required_checks` (a list of check names, overridable

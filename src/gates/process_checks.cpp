@@ -104,6 +104,29 @@ CheckResult check_process_group_formed(const CheckContext& ctx) {
   const bool all_clean =
       std::all_of(ctx.evidence.ranks.begin(), ctx.evidence.ranks.end(),
                   [](const RankEvidence& r) { return !r.exit.known || r.exit.clean(); });
+  // The probe sees init_process_group: ranks that trained under it without one never formed a
+  // group at all. Each trained alone: the program is not distributed yet.
+  const bool probe_everywhere = std::all_of(ctx.evidence.ranks.begin(), ctx.evidence.ranks.end(),
+                                            [](const RankEvidence& r) { return r.probe_ran; });
+  if (missing.size() == ctx.evidence.ranks.size() && ctx.plan.nproc > 1 && probe_everywhere &&
+      logged_steps(ctx.evidence)) {
+    std::vector<CheckEvidence> trained;
+    for (const RankEvidence& r : ctx.evidence.ranks) {
+      if (!r.steps.empty()) {
+        trained.push_back(evidence_of(
+            r.steps.front(), fmt::format("rank {} trained alone: step {} without a process group",
+                                         r.rank, r.steps.front().global_step)));
+      }
+    }
+    CheckResult r = fail(
+        name,
+        fmt::format("the program is not distributed: all {} ranks trained, each on its own, and "
+                    "none called torch.distributed.init_process_group (the probe sees that call)",
+                    ctx.plan.nproc),
+        std::move(trained));
+    r.route_back = "dp";
+    return r;
+  }
   // A trainer that never says its group formed, yet every rank stepped and ended well.
   if (missing.size() == ctx.evidence.ranks.size() && all_clean && logged_steps(ctx.evidence)) {
     return unobservable(name, "no rank logged pg_ready", {"pg_ready"});

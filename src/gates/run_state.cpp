@@ -12,8 +12,9 @@ namespace bigmac::gates {
 namespace {
 
 constexpr GateStatus kStatuses[] = {
-    GateStatus::kPending, GateStatus::kRunning,     GateStatus::kPassed,      GateStatus::kFailed,
-    GateStatus::kSkipped, GateStatus::kInvalidated, GateStatus::kInterrupted, GateStatus::kAborted};
+    GateStatus::kPending,     GateStatus::kRunning, GateStatus::kPassed,
+    GateStatus::kFailed,      GateStatus::kSkipped, GateStatus::kInvalidated,
+    GateStatus::kInterrupted, GateStatus::kAborted, GateStatus::kNotApplicable};
 
 Error state_error(const std::string& path, std::string key, std::string message) {
   Error e = make_error(ErrorKind::kInput, std::move(message),
@@ -43,6 +44,8 @@ std::string_view status_name(GateStatus status) {
       return "interrupted";
     case GateStatus::kAborted:
       return "aborted";
+    case GateStatus::kNotApplicable:
+      return "not applicable";
   }
   return "?";
 }
@@ -128,7 +131,8 @@ RunPhase RunState::phase() const {
   if (any(GateStatus::kFailed, true)) return RunPhase::kFailed;
   bool all_passed = !gates.empty();
   for (std::size_t i = first; i <= last && i < gates.size(); ++i) {
-    all_passed &= gates[i].status == GateStatus::kPassed;
+    all_passed &=
+        gates[i].status == GateStatus::kPassed || gates[i].status == GateStatus::kNotApplicable;
   }
   return all_passed ? RunPhase::kPassed : RunPhase::kReady;
 }

@@ -21,6 +21,9 @@ enum class GateStatus {
   kInvalidated,  ///< passed once, but what it depends on changed; runs again
   kInterrupted,  ///< Ctrl-C / SIGTERM stopped its ranks; resume runs it again
   kAborted,      ///< could not be launched (infrastructure); resume runs it again
+  /// The target layout has nothing for it to check (pp2 without pipeline stages): never run,
+  /// never failed; `note` says why. Decided anew at every start and resume.
+  kNotApplicable,
 };
 
 /// Where the run as a whole stands: derived from its gates (RunState::phase), never stored.
@@ -77,7 +80,7 @@ struct RunState {
 
   /// The run's phase from its gates: running while a gate runs; else, within the selection,
   /// interrupted, infrastructure (a gate could not run) or failed when a gate is so; passed
-  /// when every selected gate passed; ready otherwise.
+  /// when every selected gate passed or does not apply; ready otherwise.
   RunPhase phase() const;
 };
 

@@ -24,7 +24,7 @@ std::string format_status(const RunState& s, const std::string& run_dir,
   for (std::size_t i = 0; i < s.gates.size(); ++i) {
     const GateRecord& g = s.gates[i];
     const bool selected = i >= s.first && i <= s.last;
-    out += fmt::format("  {} {:<8} {:<12} {:>2} attempt{} {}", i + 1, g.id, status_name(g.status),
+    out += fmt::format("  {} {:<8} {:<14} {:>2} attempt{} {}", i + 1, g.id, status_name(g.status),
                        g.attempts, g.attempts == 1 ? " " : "s", selected ? "" : "(not selected) ");
     if (g.status == GateStatus::kFailed && !g.failed_check.empty()) {
       out += fmt::format("{} failed; route back: {}", g.failed_check, g.route_back);
@@ -37,7 +37,8 @@ std::string format_status(const RunState& s, const std::string& run_dir,
   // The first selected gate that has not passed: where resume continues.
   std::string next_gate;
   for (std::size_t i = s.first; i <= s.last && i < s.gates.size(); ++i) {
-    if (s.gates[i].status != GateStatus::kPassed) {
+    if (s.gates[i].status != GateStatus::kPassed &&
+        s.gates[i].status != GateStatus::kNotApplicable) {
       next_gate = s.gates[i].id;
       break;
     }
@@ -53,7 +54,7 @@ std::string format_status(const RunState& s, const std::string& run_dir,
       }
       break;
     case RunPhase::kPassed:
-      out += "next: nothing to do; every selected gate passed\n";
+      out += "next: nothing to do; every selected gate passed or does not apply\n";
       break;
     case RunPhase::kFailed:
     case RunPhase::kInterrupted:

@@ -1,6 +1,7 @@
 #include "gates/run_transition.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace bigmac::gates {
 namespace {
@@ -19,6 +20,7 @@ void move(RunState& s, std::vector<std::string>& log, GateRecord& g, GateStatus 
 bool needs_run(const GateRecord& g) {
   switch (g.status) {
     case GateStatus::kPassed:
+    case GateStatus::kNotApplicable:
       return false;
     case GateStatus::kPending:
     case GateStatus::kRunning:  // the orchestrator died mid-gate: its outcome is unknown
@@ -65,15 +67,47 @@ Decision advance(RunState s, std::vector<std::string> log) {
     s.current = g.id;
     return Decision{std::move(s), LaunchGate{g.id}, std::move(log)};
   }
-  const std::size_t count = s.gates.empty() ? 0 : s.last - s.first + 1;
-  s.message = fmt::format("{} gate{} passed", count, count == 1 ? "" : "s");
+  std::size_t passed = 0;
+  std::vector<std::string> not_applicable;
+  for (std::size_t i = s.first; i <= s.last && i < s.gates.size(); ++i) {
+    if (s.gates[i].status == GateStatus::kNotApplicable) {
+      not_applicable.push_back(s.gates[i].id);
+    } else {
+      ++passed;
+    }
+  }
+  s.message = fmt::format("{} gate{} passed", passed, passed == 1 ? "" : "s");
+  if (!not_applicable.empty()) {
+    s.message += fmt::format(", {} not applicable ({})", not_applicable.size(),
+                             fmt::join(not_applicable, ", "));
+  }
   std::string summary = s.message;
   return Decision{std::move(s), Finish{std::move(summary)}, std::move(log)};
 }
 
+// Marks the gates that do not apply to the layout as it is configured now, and gives back to
+// the run those that apply again (the configuration changed between a run and its resume).
+void mark_applicability(RunState& s, std::vector<std::string>& log,
+                        const std::map<std::string, std::string>& not_applicable) {
+  for (GateRecord& g : s.gates) {
+    auto it = not_applicable.find(g.id);
+    if (it != not_applicable.end()) {
+      g.note = it->second;
+      if (g.status != GateStatus::kNotApplicable) {
+        move(s, log, g, GateStatus::kNotApplicable, it->second);
+      }
+    } else if (g.status == GateStatus::kNotApplicable) {
+      g.note.clear();
+      move(s, log, g, GateStatus::kPending, "applies to the layout configured now");
+    }
+  }
+}
+
 Decision start(RunState s, std::size_t first, std::size_t last,
-               const std::map<std::string, GateInputs>& inputs) {
+               const std::map<std::string, GateInputs>& inputs,
+               const std::map<std::string, std::string>& not_applicable) {
   std::vector<std::string> log;
+  mark_applicability(s, log, not_applicable);
   invalidate_stale(s, log, inputs);
   s.first = first;
   s.last = last;
@@ -85,11 +119,23 @@ Decision start(RunState s, std::size_t first, std::size_t last,
     if (selected && g.status == GateStatus::kSkipped)
       move(s, log, g, GateStatus::kPending, "selected");
   }
+  bool any_applies = false;
+  for (std::size_t i = first; i <= last && i < s.gates.size(); ++i)
+    any_applies |= s.gates[i].status != GateStatus::kNotApplicable;
+  if (!any_applies) {
+    const GateRecord& g = s.gates[first];
+    const std::string message =
+        first == last
+            ? fmt::format("gate {} does not apply: {}", g.id, g.note)
+            : fmt::format("no gate from {} to {} applies: {}", g.id, s.gates[last].id, g.note);
+    s.message = message;
+    return Decision{std::move(s), Refuse{message}, std::move(log)};
+  }
   std::vector<std::string> missing;
   const GateRecord* first_failed = nullptr;
   for (std::size_t i = 0; i < first && i < s.gates.size(); ++i) {
     const GateRecord& g = s.gates[i];
-    if (g.status == GateStatus::kPassed) continue;
+    if (g.status == GateStatus::kPassed || g.status == GateStatus::kNotApplicable) continue;
     if (g.status == GateStatus::kFailed) {
       missing.push_back(g.id + " failed");
       if (first_failed == nullptr) first_failed = &g;
@@ -107,7 +153,7 @@ Decision start(RunState s, std::size_t first, std::size_t last,
                           first_failed->id)
             : fmt::format("run them first, e.g. run-all --until {}", s.gates[first - 1].id);
     const std::string message =
-        fmt::format("gate {} needs every earlier gate passed in this run: {} ({})",
+        fmt::format("gate {} needs every earlier applicable gate passed in this run: {} ({})",
                     s.gates[first].id, list, hint);
     s.message = message;
     return Decision{std::move(s), Refuse{message}, std::move(log)};
@@ -143,10 +189,10 @@ Decision decide(const RunState& state, const Observation& observation) {
                 {}};
           }
           return start(std::move(s), static_cast<std::size_t>(first),
-                       static_cast<std::size_t>(last), o.inputs);
+                       static_cast<std::size_t>(last), o.inputs, o.not_applicable);
         } else if constexpr (std::is_same_v<T, Resume>) {
           const std::size_t first = s.first, last = s.last;
-          return start(std::move(s), first, last, o.inputs);
+          return start(std::move(s), first, last, o.inputs, o.not_applicable);
         } else if constexpr (std::is_same_v<T, GateFinished>) {
           GateRecord* g = s.find(o.gate);
           if (!g || g->status != GateStatus::kRunning) {

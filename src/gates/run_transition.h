@@ -14,14 +14,18 @@ namespace bigmac::gates {
 
 /// Start gates `first`..`last` (ids, inclusive; empty = from the first / to the last gate).
 /// `inputs` are every gate's inputs as they are now, to invalidate stale passes.
+/// `not_applicable`: the gates the target layout has nothing for (id -> why), as the
+/// configuration says now.
 struct Begin {
   std::string first;
   std::string last;
   std::map<std::string, GateInputs> inputs;
+  std::map<std::string, std::string> not_applicable;
 };
 /// Continue the stored selection from the failed, interrupted or invalidated gate.
 struct Resume {
   std::map<std::string, GateInputs> inputs;
+  std::map<std::string, std::string> not_applicable;
 };
 /// A launched gate ended with a verdict.
 struct GateFinished {

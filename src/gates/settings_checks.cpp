@@ -8,6 +8,7 @@
 #include "audit/audit_hint.h"
 #include "config/schema.h"
 #include "gates/observability.h"
+#include "launch/trainer_invocation.h"
 
 namespace bigmac::gates {
 namespace {
@@ -72,13 +73,7 @@ void report_cfg(const GateEvidence& e, std::vector<Reported>& out, const char* w
 // of them when it reads the gate file (`{gate_config}`). The world size always reaches it
 // (WORLD_SIZE). A value the trainer was never given did not fail to take effect.
 bool handed_to_trainer(const config::Config& c, const std::string& field) {
-  if (c.trainer.kind != "command" || field == "world_size") return true;
-  const std::string placeholder = "{" + field + "}";
-  for (const std::string& arg : c.trainer.command) {
-    if (arg.find("{gate_config}") != std::string::npos) return true;
-    if (arg.find(placeholder) != std::string::npos) return true;
-  }
-  return false;
+  return field == "world_size" || launch::trainer_receives(c, field);
 }
 
 std::vector<Applied> applied_values(const CheckContext& ctx) {
@@ -161,13 +156,12 @@ std::vector<Applied> applied_values(const CheckContext& ctx) {
       split.reported.push_back(
           Reported{v, evidence_of(*starts.begin()->second, "layout first layers " + v)});
     }
-    report_each<logs::SettingsRecord>(e, split.reported, "[cfg] split_points",
-                                      [](const logs::SettingsRecord& r) {
-                                        return r.split_points
-                                                   ? std::optional<std::string>(fmt::format(
-                                                         "[{}]", fmt::join(*r.split_points, ",")))
-                                                   : std::nullopt;
-                                      });
+    report_each<logs::SettingsRecord>(
+        e, split.reported, "[cfg] split_points", [](const logs::SettingsRecord& r) {
+          return r.split_points ? std::optional<std::string>(
+                                      fmt::format("[{}]", fmt::join(*r.split_points, ",")))
+                                : std::nullopt;
+        });
     out.push_back(std::move(split));
   }
   Applied seed{"seed", "train.seed", std::to_string(c.train.seed), {}};
@@ -175,6 +169,11 @@ std::vector<Applied> applied_values(const CheckContext& ctx) {
   report_each<logs::RunRecord>(e, seed.reported, "run seed", [&](const auto& r) {
     return r.seed != 0 || c.train.seed == 0 ? std::optional<std::string>(std::to_string(r.seed))
                                             : std::nullopt;
+  });
+  // The probe's: the seed in effect when the model's first parameter was made, so a dataset
+  // that seeds itself per item is not taken for the run's seed.
+  report_each<logs::ModelRecord>(e, seed.reported, "model seed", [](const auto& r) {
+    return r.seed ? std::optional<std::string>(std::to_string(*r.seed)) : std::nullopt;
   });
   report_cfg(e, seed.reported, "[cfg] seed", &logs::SettingsRecord::seed);
   out.push_back(std::move(seed));

@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "baseline/step_series.h"
-#include "gates/series_rules.h"
-
 #include "gates/observability.h"
+#include "gates/series_rules.h"
+#include "launch/trainer_invocation.h"
 
 namespace bigmac::gates {
 namespace {
@@ -170,6 +170,20 @@ CheckResult check_step_sequence(const CheckContext& ctx) {
   const std::int64_t logged = scan.in_order;
   const std::string every =
       scan.interval == 1 ? std::string() : fmt::format(", logged every {} steps", scan.interval);
+  // Without a baseline yet (the first gate) a program whose data or epochs end before the
+  // gate's count sets the count: every rank ended by itself, cleanly, after `logged` steps in
+  // order. The baseline then has that many, and every later gate is held to it.
+  const bool ended_by_itself =
+      std::all_of(ctx.evidence.ranks.begin(), ctx.evidence.ranks.end(), [](const RankEvidence& r) {
+        return r.exit.known && r.exit.clean() && !r.exit.bounded && !r.exit.stopped;
+      });
+  if (logged < want && !(ctx.baseline && !ctx.baseline->steps.empty()) && ended_by_itself &&
+      scan.interval == 1 && first == 0) {
+    return pass(name, fmt::format("steps 0..{} in order: the program ended by itself after {} of "
+                                  "the {} steps asked (its data or epochs end first); later "
+                                  "gates are held to {}",
+                                  steps->back().global_step, logged, want, logged));
+  }
   if (logged != want) {
     CheckResult r =
         fail(name,
@@ -182,6 +196,50 @@ CheckResult check_step_sequence(const CheckContext& ctx) {
   return pass(name, fmt::format("steps {}..{} in order{}, {} as {}", first,
                                 steps->back().global_step, every, logged, source));
 }
+
+namespace {
+
+// Why a rank ran another micro-batch or accumulation than the gate handed it, when the program
+// model (trainer.batch_scope, accum_scope) or the command explains it: a fix that names a value
+// the program never receives would be followed in vain.
+std::string program_model_hint(const CheckContext& ctx, const logs::BatchRecord& b) {
+  const config::Config& c = ctx.plan.config;
+  const std::int64_t dp = c.derived.dp;
+  const std::int64_t micro = c.train.micro_batch_size;
+  const std::int64_t accum = c.train.gradient_accumulation_steps;
+  if (b.micro_batch_size > 0 && b.micro_batch_size != micro) {
+    if (!launch::trainer_receives(c, "micro_batch_size")) {
+      return fmt::format(
+          "the program's micro-batch is its own ({}): no {{micro_batch_size}} in "
+          "trainer.command, so the gates cannot keep samples/step; give the program a batch-size "
+          "flag and put the placeholder in trainer.command (`adopt` finds it)",
+          b.micro_batch_size);
+    }
+    if (c.trainer.batch_scope == "process" && dp > 1 && b.micro_batch_size * dp == micro) {
+      return fmt::format(
+          "the program divides its batch flag by the world size ({} / {} = {}): set "
+          "trainer.batch_scope = \"global\"",
+          micro, dp, b.micro_batch_size);
+    }
+  }
+  if (b.grad_accum > 0 && b.grad_accum != accum) {
+    if (!launch::trainer_receives(c, "grad_accum")) {
+      return fmt::format(
+          "the program's accumulation is its own ({} micro-batches a step): no {{grad_accum}} in "
+          "trainer.command, so the gates cannot change it",
+          b.grad_accum);
+    }
+    if (c.trainer.accum_scope == "process" && dp > 1 && b.grad_accum * dp == accum) {
+      return fmt::format(
+          "the program divides its accumulation flag by the world size ({} / {} = {}): set "
+          "trainer.accum_scope = \"divided\"",
+          accum, dp, b.grad_accum);
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 CheckResult check_samples_per_step(const CheckContext& ctx) {
   const char* name = "samples_per_step";
@@ -208,8 +266,10 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
                        -1);
       }
       if (product != want) {
-        const std::string fix =
-            baseline::samples_per_step_fix(want, b.micro_batch_size, b.grad_accum, b.dp);
+        std::string fix = program_model_hint(ctx, b);
+        if (fix.empty()) {
+          fix = baseline::samples_per_step_fix(want, b.micro_batch_size, b.grad_accum, b.dp);
+        }
         return certain(
             fail(name,
                  fmt::format("rank {} runs {} samples/step ({} × {} × {}) but {} has {}: {}",
@@ -245,7 +305,11 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
 CheckResult check_fields_present(const CheckContext& ctx) {
   const char* name = "fields_present";
   if (ctx.evidence.ranks.empty()) return fail(name, "no rank logs: nothing to check");
-  const auto events = ctx.params.strings("required_events", {"run", "batch", "model", "done"});
+  auto events = ctx.params.strings("required_events", {"run", "batch", "model", "done"});
+  // A layout without pipeline stages has no stage to lay out and no micro-batch schedule.
+  if (ctx.plan.config.parallel.pp_size == 1) {
+    std::erase_if(events, [](const std::string& ev) { return ev == "layout" || ev == "mb"; });
+  }
   const auto fields =
       ctx.params.strings("required_step_fields", {"loss", "grad_norm", "lr", "samples_per_step"});
   const RankEvidence* owner = ctx.evidence.step_owner();
@@ -259,8 +323,10 @@ CheckResult check_fields_present(const CheckContext& ctx) {
     for (const RankEvidence& r : ctx.evidence.ranks) {
       // A rank that did not exit cleanly had no chance to finish; exit_status and finite_loss
       // judge that, not a missing last line.
-      const bool cut_short = (r.exit.stopped_at_non_finite || (r.exit.known && !r.exit.clean())) &&
-                             (ev == "done" || ev == "digest");
+      // Nor did one the orchestrator stopped at the step bound.
+      const bool cut_short =
+          (r.exit.stopped_at_non_finite || r.exit.bounded || (r.exit.known && !r.exit.clean())) &&
+          (ev == "done" || ev == "digest");
       if (logged_event(r, ev)) {
         anywhere = true;
       } else if (!cut_short) {

@@ -89,7 +89,8 @@ class Execution {
   const Clock::time_point start_;
   Watchdog watchdog_;
   LineClock line_clock_;
-  bool decisive_records_ = false;  // step/batch records since stop_request was last asked
+  bool decisive_records_ = false;           // step/batch records since stop_request was last asked
+  std::optional<std::int64_t> past_bound_;  // the first step at or past stop_at_step seen
   std::optional<Clock::time_point> next_stop_request_;
   std::vector<LiveProcess> live_;
   std::map<int, std::size_t> by_spec_rank_;
@@ -111,8 +112,12 @@ class Execution {
 
 void Execution::observe(const logs::Record& record, int rank, Clock::time_point now,
                         double now_wall) {
-  if (std::holds_alternative<logs::StepRecord>(record) ||
-      std::holds_alternative<logs::BatchRecord>(record)) {
+  if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
+    decisive_records_ = true;
+    if (options_.stop_at_step && step->global_step >= *options_.stop_at_step && !past_bound_) {
+      past_bound_ = step->global_step;
+    }
+  } else if (std::holds_alternative<logs::BatchRecord>(record)) {
     decisive_records_ = true;
   }
   const Clock::time_point logged =
@@ -273,6 +278,7 @@ std::optional<RunStatus> Execution::verdict_now() {
     return last_verdict_.stalls.empty() ? RunStatus::kNonFinite : RunStatus::kStalled;
   }
   if (runner_.running() == 0) return RunStatus::kSucceeded;
+  if (past_bound_) return RunStatus::kBounded;
   if (auto reason = ask_stop_request()) {
     stop_reason_ = std::move(*reason);
     return RunStatus::kStoppedEarly;
@@ -406,6 +412,7 @@ RunResult Execution::finish(RunStatus status) {
   if (status == RunStatus::kStalled) result.stalls = last_verdict_.stalls;
   result.non_finite = last_verdict_.non_finite;
   result.stop_reason = stop_reason_;
+  if (status == RunStatus::kBounded) result.bound_step = past_bound_;
   // Each rank once, with the process that carried it (agents' placements first).
   std::map<int, const LiveProcess*> carrier;
   for (const LiveProcess& live : live_) {

@@ -41,6 +41,9 @@ struct RunOptions {
   /// kStoppedEarly. It is asked after new `step` or `batch` records, and at most as often as
   /// keeps its own cost under a tenth of the time (it reads every record so far).
   std::function<std::optional<std::string>()> stop_request;
+  /// The step bound: once a rank logs a step numbered this or higher, the ranks are stopped
+  /// (status kBounded, a clean end): the program would not end at the gate's count itself.
+  std::optional<std::int64_t> stop_at_step;
 };
 
 /// RunOptions with the limits of `[launch]` (init_timeout_s, stall_timeout_s, stall_min_s,

@@ -9,6 +9,7 @@ namespace bigmac::launch {
 std::string RankEnding::describe() const {
   if (!known) return "exit unknown";
   if (stalled) return detail.empty() ? "stalled" : "stalled (" + detail + ")";
+  if (bounded) return "stopped at the step bound";
   if (!signal.empty()) return "killed by " + signal;
   if (exit_code) return fmt::format("exit {}", *exit_code);
   return "still running";
@@ -39,6 +40,12 @@ RankEnding ending_of(const RankOutcome& outcome, const RunResult& result) {
     exit.detail = "stopped by the orchestrator: " + result.non_finite->describe();
   } else if (outcome.stopped_by_us && result.status == RunStatus::kStoppedEarly) {
     exit.detail = "stopped by the orchestrator: " + result.stop_reason;
+  } else if (outcome.stopped_by_us && result.status == RunStatus::kBounded) {
+    exit.bounded = true;
+    exit.detail = fmt::format(
+        "stopped by the orchestrator at the step bound: step {} was logged, "
+        "past the gate's steps",
+        result.bound_step.value_or(0));
   } else if (exit.detail.empty() && outcome.stopped_by_us) {
     exit.detail = "stopped by the orchestrator after another rank failed";
   }

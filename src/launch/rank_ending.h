@@ -22,6 +22,9 @@ struct RankEnding {
   bool stopped_at_non_finite = false;
   /// Ended by the launch's teardown (or srun) because another rank failed: a consequence.
   bool stopped = false;
+  /// Stopped by the orchestrator at the step bound (RunStatus::kBounded): every step the gate
+  /// asked for was run, and the program would have gone on. A clean end.
+  bool bounded = false;
   std::string node{};        ///< the node it ran on, when the launcher said
   bool node_failed = false;  ///< Slurm reported that node failed during the gate
   /// Its last stderr lines (prefixes stripped) when it exited non-zero by itself.
@@ -30,7 +33,9 @@ struct RankEnding {
   double duration_s = 0;           ///< spawn to exit; 0 when unknown
   int rank = 0;
 
-  bool clean() const { return known && exit_code == 0 && signal.empty() && !stalled; }
+  bool clean() const {
+    return known && !stalled && (bounded || (exit_code == 0 && signal.empty()));
+  }
   std::string describe() const;  ///< "exit 0", "killed by SIGKILL", "stalled (...)"
 };
 

@@ -20,6 +20,8 @@ std::string_view run_status_name(RunStatus status) {
       return "launch failed";
     case RunStatus::kStoppedEarly:
       return "stopped early";
+    case RunStatus::kBounded:
+      return "stopped at the step bound";
   }
   return "?";
 }

@@ -23,6 +23,9 @@ enum class RunStatus {
   kInterrupted,   ///< cancelled (Ctrl-C); the CLI exits 130
   kLaunchFailed,  ///< a process could not be started (missing binary, permission)
   kStoppedEarly,  ///< stopped on request: the gate's records already fail it for good
+  /// Stopped at the step bound: a rank logged a step past the gate's count, so the program
+  /// does not end there by itself (no step flag, or one that counts otherwise). A clean end.
+  kBounded,
 };
 
 std::string_view run_status_name(RunStatus status);
@@ -70,6 +73,7 @@ struct RunResult {
   std::vector<Stall> stalls;
   std::optional<NonFiniteLoss> non_finite;
   std::string stop_reason;  ///< kStoppedEarly: why (RunOptions::stop_request's answer)
+  std::optional<std::int64_t> bound_step;  ///< kBounded: the step past the bound that was seen
   std::optional<Error> launch_error;
   /// Nodes Slurm reported failed during the run, and the lines that said so.
   std::vector<std::string> failed_nodes;

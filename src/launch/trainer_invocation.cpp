@@ -20,19 +20,33 @@ std::map<std::string, std::string> gate_placeholders(const config::Config& c,
       {"pp", std::to_string(c.parallel.pp_size)},
       {"tp", std::to_string(c.parallel.tp_size)},
       {"dp", std::to_string(c.derived.dp)},
-      {"micro_batch_size", std::to_string(c.train.micro_batch_size)},
-      {"grad_accum", std::to_string(c.train.gradient_accumulation_steps)},
+      // The program model says whose numbers these are: a global batch or a single-process
+      // accumulation that the program divides by the world size itself is handed multiplied.
+      {"micro_batch_size", std::to_string(std::int64_t{c.train.micro_batch_size} *
+                                          (c.trainer.batch_scope == "global" ? c.derived.dp : 1))},
+      {"grad_accum", std::to_string(std::int64_t{c.train.gradient_accumulation_steps} *
+                                    (c.trainer.accum_scope == "divided" ? c.derived.dp : 1))},
       {"micro_batches", std::to_string(c.derived.micro_batches)},
       {"schedule", c.parallel.schedule},
       {"seq_length", std::to_string(c.train.seq_length)},
       {"seed", std::to_string(c.train.seed)},
-      {"max_steps", std::to_string(c.train.max_steps)},
+      {"max_steps", std::to_string(std::max(0, c.train.max_steps - c.trainer.max_steps_offset))},
       {"lr", fmt::format("{}", c.train.lr)},
       {"num_layers", std::to_string(c.model.num_layers)},
       {"split_points", fmt::format("{}", fmt::join(c.model.split_points, ","))},
       {"trace_shapes", c.trace.shapes ? "true" : "false"},
       {"run_dir", run_dir.string()},
   };
+}
+
+bool trainer_receives(const config::Config& c, std::string_view placeholder) {
+  if (c.trainer.kind != "command") return true;
+  const std::string token = "{" + std::string(placeholder) + "}";
+  for (const std::string& arg : c.trainer.command) {
+    if (arg.find("{gate_config}") != std::string::npos) return true;
+    if (arg.find(token) != std::string::npos) return true;
+  }
+  return false;
 }
 
 std::vector<std::string> command_placeholders() {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -18,6 +19,11 @@ std::map<std::string, std::string> gate_placeholders(const config::Config& gate_
                                                      const std::string& gate,
                                                      const std::filesystem::path& gate_file,
                                                      const std::filesystem::path& run_dir);
+
+/// Whether the trainer is handed the value of `placeholder` ("grad_accum"): bigmac-train reads
+/// every value from its gate file; a command only what its argv names, or all of them when it
+/// takes `{gate_config}`.
+bool trainer_receives(const config::Config& config, std::string_view placeholder);
 
 /// Every `{placeholder}` an external trainer's command may hold: gate_placeholders' names and
 /// the launcher's per-rank ones. A `{name}` outside this list would reach the trainer as it is.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace bigmac::launch {
 namespace fs = std::filesystem;
 
@@ -35,6 +37,9 @@ std::map<std::string, std::string> trainer_environment(const config::Config& con
     const std::string& after = rest ? *rest : inherited_pythonpath;
     env["PYTHONPATH"] = after.empty() ? probe_dir.string() : probe_dir.string() + ":" + after;
     env["BIGMAC_PROBE_LOG"] = (attempt_dir / kProbeLogPattern).string();
+    // The probe ends every rank cleanly once the gate's steps are done, so a program with no
+    // step flag, or one that counts its steps otherwise, runs exactly the gate's steps.
+    env["BIGMAC_PROBE_MAX_STEPS"] = std::to_string(std::max(1, config.train.max_steps));
   }
   for (const auto& [name, setting] : config.trainer_env) {
     if (name == "PYTHONPATH" && config.trainer.probe) continue;  // kept after the probe above

@@ -59,7 +59,10 @@
   X(kStep, "step")                               \
   X(kPath, "path")                               \
   X(kSteps, "steps")                             \
-  X(kLossCount, "loss_count")
+  X(kLossCount, "loss_count")                    \
+  X(kBound, "bound")                             \
+  X(kBounded, "bounded")                         \
+  X(kSeedNote, "seed_note")
 
 // X(enumerator, spelling) for every event (`ev`) of the contract.
 #define BIGMAC_CONTRACT_EVENTS(X) \
@@ -76,7 +79,8 @@
   X(kCheckpoint, "ckpt")          \
   X(kDigest, "digest")            \
   X(kDone, "done")                \
-  X(kEval, "eval")
+  X(kEval, "eval")                \
+  X(kLoad, "load")
 
 namespace bigmac::logs {
 

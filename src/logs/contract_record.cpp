@@ -32,6 +32,7 @@ void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out
   bag.read(FieldKey::kPythonVersion, r.python_version);
   bag.read(FieldKey::kPid, r.pid);
   bag.read(FieldKey::kToolVersion, r.tool_version);
+  bag.read(FieldKey::kBound, r.bound);
 }
 
 void build_pg_ready(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
@@ -56,6 +57,8 @@ void build_model(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& o
   auto& r = start<ModelRecord>(bag, base, out);
   bag.read(FieldKey::kParamCount, r.param_count);
   bag.read(FieldKey::kParamDigest, r.param_digest);
+  bag.read(FieldKey::kSeed, r.seed);
+  bag.read(FieldKey::kSeedNote, r.seed_note);
 }
 
 void build_layout(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
@@ -151,6 +154,13 @@ void build_digest(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& 
 void build_done(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<DoneRecord>(bag, base, out);
   bag.read(FieldKey::kSteps, r.steps);
+  bag.read(FieldKey::kBounded, r.bounded);
+}
+
+void build_load(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<LoadRecord>(bag, base, out);
+  bag.read(FieldKey::kPath, r.path);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
 }
 
 using Builder = void (*)(FieldBag&, const RecordOrigin&, std::vector<Record>&);
@@ -169,6 +179,7 @@ constexpr EventBuilder kBuilders[] = {
     {EventKind::kModel, build_model},      {EventKind::kLayout, build_layout},
     {EventKind::kCheckpoint, build_ckpt},  {EventKind::kDigest, build_digest},
     {EventKind::kDone, build_done},        {EventKind::kEval, build_eval},
+    {EventKind::kLoad, build_load},
 };
 static_assert(std::size(kBuilders) == kEventKindCount, "one builder per contract event");
 

@@ -223,6 +223,27 @@ void FieldBag::read(FieldKey key, std::string& out) {
   fail(wrong_type(key, "a string", slot.kind));
 }
 
+void FieldBag::read(FieldKey key, bool& out) {
+  const Slot& slot = at(key);
+  if (slot.kind == Slot::Kind::kAbsent) return;
+  if (slot.kind == Slot::Kind::kBool) {
+    out = slot.i != 0;
+    return;
+  }
+  if (slot.kind == Slot::Kind::kText || slot.kind == Slot::Kind::kInt) {
+    const std::string_view t = slot.s;
+    if (slot.kind == Slot::Kind::kInt ? slot.i == 1 : t == "true" || t == "1") {
+      out = true;
+      return;
+    }
+    if (slot.kind == Slot::Kind::kInt ? slot.i == 0 : t == "false" || t == "0") {
+      out = false;
+      return;
+    }
+  }
+  fail(wrong_type(key, "true or false", slot.kind));
+}
+
 void FieldBag::read_converted(FieldKey key, char& /*out*/) {
   fail(wrong_type(key, "a one-letter string", at(key).kind));
 }

@@ -70,7 +70,7 @@ class FieldBag {
   bool has(FieldKey key) const { return at(key).kind != Slot::Kind::kAbsent; }
   std::vector<std::int64_t>& int_list(FieldKey key);  ///< storage for a kIntList slot
   std::vector<std::string>& str_list(FieldKey key);   ///< storage for a kStrList slot
-  std::string_view own(std::string text);        ///< keeps unescaped text alive for a slot
+  std::string_view own(std::string text);             ///< keeps unescaped text alive for a slot
 
   // Readers: leave `out` alone when the field is absent; on a wrong type they leave it alone
   // and record the first error, e.g. "field loss: expected a number, got a list".
@@ -101,6 +101,7 @@ class FieldBag {
     }
   }
   void read(FieldKey key, std::string& out);
+  void read(FieldKey key, bool& out);   ///< JSON true/false; `true`/`false`/`1`/`0` as text
   void read(FieldKey key, char& out) {  ///< a one-letter string
     const Slot& slot = at(key);
     if ((slot.kind == Slot::Kind::kString || slot.kind == Slot::Kind::kText) &&

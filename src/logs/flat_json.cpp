@@ -381,7 +381,10 @@ const char* read_field_value(const char* p, const char* end, const char* limit,
   }
   if (c == '[') return read_list(p + 1, end, limit, key.value_or(FieldKey::kCount), slot, bag);
   if (c == 't' || c == 'f') {
-    if (slot != nullptr) slot->kind = Slot::Kind::kBool;
+    if (slot != nullptr) {
+      slot->kind = Slot::Kind::kBool;
+      slot->i = c == 't' ? 1 : 0;
+    }
     return literal(p, end, c == 't' ? "true" : "false");
   }
   // null stays kOther, as set() left it; anything else ('{', NaN, garbage) is deferred.

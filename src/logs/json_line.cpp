@@ -82,7 +82,9 @@ simdjson::error_code read_value(ondemand::value& value, FieldKey key, FieldBag& 
     case ondemand::json_type::boolean: {
       bool b = false;
       slot.kind = Slot::Kind::kBool;
-      return value.get_bool().get(b);
+      const auto error = value.get_bool().get(b);
+      slot.i = b ? 1 : 0;
+      return error;
     }
     case ondemand::json_type::null:
       slot.kind = Slot::Kind::kOther;

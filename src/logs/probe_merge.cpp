@@ -127,6 +127,7 @@ std::string FieldSource::describe() const {
 
 RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   FieldSources sources;
+  out.probe_ran = out.probe_ran || !probe.runs.empty();
   const bool derived = derive_batch(probe, how.model_parallel);
   const bool trainer_steps = how.steps_logged_elsewhere || !out.steps.empty();
   if (out.steps.empty() && how.steps_logged_elsewhere) probe.steps.clear();
@@ -152,6 +153,7 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   take_events(out.pg_ready, probe.pg_ready, sources["pg_ready"]);
   take_events(out.dones, probe.dones, sources["done"]);
   take_events(out.checkpoints, probe.checkpoints, sources["checkpoints"]);
+  take_events(out.loads, probe.loads, sources["loads"]);
   take_events(out.shapes, probe.shapes, sources["shapes"]);
   take_events(out.heartbeats, probe.heartbeats, sources["heartbeats"]);
 
@@ -171,10 +173,15 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
     }
   }
   if (const ModelRecord* p = probe.model()) {
-    if (out.models.empty()) out.models.push_back(ModelRecord{p->at, 0, {}});
+    if (out.models.empty()) out.models.push_back(ModelRecord{p->at, 0, {}, {}, {}});
     ModelRecord& m = out.models.back();
     fill_value(m.param_count, p->param_count, std::int64_t{0}, sources["param_count"]);
     fill_value(m.param_digest, p->param_digest, std::string(), sources["param_digest"]);
+    if (!m.seed && p->seed) {
+      m.seed = p->seed;
+      ++sources["seed"].probe;
+    }
+    if (m.seed_note.empty()) m.seed_note = p->seed_note;
   }
   // The probe's own complaints (probe_error) are context for diagnosis like any other line.
   for (const TextLine& line : probe.context.lines()) out.context.add(line);

@@ -29,6 +29,7 @@ struct Adder {
   void operator()(DigestRecord&& r) { log.digests.push_back(std::move(r)); }
   void operator()(DoneRecord&& r) { log.dones.push_back(r); }
   void operator()(EvalRecord&& r) { log.evals.push_back(std::move(r)); }
+  void operator()(LoadRecord&& r) { log.loads.push_back(std::move(r)); }
   void operator()(SettingsRecord&& r) { log.settings.push_back(std::move(r)); }
   void operator()(TextLine&& r) { log.context.add(std::move(r)); }
 };
@@ -117,6 +118,7 @@ std::vector<Record> RankLog::typed_records() const {
   append(digests);
   append(dones);
   append(evals);
+  append(loads);
   append(settings);
   return out;
 }

@@ -37,9 +37,13 @@ struct RankLog {
   std::vector<DigestRecord> digests;
   std::vector<DoneRecord> dones;
   std::vector<EvalRecord> evals;
+  std::vector<LoadRecord> loads;         ///< files torch.load read (the probe's)
   std::vector<SettingsRecord> settings;  ///< `[cfg]` lines
   ContextWindow context;
-  std::int64_t records = 0;      ///< typed records added
+  std::int64_t records = 0;  ///< typed records added
+  /// The probe ran in this rank and saw it train (its log has a `run`): what it did not see
+  /// (no `pg_ready`: init_process_group never called) did not happen.
+  bool probe_ran = false;
   std::int64_t unparseable = 0;  ///< record-looking lines of this rank that could not be read
   /// Where each field's values came from when the probe ran beside the trainer
   /// (logs/probe_merge.h): "loss" -> "trainer", "grad_norm" -> "probe", ... Empty: no probe.
@@ -100,6 +104,8 @@ const std::vector<R>& RankLog::all() const {
     return digests;
   else if constexpr (std::is_same_v<R, EvalRecord>)
     return evals;
+  else if constexpr (std::is_same_v<R, LoadRecord>)
+    return loads;
   else if constexpr (std::is_same_v<R, SettingsRecord>)
     return settings;
   else {

@@ -20,7 +20,7 @@ static_assert(kAt<EventKind::kRun, RunRecord> && kAt<EventKind::kPgReady, PgRead
               kAt<EventKind::kShape, ShapeRecord> && kAt<EventKind::kLoss, LossRecord> &&
               kAt<EventKind::kCheckpoint, CheckpointRecord> &&
               kAt<EventKind::kDigest, DigestRecord> && kAt<EventKind::kDone, DoneRecord> &&
-              kAt<EventKind::kEval, EvalRecord> &&
+              kAt<EventKind::kEval, EvalRecord> && kAt<EventKind::kLoad, LoadRecord> &&
               std::variant_size_v<Record> == kEventKindCount + 2);
 
 }  // namespace

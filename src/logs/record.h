@@ -30,6 +30,8 @@ struct RunRecord {
   std::string python_version;  ///< Python trainers; empty when not logged
   std::int64_t pid = 0;
   std::string tool_version;
+  /// The step bound the probe enforces (BIGMAC_PROBE_MAX_STEPS), when it wrote one.
+  std::optional<std::int64_t> bound{};
 };
 
 /// `pg_ready`: the process group formed.
@@ -57,6 +59,10 @@ struct ModelRecord {
   RecordOrigin at;
   std::int64_t param_count = 0;
   std::string param_digest;
+  /// The seed in effect when the model's first parameter was made (the probe's), when known;
+  /// `seed_note` says why it is not.
+  std::optional<std::int64_t> seed{};
+  std::string seed_note{};
 };
 
 /// `layout`: which layers and parameters this rank's pipeline stage holds.
@@ -158,6 +164,15 @@ struct DigestRecord {
 struct DoneRecord {
   RecordOrigin at;
   std::int64_t steps = 0;
+  bool bounded = false;  ///< the probe ended the program at its step bound
+};
+
+/// `load`: the program read a file with torch.load (the probe's): a checkpoint it resumes when
+/// an earlier run's `ckpt` wrote that path.
+struct LoadRecord {
+  RecordOrigin at;
+  std::string path;
+  std::int64_t global_step = 0;  ///< steps counted before the load
 };
 
 /// `[cfg] world_size=8 pp=4 ...`: the effective configuration a trainer says it runs with
@@ -187,10 +202,10 @@ struct TextLine {
 };
 
 /// Everything a log stream yields, in line order.
-using Record = std::variant<RunRecord, PgReadyRecord, BatchRecord, ModelRecord, LayoutRecord,
-                            StepRecord, HeartbeatRecord, MicroBatchRecord, ShapeRecord, LossRecord,
-                            CheckpointRecord, DigestRecord, DoneRecord, EvalRecord, SettingsRecord,
-                            TextLine>;
+using Record =
+    std::variant<RunRecord, PgReadyRecord, BatchRecord, ModelRecord, LayoutRecord, StepRecord,
+                 HeartbeatRecord, MicroBatchRecord, ShapeRecord, LossRecord, CheckpointRecord,
+                 DigestRecord, DoneRecord, EvalRecord, LoadRecord, SettingsRecord, TextLine>;
 
 /// The origin of any record.
 const RecordOrigin& origin_of(const Record& record);

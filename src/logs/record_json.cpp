@@ -52,6 +52,7 @@ struct Writer {
     put(FieldKey::kTorchVersion, r.torch_version);
     put(FieldKey::kPid, r.pid);
     put(FieldKey::kToolVersion, r.tool_version);
+    put(FieldKey::kBound, r.bound);
   }
   void operator()(const PgReadyRecord& r) {
     put(FieldKey::kInitMs, r.init_ms);
@@ -70,6 +71,8 @@ struct Writer {
   void operator()(const ModelRecord& r) {
     put(FieldKey::kParamCount, r.param_count);
     put(FieldKey::kParamDigest, r.param_digest);
+    put(FieldKey::kSeed, r.seed);
+    if (!r.seed_note.empty()) put(FieldKey::kSeedNote, r.seed_note);
   }
   void operator()(const LayoutRecord& r) {
     put(FieldKey::kStage, r.stage);
@@ -129,7 +132,14 @@ struct Writer {
     put(FieldKey::kParamDigest, r.param_digest);
     put(FieldKey::kGlobalStep, r.global_step);
   }
-  void operator()(const DoneRecord& r) { put(FieldKey::kSteps, r.steps); }
+  void operator()(const DoneRecord& r) {
+    put(FieldKey::kSteps, r.steps);
+    if (r.bounded) put(FieldKey::kBounded, true);
+  }
+  void operator()(const LoadRecord& r) {
+    put(FieldKey::kPath, r.path);
+    put(FieldKey::kGlobalStep, r.global_step);
+  }
   void operator()(const EvalRecord& r) {
     put(FieldKey::kGlobalStep, r.global_step);
     put(FieldKey::kPhase, r.phase);

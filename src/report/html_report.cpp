@@ -38,11 +38,13 @@ line.marker{stroke:#b3261e;stroke-width:1.5;stroke-dasharray:4 3}svg text.marker
 rect.hover{fill:transparent}rect.hover:hover{fill:#1a73e8;fill-opacity:.08}
 .nonfinite{fill:#b3261e;font-weight:bold}
 rect.mb.F{fill:#8ab4f8}rect.mb.B{fill:#f6ae7a}rect.bar.passed{fill:#81c995}rect.bar.failed{fill:#f28b82}
-rect.bar.pending,rect.bar.skipped,rect.bar.running,rect.bar.invalidated{fill:#dadce0}
+rect.bar.pending,rect.bar.skipped,rect.bar.running,rect.bar.invalidated,rect.bar.not-applicable{fill:#dadce0}
 )";
 
 std::string status_class(gates::GateStatus status) {
-  return std::string(gates::status_name(status));
+  std::string name(gates::status_name(status));
+  std::replace(name.begin(), name.end(), ' ', '-');  // "not applicable": one class name
+  return name;
 }
 
 /// Gates side by side on one time axis: by wall time when the attempts recorded it, else one

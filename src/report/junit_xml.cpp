@@ -55,6 +55,8 @@ std::vector<Case> cases_of(const GateReport& gate) {
       c.body += diagnoses_text(gate);
     } else if (status == GateStatus::kPassed) {
       c.kind = Case::Kind::kPass;
+    } else if (status == GateStatus::kNotApplicable) {
+      c.message = "not applicable: " + gate.record.note;
     } else {
       c.message = fmt::format("gate {}", gates::status_name(status));
     }

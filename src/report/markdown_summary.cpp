@@ -30,6 +30,8 @@ std::string_view status_mark(gates::GateStatus status) {
       return "⏹️";
     case gates::GateStatus::kAborted:
       return "⚠️";
+    case gates::GateStatus::kNotApplicable:
+      return "➖";
   }
   return "?";
 }
@@ -89,8 +91,11 @@ std::string headline(const ReportInput& input) {
     }
   }
   if (s.phase() == gates::RunPhase::kPassed) {
-    return fmt::format("## ✅ bigmac-bringup {}: all {} selected gates passed",
-                       markdown_code(s.run_id), input.count(gates::GateStatus::kPassed));
+    const int not_applicable = input.count(gates::GateStatus::kNotApplicable);
+    return fmt::format(
+        "## ✅ bigmac-bringup {}: all {} selected gates passed{}", markdown_code(s.run_id),
+        input.count(gates::GateStatus::kPassed),
+        not_applicable > 0 ? fmt::format(", {} not applicable", not_applicable) : std::string());
   }
   return fmt::format("## ⚠️ bigmac-bringup {}: {}", markdown_code(s.run_id),
                      gates::phase_name(s.phase()));
@@ -217,6 +222,13 @@ std::string render_markdown(const ReportInput& input) {
                        format_duration(gate.duration_s()), checks_cell(gate),
                        loss_cell(gate, reference));
   }
+  std::string not_applicable;
+  for (const GateReport& gate : input.gates) {
+    if (gate.record.status != gates::GateStatus::kNotApplicable) continue;
+    not_applicable +=
+        fmt::format("- gate {}: {}\n", markdown_code(gate.record.id), escape_xml(gate.record.note));
+  }
+  if (!not_applicable.empty()) out += "\n### Not applicable\n\n" + not_applicable;
   out += unobservable_section(input);
   for (const GateReport& gate : input.gates) {
     if (gate.record.status == gates::GateStatus::kFailed) out += gate_details(gate);

@@ -109,7 +109,8 @@ nlohmann::json summary_json(const ReportInput& input) {
             {"pending", input.count(GateStatus::kPending)},
             {"running", input.count(GateStatus::kRunning)},
             {"skipped", input.count(GateStatus::kSkipped)},
-            {"invalidated", input.count(GateStatus::kInvalidated)}}},
+            {"invalidated", input.count(GateStatus::kInvalidated)},
+            {"not_applicable", input.count(GateStatus::kNotApplicable)}}},
           {"baseline", std::move(baseline_out)},
           {"gates", std::move(gates_out)},
           {"notes", input.notes}};

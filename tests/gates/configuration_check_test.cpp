@@ -35,7 +35,7 @@ TEST(ConfigurationCheck, WhatOnlyTheGatesRejectedIsRejected) {
   const Case cases[] = {
       {{"gates.dp.los_rel_tol=1e-3"}, "gates.dp.los_rel_tol", "has no key 'los_rel_tol'"},
       {{"gates.dp.nproc=0"}, "gates.dp.nproc", "expected an integer >= 1 or \"all\", found 0"},
-      {{"gates.pp2.pp=8"}, "gates.pp2", "not a multiple of pp × tp = 8 × 1"},
+      {{"gates.pp2.pp=8", "parallel.pp_size=2"}, "gates.pp2", "not a multiple of pp × tp = 8 × 1"},
       {{"gates.dp.loss_rel_tol=-1"}, "gates.dp.loss_rel_tol", "must be at least 0"},
       {{"gates.dp.nproc=3"}, "gates.dp", "cannot keep 8 samples/step"},
       {{"logs.fields.loss=("}, "logs.fields.loss", "malformed regex"},
@@ -63,9 +63,17 @@ TEST(ConfigurationCheck, EveryProblemAtOnce) {
       loaded({"gates.dp.nproc=0", "gates.pp2.pp=8", "logs.fields.loss=("}), kStages);
   ASSERT_FALSE(catalog);
   EXPECT_EQ(catalog.error().size(), 2u);  // the regex, and the overrides (which stop planning)
-  auto plans = check_configuration(loaded({"gates.pp2.pp=8", "gates.target.nproc=3"}), kStages);
+  auto plans = check_configuration(
+      loaded({"gates.pp2.pp=8", "gates.target.nproc=3", "parallel.pp_size=2"}), kStages);
   ASSERT_FALSE(plans);
   EXPECT_EQ(plans.error().size(), 2u);  // both gates' plans
+}
+
+// A gate that does not apply to the target layout is never planned: a DDP-only program's
+// configuration is not refused for what the pipeline gates could not split.
+TEST(ConfigurationCheck, AGateThatDoesNotApplyIsNotPlanned) {
+  EXPECT_FALSE(check_configuration(loaded({"gates.pp2.pp=8", "parallel.pp_size=2"}), kStages));
+  EXPECT_TRUE(check_configuration(loaded({"gates.pp2.pp=8", "parallel.pp_size=1"}), kStages));
 }
 
 TEST(ConfigurationCheck, StagesDirectory) {

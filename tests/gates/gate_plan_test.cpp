@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/constraints.h"
 #include "record_builder.h"
 
 namespace bigmac::gates {
@@ -116,6 +117,63 @@ TEST(GatePlan, ProvenanceNamesTheGate) {
   ASSERT_NE(accum, nullptr);
   EXPECT_NE(accum->origin.where.find("gate dp"), std::string::npos) << accum->origin.where;
   EXPECT_NE(format_plan(*dp).find("4 processes"), std::string::npos) << format_plan(*dp);
+}
+
+// A command trainer: only what its argv names (or its gate file) reaches it.
+config::Config command_config(std::vector<std::string> command) {
+  config::Config c = default_config();
+  c.trainer.kind = "command";
+  c.trainer.command = std::move(command);
+  c.train.micro_batch_size = 8;
+  c.train.gradient_accumulation_steps = 1;
+  c.launch.nproc_per_node = 2;
+  config::derive(c);
+  return c;
+}
+
+// rescale = "auto" keeps samples/step with the knob the program takes: a program with a batch
+// flag and no accumulation gets its micro-batch halved at dp, where "accum" had looped
+// ("set micro_batch_size = 16", then "= 8", ...).
+TEST(GatePlan, AutoRescaleUsesTheKnobTheProgramTakes) {
+  auto micro_only = plan_gate(
+      spec("dp"), command_config({"python3", "train.py", "--batch-size", "{micro_batch_size}"}));
+  ASSERT_TRUE(micro_only) << micro_only.error().format();
+  EXPECT_EQ(micro_only->config.train.micro_batch_size, 4);
+  EXPECT_EQ(micro_only->config.train.gradient_accumulation_steps, 1);
+  EXPECT_EQ(micro_only->samples_per_step, 8);
+  EXPECT_EQ(micro_only->rescaled, "train.micro_batch_size 8 -> 4");
+
+  config::Config accum = command_config(
+      {"python3", "train.py", "--bs", "{micro_batch_size}", "--accum", "{grad_accum}"});
+  accum.train.micro_batch_size = 4;
+  accum.train.gradient_accumulation_steps = 2;
+  auto both = plan_gate(spec("dp"), accum);
+  ASSERT_TRUE(both) << both.error().format();
+  EXPECT_EQ(both->rescaled, "train.gradient_accumulation_steps 2 -> 1");
+
+  // Accumulation only, and it cannot be halved: the fix names the process count, not a
+  // micro-batch the program never receives.
+  config::Config odd = command_config({"python3", "train.py", "--accum", "{grad_accum}"});
+  odd.train.micro_batch_size = 3;
+  odd.train.gradient_accumulation_steps = 1;
+  auto refused = plan_gate(spec("dp"), odd);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().hint.find("gates.dp.nproc"), std::string::npos)
+      << refused.error().format();
+}
+
+// A micro-batch count pinned by the gate fixes the accumulation: auto rescales the micro-batch.
+TEST(GatePlan, AutoRescaleWithPinnedMicroBatchesRescalesTheMicroBatch) {
+  GateSpec dp = spec("dp");
+  dp.launch.micro_batches = 2;
+  config::Config c = default_config();  // micro 2 × accum 4 = 8
+  c.launch.nproc_per_node = 2;
+  config::derive(c);
+  auto plan = plan_gate(dp, c);
+  ASSERT_TRUE(plan) << plan.error().format();
+  EXPECT_EQ(plan->config.train.gradient_accumulation_steps, 2);
+  EXPECT_EQ(plan->config.train.micro_batch_size, 2);
+  EXPECT_EQ(plan->samples_per_step, 8);
 }
 
 }  // namespace

@@ -155,5 +155,41 @@ TEST(NoIdleStage, GapsBeyondTheLimitFail) {
             std::string::npos);
 }
 
+// Under the probe a rank that trained without init_process_group never formed a group: the
+// program is not distributed, said as such, never "unobservable" nor a hang.
+TEST(ProcessGroupFormed, RanksThatTrainedAloneUnderTheProbeAreNotDistributed) {
+  const GatePlan p = plan("dp");
+  GateEvidence alone = dp_evidence();
+  for (RankEvidence& r : alone.ranks) {
+    r.pg_ready.clear();
+    r.probe_ran = true;
+    if (r.steps.empty()) {
+      r.steps.push_back(logs::StepRecord{at(r.rank, 20), 0, 4.0, 1.0, 0.1, {}, {}, {}});
+    }
+  }
+  const CheckResult r = run_check(check_process_group_formed, alone, p);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(r.unobservable.empty());
+  EXPECT_NE(r.message.find("the program is not distributed: all 4 ranks trained"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(r.evidence.size(), 4u);
+  // Without the probe nothing saw the call: a trainer that does not log pg_ready.
+  for (RankEvidence& rank : alone.ranks) rank.probe_ran = false;
+  EXPECT_FALSE(run_check(check_process_group_formed, alone, p).unobservable.empty());
+}
+
+// The orchestrator stopped every rank at the step bound: a clean end, not a failure.
+TEST(ExitStatus, RanksStoppedAtTheStepBoundEndedCleanly) {
+  const GatePlan p = plan("dp");
+  GateEvidence bounded = dp_evidence();
+  for (RankEvidence& r : bounded.ranks) {
+    r.exit = RankEnding{true, {}, "SIGTERM", false, "stopped at the step bound", false};
+    r.exit.stopped = true;
+    r.exit.bounded = true;
+  }
+  EXPECT_TRUE(run_check(check_exit_status, bounded, p).passed);
+}
+
 }  // namespace
 }  // namespace bigmac::gates

@@ -35,7 +35,7 @@ std::vector<logs::Record> healthy_rank(int rank, int world, int steps, bool owns
   batch.input_shape = {micro, 32};
   batch.input_dtype = "int64";
   out.emplace_back(batch);
-  out.emplace_back(logs::ModelRecord{at(rank, ++line, 101), 1000, "feedbeef"});
+  out.emplace_back(logs::ModelRecord{at(rank, ++line, 101), 1000, "feedbeef", {}, {}});
   logs::LayoutRecord layout;
   layout.at = at(rank, ++line, 101);
   layout.num_stages = 1;

@@ -159,7 +159,7 @@ TEST_F(RunLoop, ConfigChangeInvalidatesAndReruns) {
   std::map<std::string, GateInputs> now;
   for (const std::string& g : kGates) now[g] = g == "single" ? old_inputs : new_inputs;
   printed_.clear();
-  const RunLoopResult r = run_gates(stored(), Resume{now}, exec, output_);
+  const RunLoopResult r = run_gates(stored(), Resume{now, {}}, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kOk);
   EXPECT_EQ(exec.ran, (std::vector<std::string>{"dp#2", "pp2#2", "shapes#2", "target#2"}));
   EXPECT_NE(printed_.find("dp: passed -> invalidated (train.seed changed 1234 -> 7)"),
@@ -178,7 +178,7 @@ TEST_F(RunLoop, AbortedAndRefusedAndUnsavable) {
   EXPECT_EQ(stored().message, "bigmac-train: not found");
 
   exec.ran.clear();
-  EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{"dp", "dp", {}}, exec, output_).code,
+  EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{"dp", "dp", {}, {}}, exec, output_).code,
             ExitCode::kBadInput);
   EXPECT_TRUE(exec.ran.empty());
 

@@ -72,26 +72,27 @@ TEST(RunTransition, AFailureStopsWithItsCheckAndRoute) {
 }
 
 TEST(RunTransition, RunOneGateNeedsItsPrerequisites) {
-  const Decision refused = decide(fresh(), Begin{"pp2", "pp2", {}});
-  EXPECT_EQ(
-      action<Refuse>(refused).message,
-      "gate pp2 needs every earlier gate passed in this run: single is pending, dp is pending "
-      "(run them first, e.g. run-all --until dp)");
+  const Decision refused = decide(fresh(), Begin{"pp2", "pp2", {}, {}});
+  EXPECT_EQ(action<Refuse>(refused).message,
+            "gate pp2 needs every earlier applicable gate passed in this run: single is pending, "
+            "dp is pending "
+            "(run them first, e.g. run-all --until dp)");
   EXPECT_EQ(exit_code_of(refused.action), ExitCode::kBadInput);
 
-  Decision d = pass_all(decide(fresh(), Begin{"", "dp", {}}));
+  Decision d = pass_all(decide(fresh(), Begin{"", "dp", {}, {}}));
   EXPECT_EQ(action<Finish>(d).summary, "2 gates passed");
   EXPECT_EQ(d.state.find("pp2")->status, GateStatus::kSkipped);
-  d = decide(d.state, Begin{"pp2", "pp2", {}});
+  d = decide(d.state, Begin{"pp2", "pp2", {}, {}});
   EXPECT_EQ(action<LaunchGate>(d).gate, "pp2");  // skipped, now selected
   // A failed prerequisite is rerun in this run, not by starting another.
   {
-    Decision run = decide(fresh(), Begin{"", "dp", {}});
+    Decision run = decide(fresh(), Begin{"", "dp", {}, {}});
     run = decide(run.state, failed("single", "finite_loss", "single"));
-    const Decision again = decide(run.state, Begin{"dp", "dp", {}});
-    EXPECT_EQ(action<Refuse>(again).message,
-              "gate dp needs every earlier gate passed in this run: single failed (fix it and "
-              "rerun it with `run single`, or `resume` this run)");
+    const Decision again = decide(run.state, Begin{"dp", "dp", {}, {}});
+    EXPECT_EQ(
+        action<Refuse>(again).message,
+        "gate dp needs every earlier applicable gate passed in this run: single failed (fix it and "
+        "rerun it with `run single`, or `resume` this run)");
   }
   d = decide(d.state, passed("pp2"));
   EXPECT_EQ(action<Finish>(d).summary, "1 gate passed");
@@ -100,11 +101,11 @@ TEST(RunTransition, RunOneGateNeedsItsPrerequisites) {
 
 TEST(RunTransition, BadSelectionsAreRefused) {
   EXPECT_NE(
-      action<Refuse>(decide(fresh(), Begin{"dpp", "", {}})).message.find("unknown gate 'dpp'"),
+      action<Refuse>(decide(fresh(), Begin{"dpp", "", {}, {}})).message.find("unknown gate 'dpp'"),
       std::string::npos);
-  EXPECT_NE(action<Refuse>(decide(fresh(), Begin{"", "nope", {}})).message.find("unknown gate"),
+  EXPECT_NE(action<Refuse>(decide(fresh(), Begin{"", "nope", {}, {}})).message.find("unknown gate"),
             std::string::npos);
-  EXPECT_EQ(action<Refuse>(decide(fresh(), Begin{"pp2", "dp", {}})).message,
+  EXPECT_EQ(action<Refuse>(decide(fresh(), Begin{"pp2", "dp", {}, {}})).message,
             "--from pp2 comes after --until dp");
   EXPECT_EQ(action<Refuse>(decide(RunState{}, Begin{})).message, "no gates to run");
 }
@@ -145,7 +146,7 @@ TEST(RunTransition, FinishingAGateThatIsNotRunningIsAnError) {
 
 TEST(RunTransition, ChangedInputsInvalidatePassedGatesAndLaterOnes) {
   GateInputs old_inputs{{{"train.seed", "1234"}, {"train.lr", "0.003"}}, "bin 100 1", "b1"};
-  Decision d = decide(fresh(), Begin{"", "pp2", {}});
+  Decision d = decide(fresh(), Begin{"", "pp2", {}, {}});
   d = decide(d.state, passed("single", old_inputs));
   d = decide(d.state, passed("dp", old_inputs));
   d = decide(d.state, passed("pp2", old_inputs));
@@ -154,13 +155,13 @@ TEST(RunTransition, ChangedInputsInvalidatePassedGatesAndLaterOnes) {
   // Same inputs: nothing to do.
   const std::map<std::string, GateInputs> same{
       {"single", old_inputs}, {"dp", old_inputs}, {"pp2", old_inputs}};
-  EXPECT_EQ(action<Finish>(decide(d.state, Resume{same})).summary, "3 gates passed");
+  EXPECT_EQ(action<Finish>(decide(d.state, Resume{same, {}})).summary, "3 gates passed");
 
   // dp now reads another seed: dp reruns, and pp2 (judged after it) too; single stays passed.
   GateInputs new_inputs = old_inputs;
   new_inputs.config["train.seed"] = "7";
-  const Decision r =
-      decide(d.state, Resume{{{"single", old_inputs}, {"dp", new_inputs}, {"pp2", new_inputs}}});
+  const Decision r = decide(
+      d.state, Resume{{{"single", old_inputs}, {"dp", new_inputs}, {"pp2", new_inputs}}, {}});
   EXPECT_EQ(action<LaunchGate>(r).gate, "dp");
   EXPECT_EQ(r.state.find("single")->status, GateStatus::kPassed);
   EXPECT_EQ(r.state.find("pp2")->status, GateStatus::kInvalidated);
@@ -185,6 +186,54 @@ TEST(RunTransition, ExplicitInvalidate) {
   EXPECT_TRUE(std::holds_alternative<Continue>(d.action));
   EXPECT_EQ(d.state.find("single")->status, GateStatus::kInvalidated);
   EXPECT_TRUE(std::holds_alternative<Refuse>(decide(d.state, Invalidate{"x", "y"}).action));
+}
+
+const std::map<std::string, std::string> kNoStages = {
+    {"pp2", "the target layout has no pipeline stages"},
+    {"shapes", "the target layout has no pipeline stages"}};
+
+TEST(RunTransition, GatesThatDoNotApplyAreNeverRunAndTheRunPasses) {
+  const Decision begun = decide(fresh(), Begin{"", "", {}, kNoStages});
+  EXPECT_EQ(begun.state.find("pp2")->status, GateStatus::kNotApplicable);
+  EXPECT_EQ(begun.state.find("pp2")->note, "the target layout has no pipeline stages");
+  EXPECT_EQ(begun.log.front(),
+            "pp2: pending -> not applicable (the target layout has no pipeline stages)");
+  Decision d = decide(begun.state, passed("single"));
+  EXPECT_EQ(action<LaunchGate>(d).gate, "dp");
+  d = decide(d.state, passed("dp"));
+  EXPECT_EQ(action<LaunchGate>(d).gate, "target");
+  d = decide(d.state, passed("target"));
+  EXPECT_EQ(action<Finish>(d).summary, "3 gates passed, 2 not applicable (pp2, shapes)");
+  EXPECT_EQ(d.state.phase(), RunPhase::kPassed);
+  EXPECT_EQ(exit_code_of(d.action), ExitCode::kOk);
+  EXPECT_EQ(d.state.find("shapes")->attempts, 0);
+}
+
+TEST(RunTransition, FromAGateWhoseEarlierApplicableGatesPassed) {
+  Decision d = decide(fresh(), Begin{"", "dp", {}, kNoStages});
+  d = decide(decide(d.state, passed("single")).state, passed("dp"));
+  EXPECT_EQ(action<Finish>(d).summary, "2 gates passed");
+  const Decision from = decide(d.state, Begin{"target", "", {}, kNoStages});
+  EXPECT_EQ(action<LaunchGate>(from).gate, "target");
+}
+
+TEST(RunTransition, AGateThatDoesNotApplyCannotBeRunAlone) {
+  Decision d = decide(fresh(), Begin{"", "dp", {}, kNoStages});
+  d = decide(decide(d.state, passed("single")).state, passed("dp"));
+  const Decision refused = decide(d.state, Begin{"pp2", "pp2", {}, kNoStages});
+  EXPECT_EQ(action<Refuse>(refused).message,
+            "gate pp2 does not apply: the target layout has no pipeline stages");
+  EXPECT_EQ(exit_code_of(refused.action), ExitCode::kBadInput);
+}
+
+TEST(RunTransition, AGateThatAppliesAgainAfterAConfigurationChangeRuns) {
+  Decision d = pass_all(decide(fresh(), Begin{"", "", {}, kNoStages}));
+  EXPECT_EQ(d.state.find("pp2")->status, GateStatus::kNotApplicable);
+  // parallel.pp_size set to 2 since: pp2 and shapes apply and run on resume.
+  const Decision r = decide(d.state, Begin{"", "", {}, {}});
+  EXPECT_EQ(r.state.find("pp2")->status, GateStatus::kRunning);
+  EXPECT_EQ(action<LaunchGate>(r).gate, "pp2");
+  EXPECT_TRUE(r.state.find("pp2")->note.empty());
 }
 
 }  // namespace

@@ -87,6 +87,23 @@ TEST_F(StepChecks, StepSequence) {
   EXPECT_NE(c.message.find("expected 5 (the baseline's)"), std::string::npos) << c.message;
 }
 
+// At the first gate a program whose epochs end before the gate's count sets the count, when
+// it ended by itself and cleanly; stopped or crashed, too few steps stay a failure.
+TEST_F(StepChecks, StepSequenceAcceptsAProgramThatEndedByItselfAtTheFirstGate) {
+  const GatePlan twenty = plan("single", 20);
+  const CheckResult ended = run_check(check_step_sequence, good_, twenty);
+  EXPECT_TRUE(ended.passed) << ended.message;
+  EXPECT_NE(ended.message.find("the program ended by itself after 3 of the 20 steps asked"),
+            std::string::npos)
+      << ended.message;
+  GateEvidence crashed = single_evidence(3);
+  crashed.ranks[0].exit = RankEnding{true, 1, {}, false, {}, false};
+  EXPECT_FALSE(run_check(check_step_sequence, crashed, twenty).passed);
+  // With a baseline the count is the baseline's, whatever the program does.
+  const baseline::Baseline longer = baseline_of(single_evidence(5));
+  EXPECT_FALSE(run_check(check_step_sequence, good_, twenty, &longer).passed);
+}
+
 TEST_F(StepChecks, SamplesPerStep) {
   EXPECT_TRUE(run_check(check_samples_per_step, good_, plan_).passed);
   EXPECT_FALSE(run_check(check_samples_per_step, empty_, plan_).passed);
@@ -126,9 +143,13 @@ TEST_F(StepChecks, FieldsPresent) {
       << r.message;
   ASSERT_EQ(r.evidence.size(), 2u);
   EXPECT_EQ(r.evidence[1].text, "done is logged nowhere");
-  EXPECT_FALSE(run_check(check_fields_present, single_evidence(3), plan_, nullptr,
+  EXPECT_FALSE(run_check(check_fields_present, single_evidence(3), plan("pp2", 3), nullptr,
                          {{"required_events", {"run", "mb"}}})
                    .passed);
+  // Without pipeline stages there is no layout to log and no micro-batch schedule.
+  EXPECT_TRUE(run_check(check_fields_present, single_evidence(3), plan_, nullptr,
+                        {{"required_events", {"run", "mb", "layout"}}})
+                  .passed);
 }
 
 TEST_F(StepChecks, FieldsPresentForgivesTheEndOfARankStoppedAtANonFiniteLoss) {
