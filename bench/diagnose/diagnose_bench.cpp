@@ -3,11 +3,13 @@
 // (TextMatcher) with the obvious alternatives: every pattern run on every line, as RE2s one by
 // one and as std::regex (ECMAScript, named groups stripped). BM_TextScanJoined is the whole
 // text scan diagnose runs: each line joined with its rank's earlier lines (wrapped messages),
-// ranks interleaved, rank summary kept.
+// ranks interleaved, rank summary kept. BM_ReadManyRanks reads one file of one-line ranks, as
+// many as a large job has: it must stay linear in the ranks (issue 30 item 15).
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <re2/re2.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "diagnose/catalog.h"
+#include "diagnose/log_reading.h"
 #include "diagnose/text_matcher.h"
 #include "diagnose/text_scan.h"
 
@@ -182,6 +185,31 @@ void BM_TextScanJoined(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * total_bytes(lines)));
 }
 BENCHMARK(BM_TextScanJoined)->Unit(benchmark::kMillisecond);
+
+void BM_ReadManyRanks(benchmark::State& state) {
+  const auto ranks = static_cast<int>(state.range(0));
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / fmt::format("bigmac-bench-ranks-{}.log", ::getpid());
+  {
+    std::ofstream out(file);
+    for (int r = 0; r < ranks; ++r) {
+      out << fmt::format("{{\"ev\": \"run\", \"rank\": {}, \"world_size\": {}}}\n", r, ranks);
+    }
+  }
+  std::size_t read = 0;
+  for (auto _ : state) {
+    read = bigmac::diagnose::read_log_records(file)->size();
+    benchmark::DoNotOptimize(read);
+  }
+  std::filesystem::remove(file);
+  state.counters["ranks"] = static_cast<double>(read);
+  state.SetComplexityN(ranks);
+}
+BENCHMARK(BM_ReadManyRanks)
+    ->RangeMultiplier(4)
+    ->Range(1 << 12, 1 << 18)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
 
 }  // namespace
 
