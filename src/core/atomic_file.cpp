@@ -1,6 +1,8 @@
 #include "core/atomic_file.h"
 
+#include <fmt/format.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,7 +12,32 @@
 
 namespace bigmac {
 
+namespace {
+
+// What is at `path` must be a regular file or nothing: a rename would replace a device node
+// (`-o /dev/null` as root), a FIFO or a link (`-o /dev/stdout`) with a regular file.
+Expected<void> check_target(const std::filesystem::path& path) {
+  struct stat there {};
+  if (::lstat(path.c_str(), &there) != 0) {
+    if (errno == ENOENT) return {};
+    return tl::unexpected(file_error(path, "cannot stat", errno));
+  }
+  if (S_ISREG(there.st_mode)) return {};
+  Error e = make_error(
+      ErrorKind::kInput,
+      fmt::format("cannot write: it is {}, not a regular file", file_kind(there.st_mode)),
+      S_ISLNK(there.st_mode)
+          ? "bigmac-bringup neither writes through a symbolic link nor replaces one: name the "
+            "file it points to, or a new path"
+          : "name a regular file or a new path; it is left as it is");
+  e.file = path.string();
+  return tl::unexpected(std::move(e));
+}
+
+}  // namespace
+
 Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
+  if (auto ok = check_target(path); !ok) return ok;
   auto tmp = create_temporary_file(path);
   if (!tmp) return tl::unexpected(tmp.error());
   auto discard = [&](std::string_view what, int err, const std::filesystem::path& where) {

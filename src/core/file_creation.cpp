@@ -111,7 +111,11 @@ Expected<TemporaryFile> create_temporary_file(const std::filesystem::path& targe
     Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
     if (fd) return TemporaryFile{std::move(fd), std::move(tmp)};
     const int err = errno;
-    if (err != EEXIST || tries >= 16) return tl::unexpected(write_error(tmp, "cannot create", err));
+    // Named by the file the caller wants written: the temporary name means nothing to them.
+    if (err != EEXIST || tries >= 16) {
+      return tl::unexpected(
+          write_error(target, "cannot write: no new file can be created beside it", err));
+    }
   }
 }
 

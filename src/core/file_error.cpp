@@ -15,13 +15,11 @@ Error file_error(const std::filesystem::path& path, std::string_view what, int e
     case ENOSPC:
     case EDQUOT:
       kind = ErrorKind::kInfrastructure;
-      hint =
-          "the disk (or your quota) is full: free space there, or write the run elsewhere "
-          "with --run-dir";
+      hint = "the disk (or your quota) is full: free space there, or choose a path on another disk";
       break;
     case EROFS:
       kind = ErrorKind::kInfrastructure;
-      hint = "the file system is read-only: write the run elsewhere with --run-dir";
+      hint = "the file system is read-only: choose a path on a writable one";
       break;
     case ELOOP:
       hint =

@@ -14,7 +14,17 @@ namespace bigmac {
 Expected<Fd> open_input_file(const std::filesystem::path& path) {
   // Non-blocking so that opening a FIFO without a writer returns at once; cleared below.
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) return tl::unexpected(file_error(path, "cannot open", errno));
+  if (!fd) {
+    const int err = errno;
+    Error e = file_error(path, "cannot open", err);
+    // A read follows links; ELOOP here is a loop of them, not a refused link.
+    if (err == ELOOP) {
+      e.hint =
+          "a symbolic link on this path points to itself or into a loop of links: fix or "
+          "remove the link";
+    }
+    return tl::unexpected(std::move(e));
+  }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return tl::unexpected(file_error(path, "cannot stat", errno));
   if (!S_ISREG(st.st_mode)) {

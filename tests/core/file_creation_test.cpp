@@ -118,12 +118,38 @@ TEST_F(FileCreationTest, TemporaryNamesAreUnpredictableAndNeverPlantedOnes) {
   EXPECT_TRUE(fs::is_symlink(fs::symlink_status(old)));
 }
 
-TEST_F(FileCreationTest, AnAtomicWriteReplacesAPlantedLinkWithoutFollowingIt) {
+// Issue 30 item 8: `-o /dev/stdout` replaced the link, `-o /dev/full` the device node.
+TEST_F(FileCreationTest, AnAtomicWriteNeitherFollowsNorReplacesALink) {
   fs::create_symlink(dir_ / "victim", dir_ / "state.json");
-  ASSERT_TRUE(write_file_atomically(dir_ / "state.json", "new"));
+  auto written = write_file_atomically(dir_ / "state.json", "new");
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().kind, ErrorKind::kInput);
+  EXPECT_NE(written.error().message.find("it is a symbolic link, not a regular file"),
+            std::string::npos)
+      << written.error().format();
   EXPECT_EQ(victim(), "precious");
-  EXPECT_FALSE(fs::is_symlink(fs::symlink_status(dir_ / "state.json")));
-  EXPECT_EQ(read_file(dir_ / "state.json").value(), "new");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "state.json")));
+}
+
+TEST_F(FileCreationTest, AnAtomicWriteLeavesAFifoAndADirectoryAsTheyAre) {
+  ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0644), 0);
+  auto fifo = write_file_atomically(dir_ / "pipe", "new");
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().message.find("it is a FIFO"), std::string::npos);
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(dir_ / "pipe")));
+  fs::create_directories(dir_ / "folder");
+  auto folder = write_file_atomically(dir_ / "folder", "new");
+  ASSERT_FALSE(folder);
+  EXPECT_NE(folder.error().message.find("it is a directory"), std::string::npos);
+  // Nothing is left beside them: the check comes before the temporary file.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}), 3);
+}
+
+TEST_F(FileCreationTest, AnAtomicWriteOfADirectoryWithoutRoomNamesTheTarget) {
+  auto written = write_file_atomically(dir_ / "no-such-dir" / "report.html", "x");
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().file, (dir_ / "no-such-dir" / "report.html").string());
+  EXPECT_EQ(written.error().format().find(".tmp"), std::string::npos) << written.error().format();
 }
 
 TEST_F(FileCreationTest, DirectoriesExclusiveOrExisting) {
