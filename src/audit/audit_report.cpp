@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/printable.h"
+
 namespace bigmac::audit {
 namespace {
 
@@ -18,7 +20,9 @@ std::string written_text(const Place& p) {
     text += fmt::format(" {} [{}, derived]", p.note, config::layer_name(p.layer));
   }
   if (p.kind == PlaceKind::kWrite && !p.note.empty()) text += " (" + p.note + ")";
-  return text;
+  // File names, values and notes are the project's text: a newline in a file name would split
+  // the row, an escape sequence would reach the terminal.
+  return printable(text);
 }
 
 /// Reads in one file with the same note share a row: "train.py:61,103,108 (note)".
@@ -36,8 +40,8 @@ std::vector<std::string> read_rows(const std::vector<const Place*>& reads) {
   }
   std::vector<std::string> rows;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    rows.push_back(keys[i].first + ":" + lines[i] +
-                   (keys[i].second.empty() ? "" : " (" + keys[i].second + ")"));
+    rows.push_back(printable(keys[i].first + ":" + lines[i] +
+                             (keys[i].second.empty() ? "" : " (" + keys[i].second + ")")));
   }
   return rows;
 }
@@ -80,7 +84,7 @@ std::string audit_text(const ProjectAudit& audit) {
   std::string out;
   std::string roots;
   for (const RunGroup& run : audit.runs) {
-    if (run.files.size() > 1) roots += (roots.empty() ? "" : ", ") + run.root;
+    if (run.files.size() > 1) roots += (roots.empty() ? "" : ", ") + printable(run.root);
   }
   out += fmt::format("Parallel settings in {} file{}{}\n\n", audit.facts.files.size(),
                      audit.facts.files.size() == 1 ? "" : "s",
@@ -89,13 +93,13 @@ std::string audit_text(const ProjectAudit& audit) {
   if (!audit.findings.empty()) {
     out += fmt::format("\nFindings ({}):\n", audit.findings.size());
     for (const Finding& f : audit.findings) {
-      out += fmt::format("{}: {}: {}\n    fix: {}\n", f.where(), finding_code(f.kind), f.message,
-                         f.fix);
+      out += fmt::format("{}: {}: {}\n    fix: {}\n", printable(f.where()), finding_code(f.kind),
+                         printable(f.message), printable(f.fix));
     }
   }
   if (!audit.unchecked.empty()) {
     out += "\nNot checked:\n";
-    for (const std::string& u : audit.unchecked) out += "  - " + u + "\n";
+    for (const std::string& u : audit.unchecked) out += "  - " + printable(u) + "\n";
   }
   out += audit.findings.empty()
              ? fmt::format("\naudit: no finding in {} files\n", audit.facts.files.size())

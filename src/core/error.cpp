@@ -2,17 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "core/printable.h"
+
 namespace bigmac {
 
 std::string Error::format() const {
   std::string out;
+  // A file name or key comes from outside: no escape sequence or line break of theirs is printed.
   if (!file.empty()) {
-    out += file;
+    out += printable(file);
     if (line > 0) out += fmt::format(":{}", line);
     if (column > 0) out += fmt::format(":{}", column);
     out += ": ";
   }
-  if (!key.empty()) out += key + ": ";
+  if (!key.empty()) out += printable(key) + ": ";
   out += message;
   if (!hint.empty()) out += " (" + hint + ")";
   return out;

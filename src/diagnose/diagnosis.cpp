@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/printable.h"
 #include "diagnose/rank_set.h"
 
 namespace bigmac::diagnose {
@@ -10,22 +11,25 @@ namespace {
 std::string location_of(const Evidence& e) {
   std::string where = e.rank >= 0 ? fmt::format("rank {}", e.rank) : std::string("rank ?");
   if (!e.file.empty()) {
-    where += e.line > 0 ? fmt::format(", {}:{}", e.file, e.line) : fmt::format(", {}", e.file);
+    const std::string file = printable(e.file);
+    where += e.line > 0 ? fmt::format(", {}:{}", file, e.line) : fmt::format(", {}", file);
   }
   return where;
 }
 
-// Long lines (a 2 KiB NCCL dump) are cut in the text form; JSON keeps them whole.
+// Long lines (a 2 KiB NCCL dump) are cut in the text form; JSON keeps them whole. What a log
+// holds is printed with its control characters escaped (core/printable.h).
 std::string shortened(const std::string& text) {
   constexpr std::size_t kMax = 300;
-  return text.size() <= kMax ? text : text.substr(0, kMax) + " [...]";
+  return printable(text.size() <= kMax ? text : text.substr(0, kMax)) +
+         (text.size() <= kMax ? "" : " [...]");
 }
 
 }  // namespace
 
 void print_diagnosis(std::ostream& out, const Diagnosis& d, int index) {
   const std::string number = index > 0 ? fmt::format("{}. ", index) : std::string();
-  out << fmt::format("{}[{}] {}\n", number, d.klass, d.symptom);
+  out << fmt::format("{}[{}] {}\n", number, d.klass, printable(d.symptom));
   if (!d.evidence.empty()) {
     out << "   evidence:\n";
     for (const Evidence& e : d.evidence) {
@@ -58,8 +62,8 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, int index) {
     out << fmt::format("   explains the failed check{}: {}\n", d.explains.size() > 1 ? "s" : "",
                        fmt::join(d.explains, ", "));
   }
-  out << fmt::format("   cause: {}\n", d.cause);
-  out << fmt::format("   fix:   {}\n", d.fix);
+  out << fmt::format("   cause: {}\n", printable(d.cause));
+  out << fmt::format("   fix:   {}\n", printable(d.fix));
   out << fmt::format("   go back to gate: {}   (confidence {:.2f}, {})\n", d.gate, d.confidence,
                      d.id);
 }

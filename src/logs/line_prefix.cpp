@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace bigmac::logs {
 
@@ -13,6 +14,15 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 std::size_t escape_length(std::string_view text) {
   if (text.size() < 2) return text.size();
   if (text[1] == '(' || text[1] == ')') return std::min<std::size_t>(3, text.size());  // charset
+  // A string sequence: OSC `ESC ] 0;title BEL` (terminal titles, hyperlinks), DCS, SOS, PM and
+  // APC, ended by BEL or ST (`ESC \`); taken whole, or its text would stay in the line.
+  if (text[1] == ']' || text[1] == 'P' || text[1] == 'X' || text[1] == '^' || text[1] == '_') {
+    for (std::size_t i = 2; i < text.size(); ++i) {
+      if (text[i] == '\a') return i + 1;
+      if (text[i] == '\x1b') return i + 1 < text.size() && text[i + 1] == '\\' ? i + 2 : i;
+    }
+    return text.size();
+  }
   if (text[1] != '[') return 2;
   std::size_t i = 2;
   while (i < text.size() && !(text[i] >= 0x40 && text[i] <= 0x7e)) ++i;
@@ -168,14 +178,24 @@ LinePrefix strip_line_prefix(std::string_view line) {
 void remove_ansi(std::string_view text, std::string& out) {
   out.clear();
   while (!text.empty()) {
-    std::size_t esc = text.find('\x1b');
-    if (esc == std::string_view::npos) {
-      out.append(text);
-      return;
+    const auto c = static_cast<unsigned char>(text.front());
+    if (c == 0x1b) {
+      text.remove_prefix(escape_length(text));
+    } else if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
+      text.remove_prefix(1);
+    } else if (c == 0xC2 && text.size() > 1 && static_cast<unsigned char>(text[1]) >= 0x80 &&
+               static_cast<unsigned char>(text[1]) < 0xA0) {
+      // A C1 control character is ESC and a letter in one: U+009B is `ESC [` (CSI), U+009D
+      // `ESC ]` (OSC); what follows it is removed as after its two-byte form.
+      std::string two{'\x1b', static_cast<char>(static_cast<unsigned char>(text[1]) - 0x40)};
+      text.remove_prefix(2);
+      const std::size_t rest = std::min(text.size(), std::size_t{4096});
+      const std::string sequence = two + std::string(text.substr(0, rest));
+      text.remove_prefix(escape_length(sequence) - 2);
+    } else {
+      out.push_back(text.front());
+      text.remove_prefix(1);
     }
-    out.append(text.substr(0, esc));
-    text.remove_prefix(esc);
-    text.remove_prefix(escape_length(text));
   }
 }
 

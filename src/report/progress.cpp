@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/printable.h"
 #include "report/failing_metric.h"
 #include "report/markup_text.h"
 #include "report/verdict_card.h"
@@ -83,21 +84,22 @@ bool TerminalProgress::worth_a_plain_line(std::int64_t global_step) const {
 
 namespace {
 
-/// "Label:      text", continuation lines indented under the text.
-std::string labelled(std::string_view label, const std::string& text) {
+/// "Label:      text", continuation lines indented under the text. Each line is printed with
+/// its control characters escaped: evidence and messages quote the ranks' own output.
+std::string labelled(std::string_view label, std::string_view text) {
   constexpr std::size_t kWidth = 12;
   std::string out = fmt::format("{:<{}}", std::string(label) + ":", kWidth);
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += std::string(kWidth, ' ');
+  for (std::size_t nl = text.find('\n'); nl != std::string_view::npos; nl = text.find('\n')) {
+    out += printable(text.substr(0, nl)) + "\n" + std::string(kWidth, ' ');
+    text.remove_prefix(nl + 1);
   }
-  return out + "\n";
+  return out + printable(text) + "\n";
 }
 
 std::string card_block(const VerdictCard& card) {
   std::string out = (card.failed ? "FAILED " : "STOPPED: ") + card.headline + "\n";
   if (!card.check_message.empty() && card.check_message != card.symptom) {
-    out += "  " + card.check_message + "\n";
+    out += "  " + printable(card.check_message) + "\n";
   }
   out += labelled("Symptom", card.symptom);
   std::string evidence;

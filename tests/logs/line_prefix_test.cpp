@@ -66,6 +66,26 @@ TEST(LinePrefix, RemoveAnsi) {
   EXPECT_EQ(out, "red plain ");
 }
 
+// Issue 30 item 14: an OSC sequence lost only its ESC (the title and BEL stayed), and a stray
+// BEL or backspace kept an error line from matching its signature.
+TEST(LinePrefix, RemoveAnsiTakesStringSequencesAndControlsWhole) {
+  std::string out;
+  remove_ansi("out of memory.\x1b]0;title\x07 Tried", out);
+  EXPECT_EQ(out, "out of memory. Tried");
+  remove_ansi("a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ b", out);  // a hyperlink, ST-ended
+  EXPECT_EQ(out, "alink b");
+  remove_ansi("bell\x07\x08 here\x7f, tab\tand cr\r stay", out);
+  EXPECT_EQ(out, "bell here, tab\tand cr\r stay");
+  remove_ansi(
+      "c1 \xc2\x9b"
+      "2Jcsi and \xc2\x9d"
+      "0;t\x07osc, \xc2\xa0nbsp",
+      out);
+  EXPECT_EQ(out, "c1 csi and osc, \xc2\xa0nbsp");
+  EXPECT_TRUE(has_escape("x\x07"));
+  EXPECT_FALSE(has_escape("tab\tcr\r \xc2\xa0 ✅"));
+}
+
 TEST(StreamPrefix, RankFromPrefixWhenTheEventHasNone) {
   auto parsed = parse_text(
       "[rank2]:{\"ev\":\"heartbeat\",\"global_step\":1}\n"
