@@ -9,6 +9,7 @@
 
 #include "core/edit_distance.h"
 #include "core/json_file.h"
+#include "core/printable.h"
 #include "gates/check_registry.h"
 #include "gates/gate_params.h"
 
@@ -166,9 +167,10 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
     return it->is_string() ? it->get<std::string>() : std::string();
   };
   spec.id = text("id", true);
-  if (!spec.id.empty() && !valid_gate_id(spec.id)) {
+  if (root.contains("id") && root["id"].is_string() && !valid_gate_id(spec.id)) {
     errors.push_back(locate("id", fmt::format("gate id \"{}\" is not a plain name", spec.id),
-                            "use letters, digits, '_' and '-' (it names the attempt folders)"));
+                            "use letters, digits, '_' and '-', not digits alone: it names the "
+                            "attempt folders, and a number names the gate of that order"));
   }
   spec.title = text("title", false);
   spec.route_back = text("route_back", false);
@@ -312,7 +314,20 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+    const std::filesystem::path& path = entry.path();
+    if (path.extension() == ".toml") {
+      files.push_back(path);
+    } else if (const std::string name = path.filename().string();
+               !name.empty() && std::isdigit(static_cast<unsigned char>(name.front()))) {
+      // A gate file renamed by a typo (03-pp2.tml) would drop its gate without a word.
+      Error e = make_error(ErrorKind::kConfig,
+                           fmt::format("'{}' is named like a gate file but does not end in .toml, "
+                                       "so it is not read",
+                                       name),
+                           "rename it to end in .toml, or move it out of the gate directory");
+      e.file = path.string();
+      errors.push_back(e);
+    }
   }
   if (ec) {
     Error e = make_error(ErrorKind::kInput, "cannot read the gate directory: " + ec.message());
@@ -332,9 +347,23 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
     auto spec = parse_gate_spec(*file);
     if (!spec) {
       errors.push_back(spec.error());
-    } else {
-      specs.push_back(std::move(*spec));
+      continue;
     }
+    // The title is printed (plan, the gate file's header): none of its control characters is.
+    spec->title = printable(spec->title);
+    // A check listed twice would be run and reported twice, its verdict counted twice.
+    for (std::size_t i = 0; i < spec->checks.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (spec->checks[j].name != spec->checks[i].name) continue;
+        errors.push_back(
+            file->error_at(fmt::format("checks[{}].name", i),
+                           fmt::format("check '{}' is listed twice in [[checks]] (also checks[{}])",
+                                       spec->checks[i].name, j),
+                           "keep one entry per check"));
+        break;
+      }
+    }
+    specs.push_back(std::move(*spec));
   }
   std::sort(specs.begin(), specs.end(),
             [](const GateSpec& a, const GateSpec& b) { return a.order < b.order; });
@@ -440,6 +469,11 @@ tl::expected<GateSpec, Errors> apply_overrides(
 
 bool valid_gate_id(std::string_view id) {
   if (id.empty() || id.size() > 64 || !std::isalnum(static_cast<unsigned char>(id.front()))) {
+    return false;
+  }
+  // "3" would be read as the third gate wherever a gate is named by id or number.
+  if (std::all_of(id.begin(), id.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     return false;
   }
   return std::all_of(id.begin(), id.end(), [](char c) {
