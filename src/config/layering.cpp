@@ -13,6 +13,8 @@
 #include "config/value_parse.h"
 #include "core/atomic_file.h"
 #include "core/edit_distance.h"
+#include "core/printable.h"
+#include "core/utf8.h"
 
 namespace bigmac::config {
 namespace {
@@ -90,7 +92,31 @@ static bool valid_env_name(std::string_view name) {
   });
 }
 
+bool Layering::refuse_flawed(const std::string& key, const Value& value, const Origin& origin) {
+  std::vector<const std::string*> strings;
+  if (const auto* s = std::get_if<std::string>(&value)) strings.push_back(s);
+  if (const auto* list = std::get_if<std::vector<std::string>>(&value)) {
+    for (const std::string& s : *list) strings.push_back(&s);
+  }
+  for (const std::string* s : strings) {
+    const auto flaw = find_text_flaw(*s);
+    if (!flaw) continue;
+    add_error(located(key,
+                      fmt::format("expected UTF-8 text, found {} at offset {} of \"{}\"",
+                                  flaw->what, flaw->offset, printable(*s)),
+                      origin,
+                      "a rank is handed strings through its arguments and environment, which "
+                      "end at a NUL and are read as UTF-8: write the text itself"));
+    return true;
+  }
+  return false;
+}
+
 void Layering::assign_env(const std::string& name, std::string value, Origin origin) {
+  if (refuse_flawed("trainer.env." + printable(name), Value{name}, origin) ||
+      refuse_flawed("trainer.env." + printable(name), Value{value}, origin)) {
+    return;
+  }
   if (!valid_env_name(name)) {
     return add_error(located("trainer.env." + name,
                              fmt::format("'{}' is not an environment variable name", name), origin,
@@ -126,6 +152,7 @@ void Layering::read_trainer_env(const std::string& path, const toml::node& node,
 }
 
 void Layering::assign(const SchemaEntry& entry, Value value, Origin origin) {
+  if (refuse_flawed(entry.full_key(), value, origin)) return;
   Setting& s = settings_[entry.full_key()];
   s.value = value;
   s.origin = origin;
@@ -212,6 +239,10 @@ void Layering::read_file(const std::string& path) {
       if (!fields) continue;
       for (const auto& [field, pattern] : *fields) {
         if (auto p = pattern.value_exact<std::string>()) {
+          if (refuse_flawed("logs.fields." + std::string(field.str()), Value{*p},
+                            file_origin(path, field.source()))) {
+            continue;
+          }
           config_.log_fields[std::string(field.str())] = *p;
           config_.log_field_origins[std::string(field.str())] = file_origin(path, field.source());
         } else {
@@ -240,6 +271,7 @@ void Layering::read_file(const std::string& path) {
         for (const auto& [k, v] : *overrides) {
           Origin o = file_origin(path, k.source());
           Value value = value_from_free_toml(v);
+          if (refuse_flawed("gates." + gate + "." + std::string(k.str()), value, o)) continue;
           config_.gate_overrides[gate][std::string(k.str())] =
               Setting{"gates." + gate + "." + std::string(k.str()), value, o, {{value, o}}};
         }
@@ -276,7 +308,15 @@ void Layering::read_env(const std::map<std::string, std::string>& env) {
 
 void Layering::read_override(std::string_view assignment) {
   const std::size_t eq = assignment.find('=');
-  Origin origin{SourceKind::kCommandLine, std::string(assignment), 0, 0};
+  Origin origin{SourceKind::kCommandLine, printable(assignment), 0, 0};
+  // One value per --set: the tail of `--set 'train.seed=1<newline>train.max_steps=3'` was
+  // dropped without a word.
+  if (const std::size_t brk = assignment.find_first_of("\r\n"); brk != std::string_view::npos) {
+    return add_error(located(std::string(assignment.substr(0, std::min(eq, brk))),
+                             fmt::format("--set holds a line break: '{}'", printable(assignment)),
+                             origin, "give one table.key=value per --set; repeat --set for more",
+                             ErrorKind::kUsage));
+  }
   if (eq == std::string_view::npos || eq == 0) {
     return add_error(located({},
                              fmt::format("--set expects table.key=value, found '{}'", assignment),
@@ -298,6 +338,7 @@ void Layering::read_override(std::string_view assignment) {
                                ErrorKind::kUsage));
     }
     Value value = value_from_free_text(text);
+    if (refuse_flawed(key, value, origin)) return;
     Setting& s = config_.gate_overrides[gate][rest.substr(dot2 + 1)];
     s.key = key;
     s.value = value;
@@ -314,6 +355,7 @@ void Layering::read_override(std::string_view assignment) {
     return assign_env(rest.substr(4), std::move(value), origin);
   }
   if (table == "logs" && rest.rfind("fields.", 0) == 0) {
+    if (refuse_flawed(key, Value{std::string(text)}, origin)) return;
     config_.log_fields[rest.substr(7)] = std::string(text);
     config_.log_field_origins[rest.substr(7)] = origin;
     return;

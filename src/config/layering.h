@@ -31,6 +31,9 @@ class Layering {
   void read_trainer_env(const std::string& path, const toml::node& node, const Origin& at);
   void assign_env(const std::string& name, std::string value, Origin origin);
   void assign(const SchemaEntry& entry, Value value, Origin origin);
+  /// Whether a string in `value` holds a NUL or invalid UTF-8 (an error is added, naming `key`):
+  /// a rank is handed strings through argv and its environment, which cannot carry them.
+  bool refuse_flawed(const std::string& key, const Value& value, const Origin& origin);
   void add_error(Error e) { errors_.push_back(std::move(e)); }
   Error located(std::string key, std::string message, const Origin& origin, std::string hint,
                 ErrorKind kind = ErrorKind::kConfig) const;

@@ -100,15 +100,17 @@ const std::vector<SchemaEntry>& entries() {
                    kNone, kNone, "builtin", "torchrun", "slurm", "slurm+torchrun"),
       BIGMAC_FIELD("launch", "threads_per_rank", kLaunch, kInt, launch.threads_per_rank,
                    "intra-op threads of each rank (OMP_NUM_THREADS)", 1, kNone),
-      BIGMAC_ABOVE("launch", "init_timeout_s", kLaunch, kFloat, launch.init_timeout_s,
-                   "limit for forming the process group", 0, kNone),
-      BIGMAC_ABOVE("launch", "stall_timeout_s", kLaunch, kFloat, launch.stall_timeout_s,
-                   "the most silence allowed a rank after rendezvous (the adaptive limit's cap)", 0,
+      // Time limits have a floor of 1 s: the watchdog looks every 0.2 s, and a limit of 1e-9 s
+      // stops every gate at once with "no progress for 0.018 s (limit 0.0 s)".
+      BIGMAC_FIELD("launch", "init_timeout_s", kLaunch, kFloat, launch.init_timeout_s,
+                   "limit for forming the process group", 1, kNone),
+      BIGMAC_FIELD("launch", "stall_timeout_s", kLaunch, kFloat, launch.stall_timeout_s,
+                   "the most silence allowed a rank after rendezvous (the adaptive limit's cap)", 1,
                    kNone),
       BIGMAC_FIELD("launch", "stall_min_s", kLaunch, kFloat, launch.stall_min_s,
                    "after 2 timed steps a rank is stalled when silent for max(stall_min_s, "
                    "stall_factor × its median step time)",
-                   0, kNone),
+                   1, kNone),
       BIGMAC_FIELD("launch", "stall_factor", kLaunch, kFloat, launch.stall_factor,
                    "see stall_min_s (0: no adaptive limit, stall_timeout_s always)", 0, kNone),
       BIGMAC_FIELD("launch", "pick_free_port", kLaunch, kBool, launch.pick_free_port,
@@ -165,8 +167,8 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("model", "hidden", kModel, kInt, model.hidden, "hidden size", 1, kNone),
       BIGMAC_FIELD("model", "heads", kModel, kInt, model.heads, "attention heads", 1, kNone),
       BIGMAC_FIELD("model", "vocab", kModel, kInt, model.vocab, "vocabulary size", 2, kNone),
-      BIGMAC_FIELD("model", "ffn_mult", kModel, kInt, model.ffn_mult,
-                   "feed-forward width / hidden", 1, kNone),
+      BIGMAC_FIELD("model", "ffn_mult", kModel, kInt, model.ffn_mult, "feed-forward width / hidden",
+                   1, kNone),
       BIGMAC_FIELD("model", "init_std", kModel, kFloat, model.init_std,
                    "standard deviation of the initial weight matrices", 0, kNone),
       BIGMAC_FIELD("model", "tie_embeddings", kModel, kBool, model.tie_embeddings,
@@ -198,8 +200,6 @@ const std::vector<SchemaEntry>& entries() {
                    "put the zero-change probe (probe/) on the ranks' PYTHONPATH; unset: on for "
                    "a command run by Python, off for bigmac-train",
                    kNone, kNone),
-      // [faults]
-      BIGMAC_FIELD("faults", "nan_at_step", kFaults, kInt, faults.nan_at_step,
       BIGMAC_FIELD("trainer", "batch_scope", kTrainer, kString, trainer.batch_scope,
                    "what {micro_batch_size} means to the program: one process's micro-batch, or "
                    "the global batch it divides by the world size",
@@ -215,6 +215,8 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("trainer", "loss_rank", kTrainer, kInt, trainer.loss_rank,
                    "the rank whose own printed loss is the run's when several ranks print", 0,
                    kMaxWorldSize - 1),
+      // [faults]
+      BIGMAC_FIELD("faults", "nan_at_step", kFaults, kInt, faults.nan_at_step,
                    "loss becomes NaN at this step (-1: off)", -1, kNone),
       BIGMAC_FIELD("faults", "grad_blowup", kFaults, kFloat, faults.grad_blowup,
                    "gradients scaled by F^step (0: off)", 0, kNone),

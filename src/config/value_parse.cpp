@@ -8,6 +8,8 @@
 
 #include "config/toml_source.h"
 #include "core/checked_integer.h"
+#include "core/printable.h"
+#include "core/trim.h"
 
 namespace bigmac::config {
 namespace {
@@ -49,10 +51,12 @@ tl::expected<Value, std::string> check_limits(const SchemaEntry& entry, Value va
   if (i || d) {
     const int side = i ? side_of(*i, entry.min, entry.max) : side_of(*d, entry.min, entry.max);
     const bool on_min = entry.min && (i ? *i == *entry.min : *d == static_cast<double>(*entry.min));
+    // Keys in seconds say so: "must be at least 1 s" reads as the floor of a time limit.
+    const std::string_view unit = entry.key.ends_with("_s") ? " s" : "";
     if (side < 0 || (entry.above_min && on_min)) {
-      return tl::unexpected(fmt::format("must be {} {}, found {}",
+      return tl::unexpected(fmt::format("must be {} {}{}, found {}",
                                         entry.above_min ? "more than" : "at least", *entry.min,
-                                        value_to_string(value)));
+                                        unit, value_to_string(value)));
     }
     if (side > 0) {
       return tl::unexpected(
@@ -156,7 +160,18 @@ tl::expected<Value, std::string> value_from_text(const SchemaEntry& entry, std::
   std::string doc = "v = " + std::string(text);
   try {
     toml::table parsed = toml::parse(doc);
-    if (const toml::node* node = parsed.get("v")) return value_from_toml(entry, *node);
+    if (const toml::node* node = parsed.get("v")) {
+      // One value and nothing after it: `1 # comment` parses as 1 and `1\nx = 2` as two keys,
+      // and what follows would be dropped without a word.
+      const toml::source_position end = node->source().end;
+      const std::string_view after =
+          end.line == 1 && end.column >= 1 ? std::string_view(doc).substr(end.column - 1) : "";
+      if (parsed.size() != 1 || end.line != 1 || !trim(after).empty()) {
+        return tl::unexpected(fmt::format("expected {} and nothing after it, found \"{}\"",
+                                          type_name(entry.type), printable(text)));
+      }
+      return value_from_toml(entry, *node);
+    }
   } catch (const toml::parse_error&) {
     // fall through: not a TOML value
   }

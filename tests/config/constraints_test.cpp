@@ -37,13 +37,33 @@ TEST_F(ConfigTest, IntegersAreRangeCheckedBeforeTheyAreNarrowed) {
   EXPECT_EQ(load_ok("[train]\nseed = 9223372036854775807\n").train.seed, INT64_MAX);
 }
 
-// D14: a timeout of 0 s stops every gate at once.
-TEST_F(ConfigTest, TimeoutsMustBeMoreThanZero) {
+// D14: a timeout of 0 s stops every gate at once; issue 30 item 12: so does one of 1e-9 s, and
+// every time limit has a floor of 1 s.
+TEST_F(ConfigTest, TimeLimitsHaveAFloorOfOneSecond) {
   EXPECT_THAT(join(load_errors("[launch]\ninit_timeout_s = 0\n")),
-              HasSubstr("launch.init_timeout_s: must be more than 0, found 0"));
+              HasSubstr("launch.init_timeout_s: must be at least 1 s, found 0"));
   EXPECT_THAT(join(load_errors("", {"launch.stall_timeout_s=0.0"})),
-              HasSubstr("launch.stall_timeout_s: must be more than 0"));
-  EXPECT_EQ(load_ok("[launch]\ninit_timeout_s = 0.5\n").launch.init_timeout_s, 0.5);
+              HasSubstr("launch.stall_timeout_s: must be at least 1 s"));
+  EXPECT_THAT(join(load_errors("", {"launch.init_timeout_s=1e-9"})),
+              HasSubstr("launch.init_timeout_s: must be at least 1 s, found 1e-09"));
+  EXPECT_THAT(join(load_errors("[launch]\nstall_min_s = 0.5\n")),
+              HasSubstr("launch.stall_min_s: must be at least 1 s, found 0.5"));
+  EXPECT_EQ(load_ok("[launch]\ninit_timeout_s = 1.5\n").launch.init_timeout_s, 1.5);
+}
+
+// Issue 30 item 12: one value per --set, and no string a rank cannot be handed.
+TEST_F(ConfigTest, SetTakesOneValueAndStringsAreText) {
+  EXPECT_THAT(join(load_errors("", {"train.seed=1\ntrain.max_steps=3"})),
+              HasSubstr("--set holds a line break"));
+  EXPECT_THAT(join(load_errors("", {"train.seed=1 # comment"})),
+              HasSubstr("train.seed: expected an integer and nothing after it"));
+  EXPECT_EQ(load_ok("", {"train.seed=7  "}).train.seed, 7);
+  EXPECT_THAT(join(load_errors("[launch]\nmaster_addr = \"a\\u0000b\"\n")),
+              HasSubstr("launch.master_addr: expected UTF-8 text, found a NUL byte at offset 1"));
+  EXPECT_THAT(join(load_errors("", {"launch.master_addr=\xff"})),
+              HasSubstr("found byte 0xff (not UTF-8) at offset 0"));
+  EXPECT_THAT(join(load_errors("", {"trainer.env.NAME=\xc3"})),
+              HasSubstr("trainer.env.NAME: expected UTF-8 text"));
 }
 
 TEST_F(ConfigTest, WorldSizeNotDivisiblePrintsTheNumbers) {
