@@ -4,9 +4,21 @@
 
 namespace bigmac::cli {
 
+CLI::Validator named_value(std::string what) {
+  return CLI::Validator(
+      [what](std::string& value) -> std::string {
+        if (value.empty()) return "expected " + what + ", found an empty value";
+        if (value == "--") return "expected " + what + ", found '--' (a value is missing)";
+        return {};
+      },
+      "", "named_value");
+}
+
 void add_config_options(CLI::App& command, CommonOptions& options) {
-  command.add_option("-c,--config", options.config_file,
-                     "TOML configuration (default: the built-in defaults, = configs/demo.toml)");
+  command
+      .add_option("-c,--config", options.config_file,
+                  "TOML configuration (default: the built-in defaults, = configs/demo.toml)")
+      ->check(named_value("a configuration file"));
   command.add_option("--set", options.sets,
                      "override one value: table.key=value (repeatable; beats file and env)")
       ->take_all()

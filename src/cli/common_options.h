@@ -19,6 +19,11 @@ struct CommonOptions {
 
 void add_config_options(CLI::App& command, CommonOptions& options);
 
+/// For an option or positional that names something (a gate, a file, a directory): an empty
+/// value and a bare `--` are usage errors, never "the default" (`run ''` ran every gate,
+/// `--run-dir --` made a folder named `--`). `what` says what was expected ("a gate").
+CLI::Validator named_value(std::string what);
+
 /// Loads the configuration: file, BIGMAC_* environment, --set.
 tl::expected<config::Config, Errors> load_config(const CommonOptions& options);
 

@@ -246,7 +246,8 @@ int plan(const RunRequest& request) {
 void add_run_options(CLI::App& cmd, RunRequest& request) {
   add_config_options(cmd, request.options.common);
   cmd.add_option("--run-dir", request.options.run_dir,
-                 "run directory (default: a new reports/<run-id>)");
+                 "run directory (default: a new reports/<run-id>)")
+      ->check(named_value("a run directory"));
   cmd.add_option("--baseline", request.options.baseline,
                  "stored baseline to compare with; it must exist (default: "
                  "baselines/<config name>-<devices>.json when it exists, else the first gate "
@@ -274,7 +275,9 @@ void add_run_commands(CLI::App& app, int& exit_code) {
 
   CLI::App* one = app.add_subcommand(
       "run", "Run one gate in the latest run (its earlier gates must have passed)");
-  one->add_option("gate", request->gate, "gate id or number (1-5)")->required();
+  one->add_option("gate", request->gate, "gate id or number (1-5)")
+      ->required()
+      ->check(named_value("a gate id or number"));
   add_run_options(*one, *request);
   one->callback([request, &exit_code] { exit_code = run(*request, RunMode::kOne); });
 
