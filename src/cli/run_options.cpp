@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 
 namespace bigmac::cli {
 namespace fs = std::filesystem;
@@ -15,14 +16,23 @@ Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const f
   if (!fs::exists(file, ec)) return out;
   auto text = read_file(file);
   if (!text) return tl::unexpected(text.error());
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  constexpr const char* kWhatToDo =
+      "give the configuration again with -c/--set, or start a new run";
+  auto parsed = parse_json(*text, file);
+  if (!parsed) {
+    // Located (file:line:col) and worded by parse_json: 1e999 and a truncated file alike.
+    Error e = std::move(parsed.error());
+    e.message = "damaged run invocation: " + e.message;
+    e.hint = kWhatToDo;
+    return tl::unexpected(e);
+  }
+  const nlohmann::json& j = *parsed;
   auto damaged = [&](const std::string& why) {
-    Error e = make_error(ErrorKind::kInput, "damaged run invocation: " + why,
-                         "give the configuration again with -c/--set, or start a new run");
+    Error e = make_error(ErrorKind::kInput, "damaged run invocation: " + why, kWhatToDo);
     e.file = file.string();
     return tl::unexpected(e);
   };
-  if (j.is_discarded() || !j.is_object()) return damaged("not a JSON object");
+  if (!j.is_object()) return damaged("not a JSON object");
   try {
     out.options.common.config_file = j.value("config", std::string());
     out.options.common.sets = j.value("set", std::vector<std::string>());

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 
 #include "core/checked_integer.h"
 #include "core/input_file.h"
@@ -24,6 +26,36 @@ std::string_view word_at(std::string_view text, std::size_t at) {
     ++end;
   }
   return text.substr(begin, end - begin);
+}
+
+// The line and column of byte `at` of `text`, 1-based.
+void locate(Error& e, std::string_view text, std::size_t at) {
+  const std::string_view before = text.substr(0, std::min(at, text.size()));
+  e.line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
+  const std::size_t line_start = before.rfind('\n');
+  e.column = static_cast<int>(before.size() -
+                              (line_start == std::string_view::npos ? 0 : line_start + 1)) +
+             1;
+}
+
+// "number overflow parsing '1e999'": located at the token's first place in `text`.
+Error out_of_range_error(std::string_view text, const std::filesystem::path& path,
+                         std::string_view what) {
+  std::string_view token;
+  if (const auto open = what.find('\''); open != std::string_view::npos) {
+    const auto close = what.find('\'', open + 1);
+    if (close != std::string_view::npos) token = what.substr(open + 1, close - open - 1);
+  }
+  Error e = make_error(
+      ErrorKind::kInput,
+      fmt::format("the number {} is beyond the range of a double (about 1.8e308)",
+                  token.empty() ? std::string("there") : std::string(token)),
+      "a value this large is not a number a program can hold: was it written as Infinity? "
+      "write a finite number");
+  e.file = path.string();
+  const std::size_t at = token.empty() ? std::string_view::npos : text.find(token);
+  if (at != std::string_view::npos) locate(e, text, at);
+  return e;
 }
 
 }  // namespace
@@ -60,13 +92,11 @@ Expected<nlohmann::json> parse_json(std::string_view text, const std::filesystem
     }
     Error e = make_error(ErrorKind::kInput, "not valid JSON: " + what, std::move(hint));
     e.file = path.string();
-    const std::string_view before = text.substr(0, std::min(at, text.size()));
-    e.line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
-    const std::size_t line_start = before.rfind('\n');
-    e.column = static_cast<int>(before.size() -
-                                (line_start == std::string_view::npos ? 0 : line_start + 1)) +
-               1;
+    locate(e, text, at);
     return tl::unexpected(std::move(e));
+  } catch (const nlohmann::json::out_of_range& err) {
+    // A number past the double range (1e999): nlohmann names the token but not its place.
+    return tl::unexpected(out_of_range_error(text, path, err.what()));
   }
 }
 
@@ -79,6 +109,23 @@ Expected<nlohmann::json> read_json_file(const std::filesystem::path& path) {
 std::optional<std::int64_t> json_integer(const nlohmann::json& value) {
   if (value.is_number_unsigned()) return narrow<std::int64_t>(value.get<std::uint64_t>());
   if (value.is_number_integer()) return value.get<std::int64_t>();
+  return std::nullopt;
+}
+
+nlohmann::json json_real(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+std::optional<double> real_from_json(const nlohmann::json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!value.is_string()) return std::nullopt;
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text == "nan" || text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf" || text == "Infinity") return std::numeric_limits<double>::infinity();
+  if (text == "-inf" || text == "-Infinity") return -std::numeric_limits<double>::infinity();
   return std::nullopt;
 }
 

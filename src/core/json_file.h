@@ -37,6 +37,16 @@ T json_int(const nlohmann::json& object, const char* key, T fallback) {
   return narrow<T>(*wide).value_or(fallback);
 }
 
+/// A real for a JSON file the tool writes: the number when finite, else "nan", "inf" or "-inf"
+/// (JSON has no non-finite numbers; nlohmann writes them as null, which reads back as no
+/// number at all). real_from_json reads it back.
+nlohmann::json json_real(double value);
+
+/// A real as json_real writes it: a number, or "nan" / "inf" / "-inf" (also "NaN",
+/// "Infinity", "-Infinity"); null reads as NaN, the null an older writer left for one.
+/// nullopt for anything else.
+std::optional<double> real_from_json(const nlohmann::json& value);
+
 /// The JSON type of `value` in words ("a string", "an array", "null") for messages.
 std::string_view json_type_name(const nlohmann::json& value);
 

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <system_error>
 
 #include "logs/flat_json.h"
@@ -96,7 +97,21 @@ simdjson::error_code read_value(ondemand::value& value, FieldKey key, FieldBag& 
   return simdjson::INCORRECT_TYPE;
 }
 
-// Quotes bare non-finite words outside strings; false when there were none.
+// The length of the JSON number at the start of `text` when it is past the double range
+// (1e999, -1e400: Python's json reads them as ±inf), else 0. Underflow (1e-999) is a number.
+std::size_t overflowing_number(std::string_view text) {
+  std::size_t k = text.front() == '-' ? 1 : 0;
+  while (k < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[k])) || text[k] == '.' || text[k] == 'e' ||
+          text[k] == 'E' || text[k] == '+' || text[k] == '-')) {
+    ++k;
+  }
+  const std::optional<double> value = parse_real(text.substr(0, k));
+  return value && std::isinf(*value) ? k : 0;
+}
+
+// Quotes bare non-finite words and numbers past the double range outside strings, so that they
+// are read as the non-finite values they stand for; false when there were none.
 bool quote_nonfinite(std::string_view line, std::string& out) {
   out.clear();
   out.reserve(line.size() + 16);
@@ -120,6 +135,18 @@ bool quote_nonfinite(std::string_view line, std::string& out) {
     }
     bool sign = c == '-' || c == '+';
     std::size_t j = sign ? i + 1 : i;
+    if (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j])) &&
+        !(i > 0 && std::isalnum(static_cast<unsigned char>(line[i - 1])))) {
+      const std::size_t n = c == '+' ? 0 : overflowing_number(line.substr(i));
+      if (n > 0) {
+        out.push_back('"');
+        out.append(line.substr(i, n));
+        out.push_back('"');
+        changed = true;
+        i += n - 1;
+        continue;
+      }
+    }
     std::size_t k = j;
     while (k < line.size() && ((line[k] | 0x20) >= 'a' && (line[k] | 0x20) <= 'z')) ++k;
     if (k > j && (j == i || !(i > 0 && std::isalnum(static_cast<unsigned char>(line[i - 1]))))) {
@@ -194,7 +221,6 @@ JsonLineReader::JsonLineReader(Path path) : impl_(std::make_unique<Impl>()), pat
 JsonLineReader::~JsonLineReader() = default;
 JsonLineReader::JsonLineReader(JsonLineReader&&) noexcept = default;
 JsonLineReader& JsonLineReader::operator=(JsonLineReader&&) noexcept = default;
-
 
 bool JsonLineReader::read(std::string_view line, std::size_t readable, FieldBag& bag,
                           std::string& error) {

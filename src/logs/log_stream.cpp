@@ -143,6 +143,11 @@ struct LogStream::Impl {
   void line(std::string_view raw, std::size_t readable, std::vector<Record>& out) {
     ++stats.lines;
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    // A UTF-8 byte-order mark (Windows editors, PowerShell's Out-File) is no part of line 1.
+    if (stats.lines == 1 && raw.starts_with("\xEF\xBB\xBF")) {
+      raw.remove_prefix(3);
+      readable -= 3;
+    }
     // A JSON record as trainers write it has no prefix to strip: the hot path skips the call.
     LinePrefix prefix;
     if (!raw.empty() && raw.front() == '{') {

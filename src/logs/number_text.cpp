@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "core/checked_integer.h"
 #include "core/trim.h"
@@ -56,6 +58,10 @@ std::optional<double> parse_real(std::string_view text) {
     return value;
   }
   if (ec == std::errc::result_out_of_range && end == digits.data() + digits.size()) {
+    // Past the range either way: 1e999 is infinite, 1e-999 is zero (strtod tells which).
+    const std::string copy(digits);
+    const double nearest = std::strtod(copy.c_str(), nullptr);
+    if (!std::isinf(nearest)) return nearest;
     return digits.front() == '-' ? -std::numeric_limits<double>::infinity()
                                  : std::numeric_limits<double>::infinity();
   }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "stream_fixture.h"
@@ -40,6 +41,25 @@ TEST(BadInput, NonUtf8BytesAreKeptAsContextAndDoNotBreakRecords) {
   EXPECT_EQ(parsed.stats.context_lines, 1);
   // simdjson validates UTF-8: the invalid string makes the line unparseable, not a crash.
   EXPECT_EQ(parsed.stats.unparseable, 1);
+}
+
+// Issue 30 item 10: Python's json reads 1e999 as inf; the line was unparseable here.
+TEST(BadInput, NumbersPastTheDoubleRangeAreInfiniteAndBelowItZero) {
+  auto parsed = parse_text(
+      "{\"ev\":\"step\",\"global_step\":0,\"loss\":1e999,\"grad_norm\":-1e400,\"lr\":1e-999}\n");
+  EXPECT_EQ(parsed.stats.unparseable, 0);
+  const auto steps = parsed.all<StepRecord>();
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(*steps[0].loss, INFINITY);
+  EXPECT_EQ(*steps[0].grad_norm, -INFINITY);
+  EXPECT_EQ(*steps[0].lr, 0.0);
+}
+
+// Issue 30 item 18: a byte-order mark turned the first line's `run` event into context.
+TEST(BadInput, AByteOrderMarkIsNoPartOfTheFirstLine) {
+  auto parsed = parse_text("\xEF\xBB\xBF" + std::string(kStep) + "\n" + std::string(kStep) + "\n");
+  EXPECT_EQ(parsed.all<StepRecord>().size(), 2u);
+  EXPECT_EQ(parsed.stats.context_lines, 0);
 }
 
 TEST(BadInput, HugeLineIsNotBufferedAndLaterLinesStillRead) {
