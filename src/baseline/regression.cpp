@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <set>
 
 namespace bigmac::baseline {
@@ -140,6 +141,11 @@ std::string Regression::last_good() const {
 std::optional<Regression> find_regression(const Baseline& reference, const std::string& file,
                                           const Baseline& observed,
                                           const ComparisonPolicy& policy) {
+  for (const BaselineStep& s : observed.steps) {
+    for (const std::optional<double>& value : {s.loss, s.grad_norm, s.lr}) {
+      if (value && !std::isfinite(*value)) return std::nullopt;
+    }
+  }
   const Comparison comparison = compare_runs(reference, observed, policy);
   Regression r;
   r.baseline_file = file;

@@ -49,7 +49,9 @@ struct Regression {
 
 /// The regression of `observed` against `reference` (read from `file`) under `policy`; none
 /// when every compared value is within tolerance and the model's structure is the same (a
-/// failure that is not a baseline mismatch, such as a crash before the first step).
+/// failure that is not a baseline mismatch, such as a crash before the first step), and none
+/// when the run logged a non-finite loss, grad_norm or lr: that is the gate's own finding
+/// (finite_loss), and accepting it as the new baseline would record the fault.
 std::optional<Regression> find_regression(const Baseline& reference, const std::string& file,
                                           const Baseline& observed, const ComparisonPolicy& policy);
 

@@ -13,13 +13,13 @@ namespace {
 
 nlohmann::json divergence_json(const MetricDivergence& d) {
   nlohmann::json j = {{"metric", d.metric},
-          {"step", d.step},
-          {"observed", d.observed},
-          {"baseline", d.baseline},
-          {"policy", baseline::policy_name(d.tolerance.policy)},
-          {"rel_tol", d.tolerance.rel_tol},
-          {"abs_tol", d.tolerance.abs_tol},
-          {"factor", d.tolerance.factor}};
+                      {"step", d.step},
+                      {"observed", json_real(d.observed)},  // NaN at the step a loss became NaN
+                      {"baseline", json_real(d.baseline)},
+                      {"policy", baseline::policy_name(d.tolerance.policy)},
+                      {"rel_tol", d.tolerance.rel_tol},
+                      {"abs_tol", d.tolerance.abs_tol},
+                      {"factor", d.tolerance.factor}};
   // The band's parameters and measured noise mean something only under the band policy.
   if (d.tolerance.policy == baseline::Policy::kBand) {
     j["band"] = {{"window", d.tolerance.band.window},
@@ -36,8 +36,10 @@ MetricDivergence divergence_from_json(const nlohmann::json& j) {
   MetricDivergence d;
   d.metric = j.value("metric", "");
   d.step = j.value("step", std::int64_t{0});
-  d.observed = j.value("observed", 0.0);
-  d.baseline = j.value("baseline", 0.0);
+  if (const auto it = j.find("observed"); it != j.end())
+    d.observed = real_from_json(*it).value_or(0.0);
+  if (const auto it = j.find("baseline"); it != j.end())
+    d.baseline = real_from_json(*it).value_or(0.0);
   // An unknown policy name (a newer writer) keeps the default rather than dropping the rest.
   if (auto policy = baseline::parse_policy(j.value("policy", ""))) d.tolerance.policy = *policy;
   d.tolerance.rel_tol = j.value("rel_tol", d.tolerance.rel_tol);

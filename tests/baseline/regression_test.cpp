@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "baseline/baseline_diff.h"
@@ -31,6 +32,17 @@ const ComparisonPolicy kPolicy{
 
 TEST(Regression, NoneWhenEveryValueMatches) {
   EXPECT_FALSE(find_regression(reference(), "baselines/demo-cpu.json", reference(), kPolicy));
+}
+
+// Issue 30 item 6: a NaN is the gate's own finding (finite_loss), not a regression whose
+// "accept the change" recipe would record the fault as the new baseline.
+TEST(Regression, NoneWhenTheRunLoggedANonFiniteValue) {
+  Baseline run = reference();
+  run.steps[2].loss = std::nan("");
+  EXPECT_FALSE(find_regression(reference(), "baselines/demo-cpu.json", run, kPolicy));
+  run = reference();
+  run.steps[1].grad_norm = INFINITY;
+  EXPECT_FALSE(find_regression(reference(), "baselines/demo-cpu.json", run, kPolicy));
 }
 
 TEST(Regression, FirstDivergentStepAndMetricWithWhatMoved) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "baseline/baseline_commands.h"
 #include "gates/step_checks.h"
 #include "record_builder.h"
@@ -116,6 +118,26 @@ TEST(GateVerdict, JsonRoundTripKeepsADivergence) {
   EXPECT_FALSE(to_json(v)["checks"][1].contains("divergence"));
   EXPECT_FALSE(to_json(v)["checks"][0]["divergence"].contains("band"))
       << "band parameters written under another policy";
+}
+
+// Issue 30 item 6: a NaN at the step the loss became NaN was written as null and read back as
+// "verdict.json is damaged: type must be number, but is null".
+TEST(GateVerdict, JsonRoundTripKeepsANonFiniteDivergence) {
+  GateVerdict v;
+  v.gate_id = "single";
+  CheckResult r = fail("loss_vs_baseline", "loss diverges from the baseline at step 3");
+  r.divergence = MetricDivergence{"loss", 3, std::nan(""), 3.77, {}};
+  v.results.push_back(r);
+  const nlohmann::json written = nlohmann::json::parse(to_json(v).dump());
+  EXPECT_EQ(written["checks"][0]["divergence"]["observed"], "nan");
+  const GateVerdict back = verdict_from_json(written);
+  ASSERT_TRUE(back.results.at(0).divergence);
+  EXPECT_TRUE(std::isnan(back.results[0].divergence->observed));
+  EXPECT_EQ(back.results[0].divergence->baseline, 3.77);
+  // The null an earlier writer left reads as NaN too, never as an exception.
+  nlohmann::json old = written;
+  old["checks"][0]["divergence"]["observed"] = nullptr;
+  EXPECT_TRUE(std::isnan(verdict_from_json(old).results.at(0).divergence->observed));
 }
 
 TEST(GateVerdict, JsonRoundTripKeepsABandAndTheNoiseItMeasured) {
