@@ -166,7 +166,20 @@ nlohmann::json to_json(const Baseline& b) {
 }
 
 Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::string& path) {
-  if (!json.is_object() || json.value("format", "") != kFormat) {
+  const auto format = json.is_object() ? json.find("format") : json.end();
+  const std::string given = json.is_object() && format != json.end() && format->is_string()
+                                ? format->get<std::string>()
+                                : std::string();
+  if (given.starts_with("bigmac-baseline/") && given != kFormat) {
+    // A newer (or older) tool's file: say so, not that it is no baseline at all.
+    Error e = input_error(path, "format",
+                          fmt::format("unsupported baseline version \"{}\": this bigmac-bringup "
+                                      "reads \"{}\"",
+                                      given, kFormat));
+    e.hint = "record it again with this bigmac-bringup, or read it with the one that wrote it";
+    return tl::unexpected(std::move(e));
+  }
+  if (given != kFormat) {
     return tl::unexpected(input_error(path, "format",
                                       fmt::format("not a baseline file (expected "
                                                   "\"format\": \"{}\")",
@@ -249,6 +262,26 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
     if (!grad) return tl::unexpected(grad.error());
     if (!lr) return tl::unexpected(lr.error());
     if (!sps) return tl::unexpected(sps.error());
+    // What check_recordable requires of a recorded baseline, required of a read one: a step
+    // without its loss would be blamed on the run's log (issue 30 item 19).
+    const std::pair<const char*, const std::optional<double>*> values[] = {
+        {"loss", &*loss}, {"grad_norm", &*grad}, {"lr", &*lr}};
+    for (const auto& [metric, value] : values) {
+      if (!*value) {
+        return tl::unexpected(input_error(
+            path, where + metric,
+            fmt::format("step {} has no {} (a baseline holds every step's loss, grad_norm and "
+                        "lr)",
+                        *global_step, metric)));
+      }
+    }
+    for (const auto& [metric, value] : {std::pair{"grad_norm", **grad}, std::pair{"lr", **lr}}) {
+      if (value < 0) {
+        return tl::unexpected(input_error(
+            path, where + metric,
+            fmt::format("must be at least 0, found {}: a {} is never negative", value, metric)));
+      }
+    }
     out.loss = *loss;
     out.grad_norm = *grad;
     out.lr = *lr;
@@ -264,6 +297,12 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
     return tl::unexpected(input_error(path, "steps",
                                       "no steps: a baseline holds the per-step values of a "
                                       "passed first gate"));
+  }
+  if (b.structure.steps != static_cast<std::int64_t>(b.steps.size())) {
+    return tl::unexpected(
+        input_error(path, "structure.steps",
+                    fmt::format("says {} steps, but {} are listed: the file contradicts itself",
+                                b.structure.steps, b.steps.size())));
   }
   return b;
 }

@@ -7,6 +7,7 @@
 
 #include "baseline/baseline.h"
 #include "baseline/baseline_diff.h"
+#include "baseline/rank_series.h"
 #include "logs/rank_log.h"
 
 namespace bigmac::baseline {
@@ -101,15 +102,41 @@ CommandResult compare_logs(const std::vector<std::filesystem::path>& logs,
                            const ComparisonPolicy& policy, const logs::ParserOptions& options) {
   auto reference = load_baseline(baseline_file);
   if (!reference) return failure(reference.error());
-  std::vector<logs::Record> records;
-  for (const auto& path : logs) {
-    auto more = read_log_records(path, options);
-    if (!more) return failure(more.error());
-    records.insert(records.end(), more->begin(), more->end());
+  auto all = read_rank_series(logs, options);
+  if (!all) return failure(all.error());
+  // Every rank that logs steps is compared, not only the lowest: ranks that disagree with each
+  // other cannot all match one baseline (issue 30 item 7).
+  std::vector<const RankSeries*> stepping;
+  for (const RankSeries& series : *all) {
+    if (series.steps.empty()) continue;
+    if (auto why = series_contradiction(series)) {
+      return {ExitCode::kGateFailed, "comparison: not made — " + *why + "\n"};
+    }
+    stepping.push_back(&series);
   }
-  const Baseline observed = summarize_records(records, "observed", {});
-  const Comparison c = compare_runs(*reference, observed, policy);
-  return {c.passed() ? ExitCode::kOk : ExitCode::kGateFailed, format_comparison(c)};
+  std::vector<logs::Record> records;
+  for (const RankSeries& series : *all) {
+    records.insert(records.end(), series.records.begin(), series.records.end());
+  }
+  // The first series (the lowest rank) speaks for the run unless another one fails.
+  Comparison shown = compare_runs(*reference, summarize_records(records, "observed", {}), policy);
+  std::string failing;
+  for (const RankSeries* series : stepping) {
+    if (!shown.passed()) break;
+    Comparison c =
+        compare_runs(*reference, summarize_records(series->records, "observed", {}), policy);
+    if (c.passed()) continue;
+    shown = std::move(c);
+    failing = series->label;
+  }
+  std::string text = format_comparison(shown);
+  if (!failing.empty()) {
+    text.insert(std::string("comparison: ").size(), failing + ": ");
+  } else if (stepping.size() > 1) {
+    text += fmt::format("  {} series with steps compared, {} to {}: none fails\n", stepping.size(),
+                        stepping.front()->label, stepping.back()->label);
+  }
+  return {shown.passed() ? ExitCode::kOk : ExitCode::kGateFailed, text};
 }
 
 }  // namespace bigmac::baseline

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace bigmac::baseline {
 namespace {
@@ -186,6 +187,8 @@ std::string_view outcome_name(Outcome outcome) {
       return "regression";
     case Outcome::kIncomplete:
       return "incomplete";
+    case Outcome::kOtherLength:
+      return "other length";
     case Outcome::kNothing:
       return "nothing compared";
   }
@@ -299,6 +302,17 @@ Comparison compare_runs(const Baseline& reference, const Baseline& observed,
       if (!worst || *m.first_divergent_step < *worst->first_divergent_step) worst = &m;
     }
   }
+  // Steps the run logs past (or between) the baseline's: 25 steps against 20 are no match.
+  std::set<std::int64_t> reference_steps;
+  for (const BaselineStep& s : reference.steps) reference_steps.insert(s.global_step);
+  std::int64_t extra = 0;
+  std::optional<std::int64_t> first_extra;
+  for (const BaselineStep& s : observed.steps) {
+    if (reference_steps.count(s.global_step) > 0) continue;
+    ++extra;
+    if (!first_extra) first_extra = s.global_step;
+  }
+  out.other_fingerprint = fingerprint_difference(observed.fingerprint, reference.fingerprint);
   if (!any) {
     out.outcome = Outcome::kNothing;
     out.reason = "no step has a value on both sides";
@@ -308,6 +322,12 @@ Comparison compare_runs(const Baseline& reference, const Baseline& observed,
         fmt::format("{} diverges at step {}: {:.6g} vs baseline {:.6g} (outside {})",
                     metric_name(worst->metric), *worst->first_divergent_step, worst->observed_value,
                     worst->baseline_value, worst->tolerance.describe());
+  } else if (extra > 0) {
+    out.outcome = Outcome::kOtherLength;
+    out.reason = fmt::format(
+        "the log has {} step{} the baseline's {} have not (first: step {}); a run compared with "
+        "a baseline runs the same steps",
+        extra, extra == 1 ? "" : "s", reference.steps.size(), *first_extra);
   } else if (short_of) {
     // Two matching steps of twenty say nothing about the other eighteen.
     out.outcome = Outcome::kIncomplete;
@@ -339,6 +359,12 @@ std::string format_comparison(const Comparison& c) {
   std::string out = fmt::format("comparison: {}", outcome_name(c.outcome));
   if (!c.reason.empty()) out += " — " + c.reason;
   out += "\n";
+  if (!c.other_fingerprint.empty() && c.reason.find(c.other_fingerprint) == std::string::npos) {
+    out +=
+        "  note: the baseline was recorded with another fingerprint (this log vs the "
+        "baseline: " +
+        c.other_fingerprint + ")\n";
+  }
   for (const MetricComparison& m : c.metrics) {
     out += fmt::format("  {:<16} {:>3} steps  exact {:<3}  {:<20} {:<4}  max rel diff {:.3g}",
                        metric_name(m.metric), m.compared, m.exact ? "yes" : "no",

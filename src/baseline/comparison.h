@@ -97,11 +97,12 @@ std::optional<std::int64_t> divergence_certain_at(const MetricComparison& compar
 
 /// The named outcome of DESIGN §4.
 enum class Outcome {
-  kMatch,       ///< exact and tolerance checks pass
-  kDrift,       ///< only the tolerance check passes
-  kRegression,  ///< the tolerance check fails
-  kIncomplete,  ///< what was compared agrees, but baseline steps are missing: a failure
-  kNothing,     ///< nothing was compared: a failure, never a pass
+  kMatch,        ///< exact and tolerance checks pass
+  kDrift,        ///< only the tolerance check passes
+  kRegression,   ///< the tolerance check fails
+  kIncomplete,   ///< what was compared agrees, but baseline steps are missing: a failure
+  kOtherLength,  ///< what was compared agrees, but the run logs steps the baseline has not
+  kNothing,      ///< nothing was compared: a failure, never a pass
 };
 
 std::string_view outcome_name(Outcome outcome);
@@ -111,6 +112,9 @@ struct Comparison {
   std::vector<MetricComparison> metrics;
   Outcome outcome = Outcome::kNothing;
   std::string reason;  ///< drift: "other fingerprint: device cuda vs cpu"; regression: step/metric
+  /// fingerprint_difference(observed, reference) whatever the outcome: a baseline recorded on
+  /// another device, dtype or torch is named even when the numbers agree.
+  std::string other_fingerprint;
   bool passed() const { return outcome == Outcome::kMatch || outcome == Outcome::kDrift; }
 };
 

@@ -93,10 +93,20 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
                                   "nothing compared",
                                   prefix, ctx.baseline->steps.size(), observed.steps.size()));
   }
+  // A baseline recorded elsewhere (cuda, bf16, another torch) is named whatever the outcome.
+  const std::string other_fingerprint =
+      baseline::fingerprint_difference(observed.fingerprint, ctx.baseline->fingerprint);
+  const std::string fingerprint_note =
+      other_fingerprint.empty()
+          ? std::string()
+          : "; the baseline was recorded with another fingerprint (this run vs the baseline: " +
+                other_fingerprint + ")";
   if (!c.within) {
     const std::int64_t step = *c.first_divergent_step;
-    CheckResult r = fail(name, c.band ? band_divergence_message(c, prefix, ctx.baseline->steps.size())
-                                      : divergence_message(c, prefix, ctx.baseline->steps.size()),
+    CheckResult r = fail(name,
+                         (c.band ? band_divergence_message(c, prefix, ctx.baseline->steps.size())
+                                 : divergence_message(c, prefix, ctx.baseline->steps.size())) +
+                             fingerprint_note,
                          {step_evidence(ctx, step,
                                         fmt::format("step {} {}={:.6g} (baseline {:.6g})", step,
                                                     prefix, c.observed_value, c.baseline_value))});
@@ -119,13 +129,12 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
                                   prefix, c.compared, c.tolerance.describe(), c.max_rel_diff,
                                   c.max_rel_diff_step));
   }
-  std::string how = c.exact ? "exactly"
-                            : fmt::format("within {} (max rel diff {:.3g} at step {})",
-                                          c.tolerance.describe(), c.max_rel_diff,
-                                          c.max_rel_diff_step);
+  std::string how = c.exact
+                        ? "exactly" + fingerprint_note
+                        : fmt::format("within {} (max rel diff {:.3g} at step {})",
+                                      c.tolerance.describe(), c.max_rel_diff, c.max_rel_diff_step);
   if (!c.exact) {
-    const std::string why =
-        baseline::fingerprint_difference(observed.fingerprint, ctx.baseline->fingerprint);
+    const std::string& why = other_fingerprint;
     if (!why.empty()) {
       how += "; drift: other fingerprint: " + why;
     } else if (observed.fingerprint.world_size != ctx.baseline->fingerprint.world_size) {

@@ -82,5 +82,60 @@ TEST_F(BaselineCommands, RecordRefusesNonFinite) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "n.json"));
 }
 
+// Issue 30 item 7: `compare` said "match" for a log with every step twice, for two files of one
+// rank where the second had a NaN, and for two ranks with different losses.
+TEST_F(BaselineCommands, CompareRefusesLogsThatContradictThemselves) {
+  auto records = read_log_records(write_log("single.jsonl", 2.0));
+  ASSERT_EQ(record_baseline(*records, true, dir_ / "b.json", "demo", "").code, ExitCode::kOk);
+  const std::filesystem::path same = write_log("rank0.jsonl", 2.0);
+
+  std::string twice = *read_file(same) + *read_file(write_log("again.jsonl", 2.5));
+  ASSERT_TRUE(write_file_atomically(dir_ / "twice.jsonl", twice));
+  const CommandResult repeated = compare_logs({dir_ / "twice.jsonl"}, dir_ / "b.json");
+  EXPECT_EQ(repeated.code, ExitCode::kGateFailed) << repeated.text;
+  EXPECT_NE(repeated.text.find("rank 0 logs step 0 twice (" + (dir_ / "twice.jsonl").string() +
+                               ":3 and " + (dir_ / "twice.jsonl").string() + ":8)"),
+            std::string::npos)
+      << repeated.text;
+
+  std::string nan = *read_file(write_log("nan.jsonl", 7.25));
+  nan.replace(nan.rfind("7.250000"), 8, "NaN");
+  ASSERT_TRUE(write_file_atomically(dir_ / "nan.jsonl", nan));
+  const CommandResult second_file = compare_logs({same, dir_ / "nan.jsonl"}, dir_ / "b.json");
+  EXPECT_EQ(second_file.code, ExitCode::kGateFailed) << second_file.text;
+  EXPECT_NE(second_file.text.find("comparison: not made"), std::string::npos) << second_file.text;
+
+  const CommandResult nan_alone = compare_logs({dir_ / "nan.jsonl"}, dir_ / "b.json");
+  EXPECT_EQ(nan_alone.code, ExitCode::kGateFailed) << nan_alone.text;
+  EXPECT_NE(nan_alone.text.find("rank 0's loss is nan at step 2"), std::string::npos)
+      << nan_alone.text;
+
+  // Rank 1 logs the same steps with another loss at step 2.
+  std::string rank1 = *read_file(write_log("r1.jsonl", 2.5));
+  for (std::size_t at = rank1.find("\"rank\":0"); at != std::string::npos;
+       at = rank1.find("\"rank\":0", at)) {
+    rank1.replace(at, 8, "\"rank\":1");
+  }
+  ASSERT_TRUE(write_file_atomically(dir_ / "r1.jsonl", rank1));
+  const CommandResult ranks = compare_logs({same, dir_ / "r1.jsonl"}, dir_ / "b.json");
+  EXPECT_EQ(ranks.code, ExitCode::kGateFailed) << ranks.text;
+  EXPECT_NE(ranks.text.find("comparison: rank 1: regression — loss diverges at step 2"),
+            std::string::npos)
+      << ranks.text;
+
+  // Ranks that agree are each compared, and say so.
+  std::string agree = *read_file(same);
+  for (std::size_t at = agree.find("\"rank\":0"); at != std::string::npos;
+       at = agree.find("\"rank\":0", at)) {
+    agree.replace(at, 8, "\"rank\":1");
+  }
+  ASSERT_TRUE(write_file_atomically(dir_ / "agree.jsonl", agree));
+  const CommandResult both = compare_logs({same, dir_ / "agree.jsonl"}, dir_ / "b.json");
+  EXPECT_EQ(both.code, ExitCode::kOk) << both.text;
+  EXPECT_NE(both.text.find("2 series with steps compared, rank 0 to rank 1: none fails"),
+            std::string::npos)
+      << both.text;
+}
+
 }  // namespace
 }  // namespace bigmac::baseline

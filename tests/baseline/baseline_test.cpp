@@ -127,6 +127,42 @@ TEST(Baseline, StepsMustBeEachOnceInOrderFromZero) {
   EXPECT_FALSE(check_recordable(summarize_records(records, "dup", "")));
 }
 
+// Issue 30 item 19: a baseline that contradicts itself, or is of another version, is refused
+// with the key that says so.
+TEST(Baseline, AFileThatContradictsItselfIsRefused) {
+  const nlohmann::json good = to_json(summarize_records(run_records(3), "demo", ""));
+  ASSERT_TRUE(baseline_from_json(good, "b.json"));
+  struct Case {
+    const char* what;
+    nlohmann::json file;
+    const char* key;
+    const char* message;
+  };
+  nlohmann::json null_loss = good, steps_5 = good, steps_negative = good, lr_negative = good,
+                 no_grad = good, version_2 = good;
+  null_loss["steps"][1]["loss"] = nullptr;
+  steps_5["structure"]["steps"] = 5;
+  steps_negative["structure"]["steps"] = -1;
+  lr_negative["steps"][2]["lr"] = -1e-3;
+  no_grad["steps"][0].erase("grad_norm");
+  version_2["format"] = "bigmac-baseline/2";
+  for (const Case& c : {
+           Case{"null loss", null_loss, "steps[1].loss", "step 1 has no loss"},
+           Case{"steps 5", steps_5, "structure.steps", "says 5 steps, but 3 are listed"},
+           Case{"steps -1", steps_negative, "structure.steps", "says -1 steps, but 3 are listed"},
+           Case{"negative lr", lr_negative, "steps[2].lr", "must be at least 0, found -0.001"},
+           Case{"no grad_norm", no_grad, "steps[0].grad_norm", "step 0 has no grad_norm"},
+           Case{"version 2", version_2, "format",
+                "unsupported baseline version \"bigmac-baseline/2\""},
+       }) {
+    auto bad = baseline_from_json(c.file, "b.json");
+    ASSERT_FALSE(bad) << c.what;
+    EXPECT_EQ(bad.error().key, c.key) << c.what;
+    EXPECT_NE(bad.error().message.find(c.message), std::string::npos)
+        << c.what << ": " << bad.error().format();
+  }
+}
+
 TEST(Baseline, AMalformedTableIsNamed) {
   nlohmann::json j = to_json(summarize_records(run_records(2), "demo", ""));
   j["structure"] = 5;

@@ -127,5 +127,29 @@ TEST(CompareRuns, MissingBaselineStepsAreNotAMatch) {
   EXPECT_EQ(compare_runs(ref, ref).outcome, Outcome::kMatch);
 }
 
+// Issue 30 item 7: 25 steps against a 20-step baseline were called a match.
+TEST(CompareRuns, StepsTheBaselineLacksAreNotAMatch) {
+  std::vector<double> twenty;
+  for (int i = 0; i < 20; ++i) twenty.push_back(4.0 - 0.1 * i);
+  std::vector<double> longer = twenty;
+  for (int i = 20; i < 25; ++i) longer.push_back(2.0);
+  const Comparison c = compare_runs(series(twenty), series(longer));
+  EXPECT_EQ(c.outcome, Outcome::kOtherLength);
+  EXPECT_FALSE(c.passed());
+  EXPECT_NE(c.reason.find("the log has 5 steps the baseline's 20 have not (first: step 20)"),
+            std::string::npos)
+      << c.reason;
+}
+
+// Issue 30 item 19: a baseline of another device used for this run is named, even on a match.
+TEST(CompareRuns, AnotherFingerprintIsNamedWhateverTheOutcome) {
+  const Comparison c = compare_runs(series({4, 3}, "cuda"), series({4, 3}, "cpu"));
+  EXPECT_EQ(c.outcome, Outcome::kMatch);
+  EXPECT_EQ(c.other_fingerprint, "device cpu vs cuda");
+  EXPECT_NE(format_comparison(c).find("note: the baseline was recorded with another fingerprint"),
+            std::string::npos)
+      << format_comparison(c);
+}
+
 }  // namespace
 }  // namespace bigmac::baseline
