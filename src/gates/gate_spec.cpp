@@ -175,8 +175,6 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
   spec.title = text("title", false);
   spec.route_back = text("route_back", false);
   if (spec.route_back.empty()) spec.route_back = spec.id;
-  if (auto it = root.find("order"); it == root.end()) {
-    errors.push_back(locate("id", "missing key 'order' (an integer)"));
   if (root.contains("applies")) {
     const std::string applies = text("applies", false);
     if (applies == "pipeline") {
@@ -186,6 +184,8 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
                                                      list(kAppliesValues), applies)));
     }
   }
+  if (auto it = root.find("order"); it == root.end()) {
+    errors.push_back(locate("id", "missing key 'order' (an integer)"));
   } else if (auto order = json_integer(*it); !order || *order < 1 || *order > kMaxOrder) {
     errors.push_back(locate(
         "order", fmt::format("expected an integer from 1 to {}, found {}", kMaxOrder, it->dump())));
