@@ -13,6 +13,7 @@
 #include "adopt/command_arguments.h"
 #include "adopt/config_draft.h"
 #include "adopt/gate_outlook.h"
+#include "adopt/program_model.h"
 #include "adopt/trial_logs.h"
 #include "adopt/trial_run.h"
 #include "config/config.h"
@@ -20,6 +21,7 @@
 #include "core/atomic_file.h"
 #include "gates/configuration_check.h"
 #include "gates/gate_plan.h"
+#include "launch/trainer_invocation.h"
 #include "launch/trainer_probe.h"
 #include "proc/port_probe.h"
 #include "proc/program_path.h"
@@ -91,18 +93,17 @@ int trial_port() {
   return kFirst + start;
 }
 
+// What every trial process gets besides its place (run_trial sets RANK, WORLD_SIZE, ...): the
+// probe with its step bound, and a rendezvous of its own.
 std::map<std::string, std::string> trial_environment(const fs::path& probe_dir,
-                                                     const fs::path& probe_log) {
+                                                     const fs::path& probe_log,
+                                                     std::int64_t bound) {
   const char* inherited = std::getenv("PYTHONPATH");
   const std::string rest = inherited ? inherited : "";
-  // Rank 0 of a world of one, as torchrun and the builtin launcher would start it.
   return {{"PYTHONUNBUFFERED", "1"},
           {"PYTHONPATH", rest.empty() ? probe_dir.string() : probe_dir.string() + ":" + rest},
           {"BIGMAC_PROBE_LOG", probe_log.string()},
-          {"RANK", "0"},
-          {"LOCAL_RANK", "0"},
-          {"WORLD_SIZE", "1"},
-          {"LOCAL_WORLD_SIZE", "1"},
+          {"BIGMAC_PROBE_MAX_STEPS", std::to_string(bound)},
           {"MASTER_ADDR", "127.0.0.1"},
           {"MASTER_PORT", std::to_string(trial_port())}};
 }
@@ -192,7 +193,12 @@ struct Trial {
   TrialRun run;
   TrialLogs logs;
   TrialSpec spec;
+  ProgramModel model;
 };
+
+// The probe bounds the trial: with a step flag given S, the bound S + 2 lets it show whether
+// the flag runs S steps, S + 1 (iterations 0..S) or is not a step count at all.
+constexpr std::int64_t kBeyondFlag = 2;
 
 Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<RecognisedArgument>& args,
                              const std::optional<UserConfig>& user, const fs::path& folder,
@@ -201,7 +207,7 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
   if (!probe_dir) return tl::unexpected(probe_dir.error());
   Trial trial;
   trial.spec.work_dir = folder;
-  trial.spec.probe_log = folder / "probe-rank0.jsonl";
+  trial.spec.probe_log = folder / "probe-rank{rank}.jsonl";
   if (has_role(args, ArgumentRole::kLogFile)) trial.spec.log_file = folder / "trainer-rank0.log";
   const fs::path trial_config = folder / "trial-config.toml";
   if (user) {
@@ -217,11 +223,12 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
         if (role == ArgumentRole::kConfig) return trial_config.string();
         return std::nullopt;
       });
-  trial.spec.env = trial_environment(*probe_dir, trial.spec.probe_log);
-  // Told its step count, the command ends by itself; a few steps past it means the flag did
-  // not take, and it is stopped.
   const bool told = has_role(args, ArgumentRole::kMaxSteps) || user.has_value();
-  trial.spec.stop_after_steps = told ? options.steps + 2 : options.steps;
+  const std::int64_t bound = told ? options.steps + kBeyondFlag : options.steps;
+  trial.spec.env = trial_environment(*probe_dir, trial.spec.probe_log, bound);
+  // The probe ends the program at its bound; a program it cannot bound (no probe in it, an
+  // optimizer it does not see) is stopped a step later.
+  trial.spec.stop_after_steps = bound + 1;
   trial.spec.timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
   auto run = run_trial(trial.spec, runner, clock);
@@ -232,13 +239,69 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
     return tl::unexpected(clean ? no_loss(trial.run, options.command, folder)
                                 : no_step(trial.run, options.command, folder));
   }
-  auto logs = read_trial_logs(
-      {trial.spec.log_file, trial.run.stdout_path, trial.run.stderr_path, trial.spec.probe_log});
+  auto logs = read_trial_logs({trial.spec.log_file, trial.run.stdout_path, trial.run.stderr_path,
+                               for_rank(trial.spec.probe_log, 0)});
   if (!logs) return tl::unexpected(logs.error());
   trial.logs = std::move(*logs);
   if (trial.logs.trainer_losses == 0 && trial.logs.probe_losses == 0)
     return tl::unexpected(no_loss(trial.run, options.command, folder));
+  keep_one_line_per_step(trial.logs);
+  std::string step_flag;
+  for (const RecognisedArgument& a : args) {
+    if (a.role == ArgumentRole::kMaxSteps) step_flag = a.flag;
+  }
+  measure_steps(options.steps, bound, has_role(args, ArgumentRole::kMaxSteps), step_flag, trial.run,
+                trial.logs, trial.model);
+  measure_distribution(trial.logs, trial.model);
   return trial;
+}
+
+// The second trial: two processes with the same flags, as torchrun starts them, to measure
+// what the flags mean per process. Only for a program that forms a process group.
+void run_second_trial(const AdoptOptions& options, const std::vector<RecognisedArgument>& args,
+                      const fs::path& folder, proc::ProcessRunner& runner,
+                      const launch::Clock& clock, Trial& trial) {
+  if (!trial.model.distributed) return;
+  auto probe_dir = launch::probe_package_dir();
+  if (!probe_dir) return;
+  const fs::path dir = folder / "two-processes";
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) {
+    trial.model.second_trial_problem = "cannot make " + dir.string() + ": " + ec.message();
+    return;
+  }
+  TrialSpec spec;
+  spec.work_dir = dir;
+  spec.nproc = 2;
+  spec.probe_log = dir / "probe-rank{rank}.jsonl";
+  if (has_role(args, ArgumentRole::kLogFile)) spec.log_file = dir / "trainer-rank{rank}.log";
+  spec.argv =
+      substitute(trial.spec.argv, args, [&](ArgumentRole role) -> std::optional<std::string> {
+        if (role == ArgumentRole::kLogFile) return spec.log_file.string();
+        return std::nullopt;
+      });
+  const std::int64_t bound = std::min<std::int64_t>(options.steps, 3);
+  spec.env = trial_environment(*probe_dir, spec.probe_log, bound);
+  spec.stop_after_steps = bound + 1;
+  spec.timeout = trial.spec.timeout;
+  auto run = run_trial(spec, runner, clock);
+  if (!run) {
+    trial.model.second_trial_problem = run.error().format();
+    return;
+  }
+  std::vector<TrialLogs> ranks;
+  for (const TrialRank& r : run->ranks) {
+    auto logs = read_trial_logs({r.log_file, r.stdout_path, r.stderr_path, r.probe_log});
+    if (!logs) {
+      trial.model.second_trial_problem = logs.error().format();
+      return;
+    }
+    ranks.push_back(std::move(*logs));
+  }
+  measure_two_processes(trial.logs, ranks, *run, has_role(args, ArgumentRole::kMicroBatchSize),
+                        has_role(args, ArgumentRole::kGradAccum), trial.model);
 }
 
 }  // namespace
@@ -246,6 +309,10 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
 namespace {
 
 std::string format_comment(const TrialLogs& logs) {
+  if (!logs.not_per_step.empty()) {
+    return "the trainer prints " + logs.not_per_step +
+           ", not one line a step: only bigmac-log lines are read, and the probe gives the loss";
+  }
   if (logs.format == logs::LogFormat::kAuto)
     return "the trainer prints no step line the tool reads; the probe gives the loss";
   if (logs.format == logs::LogFormat::kRegex)
@@ -271,6 +338,7 @@ DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<Recognis
   in.trial = &trial.logs.merged;
   in.longest_silence_s = trial.run.longest_silence_s;
   in.torchrun_found = proc::find_program("torchrun").has_value();
+  in.model = &trial.model;
   return in;
 }
 
@@ -307,17 +375,24 @@ Expected<std::pair<std::string, config::Config>> checked_draft(DraftInputs in, c
 // micro-batches unless told otherwise. True when `in` changed.
 bool fit_gates(const config::Config& drafted, DraftInputs& in) {
   const std::int64_t accum = drafted.train.gradient_accumulation_steps;
-  const std::int64_t samples = drafted.train.micro_batch_size * accum;
+  const std::int64_t micro = drafted.train.micro_batch_size;
+  const std::int64_t samples = micro * accum;
   bool changed = false;
-  if (accum % 2 != 0) {
+  // The dp gate halves the knob the program takes (rescale = "auto"): its accumulation, else
+  // its micro-batch. An odd one cannot be halved.
+  const bool accum_knob = launch::trainer_receives(drafted, "grad_accum");
+  const bool micro_knob = launch::trainer_receives(drafted, "micro_batch_size");
+  const bool halves = (accum_knob && accum % 2 == 0) || (micro_knob && micro % 2 == 0);
+  if ((accum_knob || micro_knob) && !halves) {
     in.nproc_per_node = 1;
     in.nproc_note = fmt::format(
-        "2 processes cannot share gradient_accumulation_steps = {}; make it even (or a "
-        "multiple of the processes you want) and set this to match",
-        accum);
+        "2 processes cannot share micro_batch_size {} × gradient_accumulation_steps {} as the "
+        "program takes them; make the one it takes even and set this to match",
+        micro, accum);
     changed = true;
   }
-  if (samples > 0 && samples % 4 != 0) {
+  // The pipeline gates apply only to a program with stages.
+  if (samples > 0 && samples % 4 != 0 && in.model && in.model->stages) {
     in.samples_per_step = samples;
     in.pipeline_micro_batches = samples % 3 == 0 ? 3 : samples % 2 == 0 ? 2 : 1;
     changed = true;
@@ -391,6 +466,12 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   if (!folder) return tl::unexpected(folder.error());
   auto trial = run_and_read(options, args, user, folder->dir(), runner, clock);
   if (!trial) return tl::unexpected(trial.error());
+  run_second_trial(options, args, folder->dir(), runner, clock, *trial);
+  // A flag that does not bound the steps is no step flag: the probe bounds them.
+  if (trial->model.step_flag_ignored) {
+    std::erase_if(args,
+                  [](const RecognisedArgument& a) { return a.role == ArgumentRole::kMaxSteps; });
+  }
   DraftInputs inputs = draft_inputs(options, args, user, *trial);
   auto draft = checked_draft(inputs, *trial, folder->dir());
   if (!draft) return tl::unexpected(draft.error());
@@ -412,6 +493,7 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
                       args,
                       user ? user->path : "",
                       outlook,
+                      trial->model,
                       folder->kept() ? folder->dir().string() : ""};
   return Adoption{draft->first, adoption_report(report)};
 }

@@ -34,7 +34,11 @@ std::string trial_line(const ReportInputs& in) {
 
 std::string format_lines(const ReportInputs& in) {
   std::string out;
-  if (in.logs.format == logs::LogFormat::kAuto) {
+  if (!in.logs.not_per_step.empty()) {
+    out += "log format: the trainer prints " + in.logs.not_per_step +
+           ", not one line an optimizer step; the probe's steps (and its loss: the values "
+           "backward() ran on) stand in\n";
+  } else if (in.logs.format == logs::LogFormat::kAuto) {
     out +=
         "log format: none of the trainer's lines carries a loss the tool reads; the probe's "
         "loss (the values backward() ran on) stands in\n";
@@ -65,7 +69,6 @@ struct HandedSetting {
 };
 constexpr HandedSetting kHanded[] = {
     {ArgumentRole::kSeed, "seed", "--seed", "BIGMAC_TRAIN_SEED"},
-    {ArgumentRole::kMaxSteps, "max_steps", "--max-steps", "BIGMAC_TRAIN_MAX_STEPS"},
     {ArgumentRole::kMicroBatchSize, "micro_batch_size", "--micro-batch-size",
      "BIGMAC_TRAIN_MICRO_BATCH_SIZE"},
     {ArgumentRole::kGradAccum, "gradient_accumulation_steps", "--grad-accum",
@@ -94,10 +97,43 @@ std::string argument_lines(const ReportInputs& in) {
   return out;
 }
 
+// What the trials measured of the program, each with its evidence.
+std::string model_lines(const ProgramModel& m) {
+  std::string out = "what the trials measured:\n";
+  if (!m.steps_evidence.empty()) out += "  steps: " + m.steps_evidence + "\n";
+  if (!m.distributed_evidence.empty()) {
+    out += fmt::format("  {}: {}\n", m.distributed ? "distributed" : "not distributed",
+                       m.distributed_evidence);
+  }
+  if (m.second_trial) {
+    out += "  two processes (ranks 0 and 1 of 2, the same flags):\n";
+    if (!m.batch_evidence.empty()) out += "    batch: " + m.batch_evidence + "\n";
+    if (!m.accum_evidence.empty()) out += "    accumulation: " + m.accum_evidence + "\n";
+    out += m.printing_ranks.empty()
+               ? "    prints: no rank printed a step line of its own (the probe's stand in)\n"
+               : fmt::format("    prints: rank{} {} print{} step lines\n",
+                             m.printing_ranks.size() == 1 ? "" : "s",
+                             fmt::join(m.printing_ranks, ", "),
+                             m.printing_ranks.size() == 1 ? "s" : "");
+    out += m.stages ? "    stages: " + m.stages_evidence + "\n"
+                    : "    stages: none (no tensor sent point to point)\n";
+    for (const std::string& path : m.resumed) {
+      out += fmt::format(
+          "    warning: the second trial resumed {}, which the first one wrote: each gate must "
+          "start fresh; give the program a flag or variable for its checkpoint path, or remove "
+          "the file before every run\n",
+          path);
+    }
+  } else if (!m.second_trial_problem.empty()) {
+    out += "  two processes: " + m.second_trial_problem + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string adoption_report(const ReportInputs& in) {
-  std::string out = trial_line(in) + format_lines(in) + argument_lines(in);
+  std::string out = trial_line(in) + format_lines(in) + model_lines(in.model) + argument_lines(in);
   out +=
       "gates (judged from the trial's logs; pipeline events such as layout, mb and the probe's "
       "point-to-point shapes appear only when the trainer runs stages):\n";

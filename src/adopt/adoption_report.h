@@ -5,6 +5,7 @@
 
 #include "adopt/command_arguments.h"
 #include "adopt/gate_outlook.h"
+#include "adopt/program_model.h"
 #include "adopt/trial_logs.h"
 #include "adopt/trial_run.h"
 
@@ -19,6 +20,7 @@ struct ReportInputs {
   const std::vector<RecognisedArgument>& arguments;
   std::string user_config;  ///< the bigmac-bringup configuration `--config` named, or ""
   const std::vector<GateOutlook>& outlook;
+  const ProgramModel& model;
   std::string kept_folder;  ///< where the trial's output stays, or "" when removed
 };
 

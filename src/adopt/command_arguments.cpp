@@ -120,9 +120,21 @@ std::string placeholder(ArgumentRole role) {
   return "";
 }
 
+std::optional<ArgumentRole> role_of_name(const std::string& name);
+
 std::optional<ArgumentRole> role_of_flag(const std::string& flag) {
   if (flag.size() < 3 || flag.rfind("--", 0) != 0) return std::nullopt;
   const std::string name = audit::normalise_name(flag);
+  if (auto role = role_of_name(name)) return role;
+  // A dotted flag names a field of a config tree (`--trainer.batch_size`, `--optim.lr`): its
+  // last part says what it is.
+  if (const auto dot = name.rfind('.'); dot != std::string::npos && dot + 1 < name.size()) {
+    return role_of_name(name.substr(dot + 1));
+  }
+  return std::nullopt;
+}
+
+std::optional<ArgumentRole> role_of_name(const std::string& name) {
   if (auto it = extra_spellings().find(name); it != extra_spellings().end()) return it->second;
   if (const auto setting = audit::find_setting(name)) {
     switch (*setting) {

@@ -109,17 +109,57 @@ void train_values(ConfigDraft& draft, const DraftInputs& in) {
       set(draft, "train.seed", std::to_string(in.trial->run()->seed),
           "measured in the trial (torch.manual_seed); " + not_handed);
     }
-    if (const logs::StepRecord* step = first_probe_step(in.trial); step && step->lr) {
-      set(draft, "train.lr", number_text(*step->lr), "measured in the trial; " + not_handed);
+    // The largest lr of the trial: a warmup starts at 0, a decay ends there.
+    std::optional<double> lr;
+    if (in.trial) {
+      for (const logs::StepRecord& s : in.trial->steps) {
+        if (s.lr && (!lr || *s.lr > *lr)) lr = s.lr;
+      }
+    }
+    if (lr && *lr > 0) {
+      set(draft, "train.lr", number_text(*lr),
+          "measured in the trial (its largest lr); " + not_handed);
     }
   }
   for (const RecognisedArgument& a : in.arguments) {
     const std::string key = setting_key(a.role);
     if (key.empty()) continue;
     std::string note = fmt::format("{} {} -> {}", a.flag, a.value, placeholder(a.role));
+    if (a.role == ArgumentRole::kMaxSteps) {
+      // The flag's value was the program's full run; a gate runs a few steps.
+      set(draft, key, "20",
+          fmt::format("each gate's optimizer steps ({} {} -> {}; the probe ends every gate "
+                      "there)",
+                      a.flag, a.value, placeholder(a.role)));
+      continue;
+    }
     if (a.role == ArgumentRole::kMicroBatchSize)
-      note += ": one process's micro-batch (check that the flag means that)";
+      note += in.model && in.model->batch_scope ? "" : ": one process's micro-batch (not measured)";
     set(draft, key, a.role == ArgumentRole::kLr ? number_text(std::stod(a.value)) : a.value, note);
+  }
+}
+
+// The program model: how the program reads what the gates hand it, as the trials measured it.
+void model_values(ConfigDraft& draft, const DraftInputs& in) {
+  if (!in.model) return;
+  const ProgramModel& m = *in.model;
+  if (m.batch_scope) {
+    set(draft, "trainer.batch_scope", toml_string(*m.batch_scope), m.batch_evidence);
+  }
+  if (m.accum_scope) {
+    set(draft, "trainer.accum_scope", toml_string(*m.accum_scope), m.accum_evidence);
+  }
+  if (m.max_steps_offset) {
+    set(draft, "trainer.max_steps_offset", std::to_string(*m.max_steps_offset), m.steps_evidence);
+  }
+  if (m.printing_ranks.size() > 1) {
+    set(draft, "trainer.loss_rank", "0",
+        fmt::format("ranks {} each print their own loss: rank 0's is the run's",
+                    fmt::join(m.printing_ranks, ", ")));
+  }
+  if (m.stages) {
+    set(draft, "parallel.pp_size", "2",
+        m.stages_evidence + "; set your target's stage count (pp2 and shapes apply)");
   }
 }
 
@@ -151,7 +191,12 @@ void launch_values(ConfigDraft& draft, const DraftInputs& in) {
     set(draft, "gates.pp2.micro_batches", std::to_string(in.pipeline_micro_batches), why);
     set(draft, "gates.shapes.micro_batches", std::to_string(in.pipeline_micro_batches), why);
   }
-  set(draft, "parallel.pp_size", "1", "the pipeline gates use 2 stages whatever this says");
+  set(draft, "parallel.pp_size", "1",
+      in.model && in.model->second_trial
+          ? "the target layout has no pipeline stages: pp2 and shapes do not apply (the "
+            "trial's two processes exchanged no tensor point to point)"
+          : "the target layout has no pipeline stages: pp2 and shapes do not apply; set your "
+            "target's stage count if it has any");
   set(draft, "parallel.tp_size", "1", "");
 }
 
@@ -161,6 +206,7 @@ void trainer_values(ConfigDraft& draft, const DraftInputs& in) {
   copy_user_config(draft, in);
   train_values(draft, in);
   set(draft, "trainer.kind", "\"command\"", "");
+  model_values(draft, in);
   std::vector<std::string> words;
   for (const std::string& w : in.command) words.push_back(toml_string(w));
   set(draft, "trainer.command", fmt::format("[{}]", fmt::join(words, ", ")),

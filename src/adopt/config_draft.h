@@ -6,6 +6,7 @@
 
 #include "adopt/command_arguments.h"
 #include "adopt/field_proposal.h"
+#include "adopt/program_model.h"
 #include "config/config.h"
 #include "logs/rank_log.h"
 
@@ -56,7 +57,8 @@ struct DraftInputs {
   /// Pipeline micro-batches of the pp2 and shapes gates when their 4 does not divide the
   /// samples per step (written as [gates] overrides); 0: the gates' own.
   int pipeline_micro_batches = 0;
-  std::int64_t samples_per_step = 0;  ///< micro × accum, for the comment
+  std::int64_t samples_per_step = 0;    ///< micro × accum, for the comment
+  const ProgramModel* model = nullptr;  ///< what the trials measured; null: nothing
 };
 
 ConfigDraft draft_config(const DraftInputs& inputs);

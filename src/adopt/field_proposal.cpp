@@ -115,6 +115,27 @@ std::string regex_for(const NamedNumber& n, bool counter) {
   return out;
 }
 
+// The text before the loss as a pattern: its words and punctuation as they are, any number
+// where it has one and any blanks where it has blanks (timestamps, counters and padding vary
+// from line to line).
+std::string shape_of(std::string_view prefix) {
+  std::string out;
+  for (std::size_t i = 0; i < prefix.size();) {
+    const char c = prefix[i];
+    if (c >= '0' && c <= '9') {
+      while (i < prefix.size() && ((prefix[i] >= '0' && prefix[i] <= '9') || prefix[i] == '.')) ++i;
+      out += "[-+0-9.eE]+";
+    } else if (c == ' ' || c == '\t') {
+      while (i < prefix.size() && (prefix[i] == ' ' || prefix[i] == '\t')) ++i;
+      out += "\\s*";
+    } else {
+      out += escape_regex(std::string(1, c));
+      ++i;
+    }
+  }
+  return out;
+}
+
 // The [logs.fields] name of a pair's role, or "" when it maps to none.
 std::string field_of(const NamedNumber& n, bool zero_based) {
   switch (n.role) {
@@ -151,8 +172,10 @@ std::vector<NamedNumber> named_numbers(std::string_view line) {
     std::size_t unit_end = i + len;
     while (unit_end < line.size() && (alpha(line[unit_end]) || line[unit_end] == '%')) ++unit_end;
     if (auto name = name_before(line, i)) {
+      const std::size_t name_at = line.rfind(*name, i);
       NamedNumber n{*name, std::string(line.substr(i, len)),
-                    std::string(line.substr(i + len, unit_end - i - len)), role_of(*name)};
+                    std::string(line.substr(i + len, unit_end - i - len)), role_of(*name),
+                    name_at == std::string_view::npos ? 0 : name_at};
       if (n.role == logs::MetricRole::kOther &&
           logs::is_time_name(logs::fold_metric_name(n.name)) && n.unit == "ms") {
         n.role = logs::MetricRole::kStepMs;
@@ -190,7 +213,12 @@ std::optional<FieldProposal> propose_fields(const std::vector<std::string>& loss
       if (field.empty()) {
         proposal.unmapped.emplace_back(n.name, regex_for(n, false));
       } else if (!proposal.fields.count(field)) {
-        proposal.fields.emplace(field, regex_for(n, counter));
+        std::string regex = regex_for(n, counter);
+        if (field == "loss") {
+          regex = "^\\s*" + shape_of(std::string_view(line).substr(0, n.at)) +
+                  escape_regex(n.name) + "\\s*[:=]?\\s*" + std::string(kNumberCapture);
+        }
+        proposal.fields.emplace(field, std::move(regex));
       }
     }
     return proposal;

@@ -17,6 +17,7 @@ struct NamedNumber {
   std::string value;  ///< as printed: "0.41", "nan"
   std::string unit;   ///< letters right after the number ("ms", "s", "%"), or ""
   logs::MetricRole role = logs::MetricRole::kOther;
+  std::size_t at = 0;  ///< where the name starts in the line
 };
 
 /// Every name-number pair of a line, left to right. The name is the word before the number
@@ -39,7 +40,10 @@ struct FieldProposal {
 /// A proposal made from the first of `loss_lines` (all non-empty, prefixes removed): each pair
 /// whose name means a step field becomes `(?:^|[^A-Za-z0-9_])NAME\s*[:=]?\s*(NUMBER)`. The step
 /// counter maps to `global_step` when the first line counts from 0, else to `step` (1-based).
-/// Nothing when no line carries a loss.
+/// The loss is anchored to the shape of the text before it in that line (its words as they are,
+/// numbers and blanks of any width), so that other lines naming a loss (an evaluation's
+/// `step 5: train loss 6.1, val loss 6.2`) are not taken for steps. Nothing when no line
+/// carries a loss.
 std::optional<FieldProposal> propose_fields(const std::vector<std::string>& loss_lines);
 
 }  // namespace bigmac::adopt

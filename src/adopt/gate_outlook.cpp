@@ -6,12 +6,13 @@
 #include <algorithm>
 
 #include "baseline/baseline.h"
+#include "gates/gate_applicability.h"
 #include "gates/gate_plan.h"
 
 namespace bigmac::adopt {
 
 bool GateOutlook::can_pass() const {
-  if (!plan_error.empty()) return false;
+  if (!plan_error.empty() || !not_applicable.empty()) return false;
   return std::none_of(missing.begin(), missing.end(),
                       [](const gates::UnobservableFinding& f) { return !f.required.empty(); });
 }
@@ -23,7 +24,12 @@ std::vector<GateOutlook> gate_outlook(const gates::GateCatalog& catalog,
       baseline::summarize_records(evidence.all_records(), "adopt trial", "");
   std::vector<GateOutlook> out;
   for (const gates::GateSpec& spec : catalog.specs) {
-    GateOutlook gate{spec.id, spec.title, {}, {}, {}};
+    GateOutlook gate{spec.id, spec.title, {}, {}, {}, {}};
+    if (auto why = gates::not_applicable_reason(spec, config)) {
+      gate.not_applicable = *why;
+      out.push_back(std::move(gate));
+      continue;
+    }
     auto plan = gates::plan_gate(spec, config);
     if (!plan) {
       gate.plan_error = plan.error().format();
@@ -45,6 +51,10 @@ std::string format_outlook(const std::vector<GateOutlook>& outlook) {
   for (const GateOutlook& g : outlook) {
     if (!g.plan_error.empty()) {
       out += fmt::format("  {:<7} cannot be planned: {}\n", g.gate_id, g.plan_error);
+      continue;
+    }
+    if (!g.not_applicable.empty()) {
+      out += fmt::format("  {:<7} not applicable: {}\n", g.gate_id, g.not_applicable);
       continue;
     }
     out += fmt::format("  {:<7} {}: can check {}\n", g.gate_id,

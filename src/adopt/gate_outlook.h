@@ -19,8 +19,9 @@ struct GateOutlook {
   /// one sentence of what to add (gates/observability.h).
   std::vector<gates::UnobservableFinding> missing;
   std::string plan_error;  ///< the configuration cannot plan this gate (then nothing else is set)
+  std::string not_applicable;  ///< why the gate does not apply (then nothing else is set)
 
-  /// No check the gate requires is left unobservable.
+  /// No check the gate requires is left unobservable (and the gate applies).
   bool can_pass() const;
 };
 

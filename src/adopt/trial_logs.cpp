@@ -1,5 +1,7 @@
 #include "adopt/trial_logs.h"
 
+#include <fmt/format.h>
+
 #include <deque>
 #include <fstream>
 
@@ -128,6 +130,21 @@ Expected<TrialLogs> read_trial_logs(const TrialOutputs& outputs) {
       logs.probe.records > 0 ? logs::merge_probe_log(logs.trainer, logs.probe) : logs.trainer;
   logs.merged.rank = 0;
   return logs;
+}
+
+void keep_one_line_per_step(TrialLogs& logs) {
+  const std::size_t probe = logs.probe.steps.size();
+  const std::size_t trainer = logs.trainer.steps.size();
+  if (probe == 0 || trainer <= probe) return;
+  logs.not_per_step = fmt::format("{} loss lines for {} optimizer steps", trainer, probe);
+  logs.format = logs::LogFormat::kBigmac;
+  logs.format_source.clear();
+  logs.proposal.reset();
+  logs.trainer = logs::RankLog();
+  logs.trainer.rank = 0;
+  logs.trainer_losses = 0;
+  logs.merged = logs::merge_probe_log(logs.trainer, logs.probe);
+  logs.merged.rank = 0;
 }
 
 std::vector<std::string> last_lines(const fs::path& file, std::size_t count) {

@@ -35,7 +35,15 @@ struct TrialLogs {
   logs::RankLog merged;             ///< the two merged as the run path merges them
   std::int64_t trainer_losses = 0;  ///< trainer steps that carry a loss
   std::int64_t probe_losses = 0;    ///< probe steps that carry a loss
+  /// Set when the trainer's step lines outnumber the optimizer steps (a loss printed per
+  /// closure call or micro-batch, or by an evaluation too): "31 loss lines for 6 optimizer
+  /// steps". Its lines are then not read as steps (format kBigmac) and the probe's stand in.
+  std::string not_per_step;
 };
+
+/// Drops the trainer's step lines when they outnumber the optimizer steps the probe counted,
+/// saying so in `not_per_step`.
+void keep_one_line_per_step(TrialLogs& logs);
 
 /// Reads the trial's outputs: detects the trainer's format, or proposes a `[logs.fields]` map for
 /// lines that carry a loss and checks that the map reads them; reads the probe log and merges.

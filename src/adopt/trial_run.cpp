@@ -45,9 +45,11 @@ class StepCounter {
 
 /// A file the trainer (or the probe) appends to, followed with a counter.
 struct FollowedFile {
-  explicit FollowedFile(std::filesystem::path path) : tail(std::move(path)) {}
+  FollowedFile(std::filesystem::path path, bool from_probe)
+      : tail(std::move(path)), probe(from_probe) {}
   launch::LogFileTail tail;
   StepCounter counter;
+  bool probe = false;  ///< the probe's events: one `step` per optimizer step
   bool read() {
     std::string bytes;
     if (tail.read(bytes) == 0) return false;
@@ -60,15 +62,24 @@ struct FollowedFile {
 class TrialWatch {
  public:
   TrialWatch(const TrialSpec& spec, const launch::Clock& clock)
-      : clock_(clock), started_(clock.now()), last_output_(started_) {
-    for (const auto& path : {spec.log_file, spec.probe_log}) {
-      if (!path.empty()) files_.push_back(std::make_unique<FollowedFile>(path));
+      : clock_(clock),
+        started_(clock.now()),
+        last_output_(started_),
+        out_(spec.nproc),
+        err_(spec.nproc) {
+    for (int r = 0; r < spec.nproc; ++r) {
+      if (!spec.log_file.empty())
+        files_.push_back(std::make_unique<FollowedFile>(for_rank(spec.log_file, r), false));
+      if (!spec.probe_log.empty())
+        files_.push_back(std::make_unique<FollowedFile>(for_rank(spec.probe_log, r), true));
     }
   }
 
   proc::OutputSink sink() {
-    return [this](int, proc::Stream stream, std::string_view bytes) {
-      (stream == proc::Stream::kStdout ? out_ : err_).feed(bytes);
+    return [this](int rank, proc::Stream stream, std::string_view bytes) {
+      const std::size_t r =
+          static_cast<std::size_t>(std::clamp(rank, 0, static_cast<int>(out_.size()) - 1));
+      (stream == proc::Stream::kStdout ? out_[r] : err_[r]).feed(bytes);
       output_seen();
     };
   }
@@ -81,8 +92,8 @@ class TrialWatch {
 
   void finish(TrialRun& run) {
     read_files();
-    out_.finish();
-    err_.finish();
+    for (StepCounter& c : out_) c.finish();
+    for (StepCounter& c : err_) c.finish();
     for (auto& f : files_) f->counter.finish();
     run.seconds = launch::seconds_of(clock_.now() - started_);
     if (first_step_) note_silence(clock_.now());
@@ -91,8 +102,17 @@ class TrialWatch {
     run.first_step_s = first_step_ ? launch::seconds_of(*first_step_ - started_) : -1;
   }
 
+  // Optimizer steps: the probe's count when it saw any (a trainer may print a loss line per
+  // closure call or per micro-batch), else the most any output logged.
   std::int64_t steps() const {
-    std::int64_t most = std::max(out_.steps(), err_.steps());
+    std::int64_t probe = 0;
+    for (const auto& f : files_) {
+      if (f->probe) probe = std::max(probe, f->counter.steps());
+    }
+    if (probe > 0) return probe;
+    std::int64_t most = 0;
+    for (const StepCounter& c : out_) most = std::max(most, c.steps());
+    for (const StepCounter& c : err_) most = std::max(most, c.steps());
     for (const auto& f : files_) most = std::max(most, f->counter.steps());
     return most;
   }
@@ -115,32 +135,66 @@ class TrialWatch {
   launch::Clock::time_point last_output_;
   std::optional<launch::Clock::time_point> first_step_;
   double longest_silence_s_ = 0;
-  StepCounter out_, err_;
+  std::vector<StepCounter> out_, err_;  // by rank
   std::vector<std::unique_ptr<FollowedFile>> files_;
 };
 
 }  // namespace
 
+std::filesystem::path for_rank(const std::filesystem::path& pattern, int rank) {
+  std::string text = pattern.string();
+  for (std::size_t at = text.find("{rank}"); at != std::string::npos; at = text.find("{rank}")) {
+    text.replace(at, 6, std::to_string(rank));
+  }
+  return text;
+}
+
 Expected<TrialRun> run_trial(const TrialSpec& spec, proc::ProcessRunner& runner,
                              const launch::Clock& clock) {
   TrialRun run;
-  run.stdout_path = spec.work_dir / "stdout.log";
-  run.stderr_path = spec.work_dir / "stderr.log";
-  proc::RankSpec rank;
-  rank.argv = spec.argv;
-  rank.env = spec.env;
-  rank.stdout_path = run.stdout_path;
-  rank.stderr_path = run.stderr_path;
   TrialWatch watch(spec, clock);
   const proc::OutputSink sink = watch.sink();
-  if (auto started = runner.spawn(rank); !started) return tl::unexpected(started.error());
+  for (int r = 0; r < spec.nproc; ++r) {
+    TrialRank& rank = run.ranks.emplace_back();
+    rank.rank = r;
+    const std::string prefix = spec.nproc == 1 ? "" : "rank" + std::to_string(r) + ".";
+    rank.stdout_path = spec.work_dir / (prefix + "stdout.log");
+    rank.stderr_path = spec.work_dir / (prefix + "stderr.log");
+    if (!spec.log_file.empty()) rank.log_file = for_rank(spec.log_file, r);
+    if (!spec.probe_log.empty()) rank.probe_log = for_rank(spec.probe_log, r);
+    proc::RankSpec process;
+    process.rank = r;
+    for (const std::string& word : spec.argv) process.argv.push_back(for_rank(word, r).string());
+    process.env = spec.env;
+    // As torchrun starts a worker: every process knows its place.
+    process.env["RANK"] = std::to_string(r);
+    process.env["LOCAL_RANK"] = std::to_string(r);
+    process.env["WORLD_SIZE"] = std::to_string(spec.nproc);
+    process.env["LOCAL_WORLD_SIZE"] = std::to_string(spec.nproc);
+    process.stdout_path = rank.stdout_path;
+    process.stderr_path = rank.stderr_path;
+    if (auto started = runner.spawn(process); !started) {
+      runner.terminate(kStopGrace, sink);
+      return tl::unexpected(started.error());
+    }
+  }
+  run.stdout_path = run.ranks.front().stdout_path;
+  run.stderr_path = run.ranks.front().stderr_path;
+  int ended = 0;
+  bool failed = false;
   while (runner.running() > 0) {
     for (const proc::RankExit& e : runner.poll(kPollInterval, sink).exited) {
-      run.exit = e.status;
-      run.exited = true;
+      if (e.rank < 0 || e.rank >= spec.nproc) continue;
+      TrialRank& rank = run.ranks[static_cast<std::size_t>(e.rank)];
+      rank.exit = e.status;
+      rank.exited = true;
+      ++ended;
+      failed = failed || !e.status.success();
     }
     watch.read_files();
-    if (run.exited) break;
+    if (ended == spec.nproc) break;
+    // One process that failed leaves the others waiting for it in a collective.
+    if (failed) break;
     if (spec.stop_after_steps > 0 && watch.steps() >= spec.stop_after_steps) {
       run.stopped = true;
     } else if (watch.elapsed_s() * 1000 >= static_cast<double>(spec.timeout.count())) {
@@ -148,9 +202,19 @@ Expected<TrialRun> run_trial(const TrialSpec& spec, proc::ProcessRunner& runner,
     }
     if (run.stopped || run.timed_out) break;
   }
-  // Also when it exited: its own children (a DataLoader's workers) go with the group.
+  // Also when they exited: their own children (a DataLoader's workers) go with the group.
   for (const proc::RankExit& e : runner.terminate(kStopGrace, sink)) {
-    if (!run.exited) run.exit = e.status;
+    if (e.rank < 0 || e.rank >= spec.nproc) continue;
+    TrialRank& rank = run.ranks[static_cast<std::size_t>(e.rank)];
+    if (!rank.exited) rank.exit = e.status;
+  }
+  run.exited = ended == spec.nproc;
+  run.exit = run.ranks.front().exit;
+  for (const TrialRank& r : run.ranks) {
+    if (r.exited && !r.exit.success()) {
+      run.exit = r.exit;
+      break;
+    }
   }
   watch.finish(run);
   return run;

@@ -140,6 +140,7 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   // trainer without it (or one whose optimizer the probe cannot see) is stopped here once a
   // rank logs a step past the gate's count. Two steps of grace leave the probe its clean end.
   options.stop_at_step = std::int64_t{cfg.train.max_steps} + (cfg.trainer.probe ? 2 : 0);
+  options.bound_by_probe = cfg.trainer.probe;
   if (gates::stops_on_divergence(*plan.spec)) {
     options.stop_request = [&]() -> std::optional<std::string> {
       gates::GateEvidence so_far;

@@ -75,7 +75,8 @@ class Execution {
   bool note_stderr_line(LiveProcess* live, int rank, bool known, const std::string& text);
   std::vector<int> ranks_of(const LiveProcess& live) const;
   void follow_log_files(bool at_end);
-  void observe(const logs::Record& record, int rank, Clock::time_point now, double now_wall);
+  void observe(const logs::Record& record, int rank, Clock::time_point now, double now_wall,
+               RecordSource source);
   std::optional<std::string> ask_stop_request();
   void attribute_torchrun_failure(const LiveProcess& live, ProcessFailure& failure);
   std::optional<RunStatus> verdict_now();
@@ -111,10 +112,12 @@ class Execution {
 };
 
 void Execution::observe(const logs::Record& record, int rank, Clock::time_point now,
-                        double now_wall) {
+                        double now_wall, RecordSource source) {
   if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
     decisive_records_ = true;
-    if (options_.stop_at_step && step->global_step >= *options_.stop_at_step && !past_bound_) {
+    const bool counted = !options_.bound_by_probe || source == RecordSource::kProbe;
+    if (options_.stop_at_step && counted && step->global_step >= *options_.stop_at_step &&
+        !past_bound_) {
       past_bound_ = step->global_step;
     }
   } else if (std::holds_alternative<logs::BatchRecord>(record)) {
@@ -135,7 +138,7 @@ void Execution::follow_log_files(bool at_end) {
     if (at_end) file.stream.finish(scratch_);
     for (const logs::Record& record : scratch_) {
       const int rank = logs::origin_of(record).rank;
-      observe(record, rank < 0 ? file.rank : rank, now, now_wall);
+      observe(record, rank < 0 ? file.rank : rank, now, now_wall, file.source);
       if (file.source == RecordSource::kStderr) {
         if (const auto* text = std::get_if<logs::TextLine>(&record)) {
           if (note_stderr_line(nullptr, file.rank, true, text->text)) continue;
@@ -178,7 +181,10 @@ void Execution::handle(LiveProcess& live, proc::Stream stream,
     // torchrun's console copy of a worker's stdout: the worker's own file, read complete,
     // carries the same lines.
     if (known && stream == proc::Stream::kStdout && !plan_.torchrun_log_dir.empty()) continue;
-    if (known) observe(record, rank, now, now_wall);
+    if (known) {
+      observe(record, rank, now, now_wall,
+              stream == proc::Stream::kStdout ? RecordSource::kStdout : RecordSource::kStderr);
+    }
     if (stream == proc::Stream::kStderr) {
       if (const auto* text = std::get_if<logs::TextLine>(&record)) {
         if (note_stderr_line(&live, rank, known, text->text)) continue;

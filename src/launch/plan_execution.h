@@ -44,15 +44,18 @@ struct RunOptions {
   /// The step bound: once a rank logs a step numbered this or higher, the ranks are stopped
   /// (status kBounded, a clean end): the program would not end at the gate's count itself.
   std::optional<std::int64_t> stop_at_step;
+  /// Count only the probe's steps for stop_at_step: a trainer's own lines may number other
+  /// things too (evaluations, closure calls) and never stop a run the probe bounds.
+  bool bound_by_probe = false;
 };
-
-/// RunOptions with the limits of `[launch]` (init_timeout_s, stall_timeout_s, stall_min_s,
-/// stall_factor); the rest default.
-RunOptions run_options_for(const config::LaunchConfig& launch);
 
 /// Where a record was read: a process's stdout or stderr, the rank's own log file, or the
 /// probe's log of the rank (docs/probe.md).
 enum class RecordSource { kStdout, kStderr, kLogFile, kProbe };
+
+/// RunOptions with the limits of `[launch]` (init_timeout_s, stall_timeout_s, stall_min_s,
+/// stall_factor); the rest default.
+RunOptions run_options_for(const config::LaunchConfig& launch);
 
 /// Receives every record of every rank as it is parsed (the rank is in the record's origin).
 using RecordSink = std::function<void(const logs::Record& record, RecordSource source)>;

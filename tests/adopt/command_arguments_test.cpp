@@ -32,6 +32,15 @@ TEST(CommandArguments, TurnsTheUsualSpellingsIntoPlaceholders) {
                   "--gradient-accumulation-steps", "{grad_accum}", "--learning-rate", "{lr}"));
 }
 
+// Config-tree flags (torchtitan, Lightning CLI, hydra-style argparse): the last part names it.
+TEST(CommandArguments, DottedFlagsAreRecognisedByTheirLastPart) {
+  EXPECT_THAT(templated({"python3", "train.py", "--trainer.batch_size=8", "--trainer.max_iters=20",
+                         "--optim.lr", "0.1", "--training.seq_len", "64"}),
+              ElementsAre("python3", "train.py", "--trainer.batch_size={micro_batch_size}",
+                          "--trainer.max_iters={max_steps}", "--optim.lr", "{lr}",
+                          "--training.seq_len", "{seq_length}"));
+}
+
 TEST(CommandArguments, LeavesValuesOfTheWrongTypeAndOtherFlagsAsWritten) {
   // `--seed` followed by another flag, a non-integer step count, an unknown flag, the program.
   EXPECT_THAT(

@@ -48,7 +48,8 @@ TEST(ConfigDraft, TheWrittenTextLoadsWithWhatWasDrafted) {
   in.longest_silence_s = 4.2;
   const std::string text = draft_text(draft_config(in));
   EXPECT_THAT(text, HasSubstr("#   /usr/bin/python3 t.py --seed 7 --max_iters 30 --lr 1e-3"));
-  EXPECT_THAT(text, HasSubstr("# --max_iters 30 -> {max_steps}"));
+  // The flag's 30 was the program's full run: a gate runs its own 20 steps.
+  EXPECT_THAT(text, HasSubstr("(--max_iters 30 -> {max_steps}; the probe ends every gate there)"));
   EXPECT_THAT(text, HasSubstr("`step` counts from 1"));
   EXPECT_THAT(text, HasSubstr("# samples_per_step = 'bsz ([0-9]+)'"));
 
@@ -61,7 +62,7 @@ TEST(ConfigDraft, TheWrittenTextLoadsWithWhatWasDrafted) {
   fs::remove(file);
   ASSERT_TRUE(loaded.has_value()) << loaded.error().front().format() << "\n" << text;
   EXPECT_EQ(loaded->train.seed, 7);
-  EXPECT_EQ(loaded->train.max_steps, 30);
+  EXPECT_EQ(loaded->train.max_steps, 20);
   EXPECT_DOUBLE_EQ(loaded->train.lr, 1e-3);
   EXPECT_EQ(loaded->launch.stall_min_s, 13);  // three times the trial's quiet spell, rounded up
   EXPECT_THAT(loaded->trainer.command, ElementsAre("/usr/bin/python3", "t.py", "--seed", "{seed}",

@@ -102,8 +102,13 @@ TEST_F(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingleAndDp) {
   EXPECT_THAT(r.out, HasSubstr("--max-steps 5"));
   EXPECT_THAT(r.out, HasSubstr("grad_norm: probe"));
   EXPECT_THAT(r.out, HasSubstr("single  can pass"));
-  EXPECT_THAT(r.out, HasSubstr("pp2     cannot pass"));
-  EXPECT_THAT(r.out, HasSubstr("layout"));  // named with what to log
+  // A DDP program whose ranks exchange no tensor point to point has no stages.
+  EXPECT_THAT(r.out, HasSubstr("pp2     not applicable"));
+  EXPECT_THAT(r.out, HasSubstr("stages: none (no tensor sent point to point)"));
+  EXPECT_THAT(r.out, HasSubstr("--max-steps 5 ran 5 steps"));
+  EXPECT_THAT(r.out, HasSubstr("the flag is each process's micro-batch"));
+  EXPECT_THAT(config, HasSubstr("batch_scope = 'process'"));
+  EXPECT_THAT(config, HasSubstr("accum_scope = 'process'"));
 
   ProgramResult gates = run_single("dp");
   EXPECT_EQ(gates.exit_code, 0) << gates.out << gates.err;
@@ -161,15 +166,17 @@ TEST_F(Adopt, OwnFormatTrainerGetsAFieldsMapAndPassesSingle) {
   EXPECT_EQ(single_status(), "passed") << single.out;
 }
 
-// Without a step-count flag the trial is stopped (its whole process group) once it logged its
-// steps, and the report names each setting no flag hands over.
-TEST_F(Adopt, ACommandWithoutAStepCountIsStoppedAfterItsStepsAndTheMissingFlagsAreNamed) {
+// Without a step-count flag the probe ends the trial cleanly after its steps (no flag is
+// needed: the probe bounds every gate too), and the report names each setting no flag hands
+// over.
+TEST_F(Adopt, ACommandWithoutAStepCountIsEndedByTheProbeAfterItsStepsAndTheMissingFlagsAreNamed) {
   ProgramResult r =
       adopt({kPython, "examples/plain_ddp/train.py", "--batch-size", "8", "--grad-accum", "2"},
             {"--steps", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("stopped by adopt after its steps"));
-  EXPECT_THAT(r.out, HasSubstr("missing: no flag hands over train.max_steps"));
+  EXPECT_THAT(r.out, HasSubstr("no step flag: the probe ended the trial after 3 steps"));
+  EXPECT_THAT(r.out, HasSubstr("exit code 0"));
+  EXPECT_THAT(r.out, Not(HasSubstr("train.max_steps")));
   EXPECT_THAT(r.out, HasSubstr("missing: no flag hands over train.seed"));
   EXPECT_THAT(r.out, Not(HasSubstr("missing: no flag hands over train.micro_batch_size")));
   // The lr the trial ran with, measured by the probe, is the configuration's.
@@ -187,16 +194,17 @@ TEST_F(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {
   EXPECT_THAT(r.err, HasSubstr("--timeout"));
 }
 
-// An accumulation of 1 and 2 samples per step: two processes cannot share the step, and the
-// pipeline gates' 4 micro-batches do not divide it. The draft fits the gates to it, and
-// `config check` accepts what was written.
+// An accumulation of 1: the dp gate halves the micro-batch instead (rescale = "auto"). With an odd
+// micro-batch too, two processes cannot share the step: the draft says so with one process,
+// and `config check` accepts what was written.
 TEST_F(Adopt, SettingsTheGatesCannotSplitGetALayoutTheyCan) {
   ProgramResult r = adopt({kPython, "tests/cli/own_format_trainer.py", "--seed", "1", "--max-steps",
-                           "20", "--micro-batch-size", "2", "--grad-accum", "1", "--lr", "0.05"},
+                           "20", "--micro-batch-size", "3", "--grad-accum", "1", "--lr", "0.05"},
                           {"--steps", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(written(), HasSubstr("nproc_per_node = 1"));
-  EXPECT_THAT(written(), HasSubstr("pp2.micro_batches = 2"));
+  // No stages: the pipeline gates do not apply, and nothing is fitted to them.
+  EXPECT_THAT(written(), Not(HasSubstr("pp2.micro_batches")));
   ProgramResult check = run_program({kBinary, "config", "check", "-c", config_file().string()}, {},
                                     BIGMAC_SOURCE_DIR);
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
