@@ -11,7 +11,9 @@
    counted); each side's median block is printed, and the median of the per-pair ratios.
    Then the probe's own work at a step (gradient norm, learning rates, the `step` and
    `heartbeat` lines), timed alone on the trainer's optimizer: the part of the difference that
-   is the probe's and not the machine's noise.
+   is the probe's and not the machine's noise. And the digests alone: a step's first input
+   (every step) and the parameters after the update (steps 0, 1, 2, 4, 8, ...), with the
+   latter's cost per step over a run of 1000 steps.
 2. Whole process. The trainer as a program, without and with the probe (probe/ on PYTHONPATH,
    BIGMAC_PROBE_LOG set), in turn, `--rounds` times: a short and a long run per side, whose
    CPU difference over the step difference is the side's CPU per step (start-up cancels out),
@@ -105,6 +107,17 @@ def probe_tools():
     return PatchSet, Probe, ProbeSettings, instrument_optimizer_class, instrument_torch
 
 
+def timed_us(call, repeat=5, number=200):
+    """The median over `repeat` runs of CPU microseconds per call of `call()`."""
+    runs = []
+    for _ in range(repeat):
+        start = time.process_time()
+        for _ in range(number):
+            call()
+        runs.append((time.process_time() - start) / number * 1e6)
+    return statistics.median(runs)
+
+
 def trainer_in_process(blocks, block_steps):
     import torch
 
@@ -127,8 +140,13 @@ def trainer_in_process(blocks, block_steps):
         def block(hooked):
             nonlocal step
             if hooked:
+                counted = probe.steps
                 instrument_torch(probe, patches, torch)
                 instrument_optimizer_class(probe, patches, type(trainer.optimizer))
+                if counted is not None:
+                    # The step count goes on over the blocks, as in one run: the parameter
+                    # digests come at steps 0, 1, 2, 4, 8, ... of it, not at every block's start.
+                    probe.steps = counted
             start = time.process_time()
             for _ in range(block_steps):
                 trainer.train_step(step)
@@ -155,6 +173,13 @@ def trainer_in_process(blocks, block_steps):
                 alone.end_step(alone.begin_step(trainer.optimizer))
             hooks.append((time.process_time() - start) / 200 * 1e6)
         alone.log.close()
+        from bigmac_probe.digests import input_digest, is_digest_step, param_digest
+        from bigmac_probe.tensor_stats import optimizer_params
+        params = optimizer_params(trainer.optimizer)
+        first_input = trainer.micro_batch(0, 0)[:, :-1]  # what the trainer's first forward is given
+        input_us = timed_us(lambda: input_digest(torch, first_input))
+        param_us = timed_us(lambda: param_digest(torch, params), number=50)
+        digest_steps = sum(1 for s in range(1000) if is_digest_step(s))
     a = statistics.median(p[0] for p in pairs)
     b = statistics.median(p[1] for p in pairs)
     ratios = [y / x for x, y in pairs]
@@ -164,6 +189,12 @@ def trainer_in_process(blocks, block_steps):
     print(f"the probe's own work at one step of it, timed alone (begin_step + end_step, 5 x 200): "
           f"median {statistics.median(hooks):.0f} us CPU = {statistics.median(hooks) / 1000 / a * 100:.2f}% "
           f"of a step")
+    print(f"the digests alone (5 x 200): a step's first input {list(first_input.shape)} "
+          f"{first_input.dtype}, every step: {input_us:.0f} us CPU = {input_us / 1000 / a * 100:.3f}% of a step; "
+          f"the parameters ({sum(p.numel() for p in params)} in {len(params)} tensors), at {digest_steps} of "
+          f"1000 steps: {param_us:.0f} us = {param_us / 1000 / a * 100:.2f}% of such a step, "
+          f"{param_us * digest_steps / 1000:.1f} us = {param_us * digest_steps / 1000 / 1000 / a * 100:.4f}% "
+          f"a step over 1000 steps")
 
 
 def micro(total_steps):
@@ -192,7 +223,10 @@ def micro(total_steps):
         size = 250
         for _ in range(max(1, total_steps // size)):
             plain.append(block(size))
+            counted = probe.steps
             instrument_torch(probe, patches, torch)
+            if counted is not None:
+                probe.steps = counted  # one run's step count (the digest steps), as above
             probed.append(block(size))
             patches.restore()
         probe.log.close()

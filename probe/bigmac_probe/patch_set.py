@@ -14,6 +14,11 @@ class PatchSet:
         self._undo.append((owner, name, had_own, own.get(name)))
         setattr(owner, name, value)
 
+    def holds(self, owner, name):
+        """Whether owner.name was replaced and not restored yet (a wrapper that takes itself
+        out and puts itself back must not come back once everything was undone)."""
+        return any(o is owner and n == name for o, n, _, _ in self._undo)
+
     def restore(self):
         while self._undo:
             owner, name, had_own, original = self._undo.pop()

@@ -15,6 +15,7 @@ import time
 import weakref
 
 from . import __version__
+from .digests import input_digest, is_digest_step, param_digest
 from .event_log import EventLog
 from .failsafe import Failsafe
 from .step_tracker import StepTracker
@@ -68,6 +69,8 @@ class Probe:
         self.current_scaler = None  # the GradScaler whose step() is running
         self.in_batch_p2p = False  # inside batch_isend_irecv: its ops are logged once, there
         self.model_written = False
+        self.batch_written = False  # the model's first training forward is logged
+        self.rearm_forward = None  # puts the nn.Module.__call__ wrapper back (torch_patches)
 
     def attach(self, torch):
         """torch has been imported: the hooks are going in."""
@@ -134,8 +137,10 @@ class Probe:
 
     # ---- forward, backward, clipping, scaling -------------------------------------------
     def on_forward(self, module, args, kwargs):
-        """True once the model's first training forward is logged: a call with grad enabled,
-        of a module holding a trainable parameter, with a tensor among its arguments."""
+        """True once a step's first training forward is seen: a call with grad enabled, of a
+        module holding a trainable parameter, with a tensor among its arguments. The model's
+        very first is written as `batch`; each step's first has its input digested, for that
+        step's `step` event (the nn.Module.__call__ wrapper is put back when a step ends)."""
         torch = self.torch
         if not torch.is_grad_enabled() or not has_trainable_param(module):
             return False
@@ -144,12 +149,27 @@ class Probe:
             tensor = first_tensor(torch, kwargs)
         if tensor is None:
             return False
-        if self.steps.global_step == 0:
-            self.steps.last_end = self.perf()  # step 0's time starts at its first forward
-        self._write("batch", {"input_shape": list(tensor.shape), "input_dtype": dtype_name(tensor.dtype),
-                              "input_device": str(tensor.device), "module": type(module).__name__,
-                              "global_step": self.steps.global_step})
+        if not self.batch_written:
+            if self.steps.global_step == 0:
+                self.steps.last_end = self.perf()  # step 0's time starts at its first forward
+            self._write("batch", {"input_shape": list(tensor.shape), "input_dtype": dtype_name(tensor.dtype),
+                                  "input_device": str(tensor.device), "module": type(module).__name__,
+                                  "global_step": self.steps.global_step})
+            self.batch_written = True
+        if self.settings.input_digest:
+            self.steps.note_input(self._input_fields(tensor))
         return True
+
+    def _input_fields(self, tensor):
+        """`input_shape`, `input_digest` and `input_digest_bytes` of a step's first training
+        input. A tensor that cannot be read (a sparse or meta one) gets `input_digest_error`
+        instead of a digest: the rest of the probe goes on."""
+        fields = {"input_shape": list(tensor.shape)}
+        try:
+            fields["input_digest"], fields["input_digest_bytes"] = input_digest(self.torch, tensor)
+        except Exception as exc:  # noqa: BLE001 - one tensor the digest cannot read
+            fields["input_digest_error"] = f"{type(exc).__name__}: {exc}"
+        return fields
 
     def on_backward(self, tensors, args, kwargs):
         """A loss is a one-element tensor backward() ran on without an explicit gradient (a
@@ -193,7 +213,7 @@ class Probe:
         params = optimizer_params(optimizer)
         self._write_model(params)
         sq, grads = grad_sum_of_squares(self.torch, params)
-        token = {"lrs": learning_rates(optimizer), "sq": sq, "grads": grads}
+        token = {"lrs": learning_rates(optimizer), "sq": sq, "grads": grads, "params": params}
         scaler = self.current_scaler
         if scaler is not None and hasattr(scaler, "get_scale"):
             token["loss_scale"] = float(scaler.get_scale())
@@ -205,6 +225,7 @@ class Probe:
         fields["grad_norm"] = math.sqrt(token["sq"])
         fields["grad_norm_sq"] = token["sq"]
         fields["grad_count"] = token["grads"]
+        self._digest_params(fields, token["params"])
         self._finish_step(fields)
 
     def abandon_step(self, token):
@@ -231,6 +252,7 @@ class Probe:
         fields["skipped"] = True
         if hasattr(token["scaler"], "get_scale"):
             fields["loss_scale"] = float(token["scaler"].get_scale())
+        self._digest_params(fields, optimizer_params(optimizer))
         self._finish_step(fields)
 
     def _write_model(self, params):
@@ -247,9 +269,20 @@ class Probe:
         self._write("model", fields)
         self.model_written = True
 
+    def _digest_params(self, fields, params):
+        """`param_digest` of the optimizer's parameters after the step (the update applied), at
+        steps 0, 1, 2, 4, 8, ...: replicas in sync have equal ones (docs/probe.md, "Digests")."""
+        if not self.settings.digest or not is_digest_step(self.steps.global_step):
+            return
+        try:
+            fields["param_digest"] = param_digest(self.torch, params)
+            fields["params_after_step"] = True
+        except Exception as exc:  # noqa: BLE001 - e.g. meta tensors: the step still stands
+            fields["param_digest_error"] = f"{type(exc).__name__}: {exc}"
+
     def _step_fields(self, token):
         losses, count, total, preclip = self.steps.take()
-        fields = {"global_step": self.steps.global_step}
+        fields = {"global_step": self.steps.global_step, **self.steps.take_input()}
         if count:
             fields["loss"] = total
         fields["loss_count"] = count
@@ -315,6 +348,8 @@ class Probe:
         self._write("step", fields)
         self._write("heartbeat", {"global_step": self.steps.global_step})
         self.steps.finish(now)
+        if self.settings.input_digest and self.rearm_forward is not None:
+            self.rearm_forward()  # the next step's first training forward is digested
 
     # ---- transfers, checkpoints, seeds, the end ------------------------------------------
     def on_p2p(self, op, where, tensor, peer):

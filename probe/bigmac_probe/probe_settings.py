@@ -21,7 +21,8 @@ class ProbeSettings:
 
     log_template: str = None
     shapes: bool = True  # shape events for point-to-point transfers
-    digest: bool = True  # SHA-256 of the parameters at the first step
+    digest: bool = True  # SHA-256 of the parameters at the first step and after steps 0, 1, 2, 4, 8, ...
+    input_digest: bool = True  # SHA-256 of each step's first training input (its first 1 MiB)
     fault: str = None  # test only: the hook that raises inside the probe
     max_steps: int = None  # end the program before the counted optimizer's step number max_steps
 
@@ -70,5 +71,6 @@ def read_settings(environ=None):
     if fault is not None and fault not in HOOK_NAMES:
         raise SettingsError(f"BIGMAC_PROBE_FAULT={fault!r}: expected one of {', '.join(HOOK_NAMES)}")
     return ProbeSettings(log_template=log, shapes=_flag(environ, "BIGMAC_PROBE_SHAPES", True),
-                         digest=_flag(environ, "BIGMAC_PROBE_DIGEST", True), fault=fault,
+                         digest=_flag(environ, "BIGMAC_PROBE_DIGEST", True),
+                         input_digest=_flag(environ, "BIGMAC_PROBE_INPUT_DIGEST", True), fault=fault,
                          max_steps=_step_bound(environ, "BIGMAC_PROBE_MAX_STEPS"))

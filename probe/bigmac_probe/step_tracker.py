@@ -1,5 +1,6 @@
 """Per-process step bookkeeping: which optimizer's steps count, the step number, and what the
-program did since the last step (losses backward() ran on, the clip norm, transfers)."""
+program did since the last step (losses backward() ran on, the clip norm, transfers, the
+step's first training input)."""
 import math
 import weakref
 
@@ -24,6 +25,7 @@ class StepTracker:
         self._scaled = []  # (weak reference to a GradScaler output, the tensor it scaled)
         self._preclip = None
         self._transfers = {}
+        self._input = None  # the fields of this step's first training input, once it is seen
 
     def is_primary(self, optimizer):
         current = self._primary() if self._primary is not None else None
@@ -58,6 +60,17 @@ class StepTracker:
 
     def note_clip(self, total_norm):
         self._preclip = total_norm
+
+    def note_input(self, fields):
+        """The step's first training forward: its input's fields (shape, digest). Only the
+        first micro-batch of a step is kept, whatever comes after it."""
+        if self._input is None:
+            self._input = fields
+
+    def take_input(self):
+        """The fields note_input kept since the last step ({} when none); forgets them."""
+        fields, self._input = self._input, None
+        return fields or {}
 
     def transfer_index(self, where, peer):
         """0 for the first transfer this step in this direction with this peer, then 1, ..."""

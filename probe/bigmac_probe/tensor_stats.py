@@ -1,7 +1,8 @@
 """What the probe measures on tensors. Everything here reads and never writes: no in-place op,
 no autograd graph (no_grad), no random numbers drawn."""
-import hashlib
 from collections.abc import Mapping
+
+from .digests import param_digest
 
 
 def dtype_name(dtype):
@@ -78,14 +79,7 @@ def param_summary(torch, params, digest):
         fields["dtype"] = dtypes.pop() if len(dtypes) == 1 else "mixed"
     if digest:
         try:
-            sha = hashlib.sha256()
-            with torch.no_grad():
-                for p in params:
-                    t = p.detach()
-                    sha.update(f"{dtype_name(t.dtype)}{list(t.shape)}".encode())
-                    flat = t.contiguous().reshape(-1).cpu()
-                    sha.update(flat.view(torch.uint8).numpy())
-            fields["param_digest"] = sha.hexdigest()[:16]
+            fields["param_digest"] = param_digest(torch, params)
         except Exception as exc:  # noqa: BLE001 - e.g. meta tensors: the count still stands
             fields["digest_error"] = f"{type(exc).__name__}: {exc}"
     return fields

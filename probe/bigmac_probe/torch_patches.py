@@ -145,16 +145,37 @@ def wrap_init_process_group(probe, original):
 
 
 def wrap_first_forward(probe, patches, module_cls):
-    """nn.Module.__call__ until the model's first training forward is logged; then (or once
-    the probe is off) the original is put back, so later forwards cost nothing."""
+    """nn.Module.__call__ until a step's first training forward is seen; then (or once the probe
+    is off) the original is put back, so the step's other forwards cost nothing. When a step
+    ends the probe puts the wrapper in again (probe.rearm_forward) for the next step's first
+    forward, whose input is digested (docs/probe.md, "Digests"). `armed` says whether the
+    wrapper is waiting for that forward: one reached while it waits not (a stale reference to
+    it, another tool's wrapper around it) is a plain pass-through."""
     original = module_cls.__call__
+    armed = True
 
     def __call__(self, *args, **kwargs):
-        if not probe.failsafe.active or probe.guard("forward", probe.on_forward, self, args, kwargs):
-            if getattr(module_cls.__call__, MARK, False):
+        nonlocal armed
+        if armed and (not probe.failsafe.active or probe.guard("forward", probe.on_forward, self, args, kwargs)):
+            armed = False
+            if module_cls.__call__ is wrapper:
                 module_cls.__call__ = original
         return original(self, *args, **kwargs)
-    patches.replace(module_cls, "__call__", _marked(functools.wraps(original)(__call__)))
+
+    wrapper = _marked(functools.wraps(original)(__call__))
+
+    def rearm():
+        """Over the original this wrapper put back only: never over another tool's __call__, and
+        never once the patches are undone (the probe's step hooks are gone then too)."""
+        nonlocal armed
+        if not patches.holds(module_cls, "__call__"):
+            return
+        armed = True
+        if module_cls.__call__ is original:
+            module_cls.__call__ = wrapper
+
+    patches.replace(module_cls, "__call__", wrapper)
+    probe.rearm_forward = rearm
 
 
 def wrap_first_parameter(probe, module_cls):

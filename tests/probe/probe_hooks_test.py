@@ -199,6 +199,7 @@ class Instrumented(unittest.TestCase):
         self.assertEqual([s["loss"] for s in steps], [v[0] for v in seen], "unscaled")
         self.assertEqual([s["loss_scale"] for s in steps], [v[1] for v in seen])
         self.assertEqual([v[3] for v in seen], [False, True, False], "the skipped step left the weights")
+        self.assertEqual(steps[1]["param_digest"], steps[0]["param_digest"], "digested after a skipped step too")
         self.assertNotIn("grad_norm", steps[1])
         for s, v in ((steps[0], seen[0]), (steps[2], seen[2])):
             self.assertAlmostEqual(s["grad_norm"], v[2], delta=1e-6 * v[2])
@@ -361,6 +362,114 @@ class Instrumented(unittest.TestCase):
                 errors = of(self.events(), "probe_error")
                 self.assertEqual([e["where"] for e in errors], [hook] if self.events() else [])
 
+
+    # ---- digests: replicas in sync, every sample once ------------------------------------------
+    def test_each_step_digests_its_first_micro_batch_and_the_params_after_steps_0_1_2_4(self):
+        def train():
+            model = self.model()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            data = torch.Generator().manual_seed(6)
+            firsts, after, losses = [], [], []
+            for step in range(5):
+                for mb in range(2):
+                    x = torch.randn(4, 6, generator=data)
+                    if mb == 0:
+                        firsts.append(x.clone())
+                    # The loss module holds no parameter: not the model's forward.
+                    loss = torch.nn.MSELoss()(model(x), torch.zeros(4, 3)) / 2
+                    loss.backward()
+                    losses.append(loss.item())
+                opt.step()
+                opt.zero_grad()
+                with torch.no_grad():
+                    model(torch.ones(9, 6))  # an evaluation between steps: not the next step's input
+                after.append([p.detach().clone() for p in model.parameters()])
+            return firsts, after, losses, torch.rand(3)
+
+        def sha(tensors):
+            h = hashlib.sha256()
+            for t in tensors:
+                h.update(f"float32{list(t.shape)}".encode() + t.numpy().tobytes())
+            return h.hexdigest()[:16]
+
+        firsts, after, losses, rng = train()
+        evs = self.events()
+        steps = of(evs, "step")
+        self.assertEqual([s["global_step"] for s in steps], [0, 1, 2, 3, 4])
+        self.assertEqual(len(of(evs, "batch")), 1, "`batch` stays the model's first forward only")
+        for s, x in zip(steps, firsts):
+            self.assertEqual((s["input_digest"], s["input_shape"], s["input_digest_bytes"]),
+                             (sha([x]), [4, 6], 4 * 6 * 4))
+        self.assertEqual(len({s["input_digest"] for s in steps}), 5)
+        digested = {s["global_step"]: s for s in steps if "param_digest" in s}
+        self.assertEqual(sorted(digested), [0, 1, 2, 4])
+        for step, s in digested.items():
+            self.assertEqual((s["param_digest"], s["params_after_step"]), (sha(after[step]), True),
+                             "after the update")
+        self.assertNotIn("params_after_step", steps[3])
+        self.assertNotEqual(of(evs, "model")[0]["param_digest"], digested[0]["param_digest"], "model: before step 0")
+        self.patches.restore()
+        plain = train()
+        self.assertEqual((losses, rng.tolist()), (plain[2], plain[3].tolist()),
+                         "the same losses, the same RNG stream")
+        for a, b in zip(after[-1], plain[1][-1]):
+            self.assertTrue(torch.equal(a, b))
+
+    def test_module_call_is_wrapped_only_from_a_steps_end_to_the_next_first_forward(self):
+        model = self.model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def wrapped():
+            return getattr(torch.nn.Module.__call__, "_bigmac_probe", False)
+
+        for step in range(3):
+            self.assertTrue(wrapped(), f"step {step}: armed for its first forward")
+            with torch.no_grad():
+                model(torch.ones(2, 6))
+            self.assertTrue(wrapped(), "an evaluation is not a training forward")
+            model(torch.full((2, 6), float(step))).sum().backward()
+            self.assertFalse(wrapped(), "the step's other forwards cost nothing")
+            model(torch.ones(2, 6)).sum().backward()
+            opt.step()
+        self.assertEqual([len(s["input_digest"]) for s in of(self.events(), "step")], [16, 16, 16])
+        # BIGMAC_PROBE_INPUT_DIGEST=0: only the model's first forward, as before; DIGEST=0: no
+        # parameter digest at all.
+        self.restart(input_digest=False, digest=False)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            model(torch.ones(2, 6)).sum().backward()
+            self.assertFalse(wrapped())
+            opt.step()
+        self.assertFalse(wrapped(), "not put back after a step")
+        evs = self.events()
+        self.assertEqual(len(of(evs, "batch")), 1)
+        self.assertNotIn("param_digest", of(evs, "model")[0])
+        for s in of(evs, "step"):
+            self.assertFalse({"input_digest", "input_shape", "input_digest_bytes", "param_digest"} & set(s), s)
+        # Once the patches are undone, a step's end never puts the wrapper back.
+        self.restart()
+        self.patches.restore()
+        self.probe.rearm_forward()
+        self.assertFalse(wrapped())
+
+    def test_an_unreadable_input_gets_an_error_and_the_probe_goes_on(self):
+        class Sparse(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.ones(3))
+
+            def forward(self, x):
+                return (torch.sparse.mm(x, self.w.unsqueeze(1))).sum()
+
+        model = Sparse()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.eye(3).to_sparse()).backward()
+        opt.step()
+        (step,) = of(self.events(), "step")
+        self.assertNotIn("input_digest", step)
+        self.assertRegex(step["input_digest_error"], r"^\w+Error: ")
+        self.assertEqual(step["input_shape"], [3, 3])
+        self.assertTrue(self.probe.failsafe.active)
 
     # ---- the step bound (BIGMAC_PROBE_MAX_STEPS) --------------------------------------------
     def test_step_bound_ends_the_program_before_step_n(self):

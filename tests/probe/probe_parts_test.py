@@ -5,6 +5,7 @@ failsafe, the gradient norm and the post-import hook, against Debian's python3-t
     /usr/bin/python3 probe_parts_test.py [-v] [TestClass.test_name]
 """
 import contextlib
+import hashlib
 import io
 import math
 import sys
@@ -18,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "probe"))
 
 import bigmac_probe  # noqa: E402
+from bigmac_probe.digests import INPUT_DIGEST_LIMIT, input_digest, is_digest_step  # noqa: E402
 from bigmac_probe.event_log import EventLog, expand_path  # noqa: E402
 from bigmac_probe.failsafe import Failsafe  # noqa: E402
 from bigmac_probe.import_hook import PostImportHook  # noqa: E402
@@ -56,6 +58,55 @@ class Settings(unittest.TestCase):
             with contextlib.redirect_stderr(err):
                 self.assertIsNone(bigmac_probe.install_from_env(env), "the probe stays off")
             self.assertEqual(err.getvalue(), f"bigmac-probe: off: {caught.exception}\n")
+
+
+    def test_input_digest_is_on_unless_switched_off(self):
+        self.assertTrue(read_settings({"BIGMAC_PROBE_LOG": "p"}).input_digest)
+        s = read_settings({"BIGMAC_PROBE_LOG": "p", "BIGMAC_PROBE_INPUT_DIGEST": "0"})
+        self.assertEqual((s.input_digest, s.digest), (False, True), "each digest has its own switch")
+        with self.assertRaisesRegex(SettingsError, "^BIGMAC_PROBE_INPUT_DIGEST='2': expected 1 or 0"):
+            read_settings({"BIGMAC_PROBE_LOG": "p", "BIGMAC_PROBE_INPUT_DIGEST": "2"})
+
+
+class Digests(unittest.TestCase):
+    @staticmethod
+    def sha(header, data):
+        return hashlib.sha256(header.encode() + data).hexdigest()[:16]
+
+    def test_input_digest_hashes_dtype_shape_and_at_most_the_first_mib(self):
+        self.assertEqual(INPUT_DIGEST_LIMIT, 1 << 20)
+        x = torch.arange(30, dtype=torch.int64).reshape(5, 6)
+        self.assertEqual(input_digest(torch, x), (self.sha("int64[5, 6]", x.numpy().tobytes()), 240))
+        big = torch.randn(700, 1000, generator=torch.Generator().manual_seed(0))  # 2.8 MB
+        digest, hashed = input_digest(torch, big)
+        self.assertEqual((digest, hashed), (self.sha("float32[700, 1000]", big.numpy().tobytes()[:1 << 20]), 1 << 20))
+        changed = big.clone()
+        changed[-1, -1] += 1  # past the first MiB: not seen
+        self.assertEqual(input_digest(torch, changed)[0], digest)
+        changed[0, 0] += 1
+        self.assertNotEqual(input_digest(torch, changed)[0], digest)
+        self.assertNotEqual(input_digest(torch, big.reshape(1000, 700))[0], digest, "the shape counts")
+        self.assertNotEqual(input_digest(torch, x.double())[0], input_digest(torch, x)[0], "the dtype counts")
+        self.assertEqual(input_digest(torch, torch.tensor(2.5)),
+                         (self.sha("float32[]", torch.tensor(2.5).numpy().tobytes()), 4))
+        self.assertEqual(input_digest(torch, torch.zeros(0, 3)), (self.sha("float32[0, 3]", b""), 0))
+
+    def test_a_non_contiguous_input_is_read_in_order_without_copying_it_whole(self):
+        torch.manual_seed(1)
+        for t in (torch.randn(600, 1000).t(), torch.randint(0, 9, (8, 33))[:, :-1], torch.randn(40, 5, 3)[::2, 1:],
+                  torch.randn(3000)[::3]):
+            self.assertFalse(t.is_contiguous())
+            self.assertEqual(input_digest(torch, t), input_digest(torch, t.contiguous()))
+        # 10**12 elements, one stored: a whole copy would need 4 TB.
+        huge = torch.ones(1).expand(10 ** 6, 10 ** 6)
+        self.assertEqual(input_digest(torch, huge),
+                         (self.sha("float32[1000000, 1000000]", torch.ones(1 << 18).numpy().tobytes()), 1 << 20))
+        x = torch.ones(2, 3, requires_grad=True)
+        self.assertEqual(input_digest(torch, x * 2), input_digest(torch, torch.full((2, 3), 2.0)), "grad or not")
+
+    def test_params_are_digested_after_steps_0_1_2_and_the_powers_of_two(self):
+        self.assertEqual([s for s in range(1100) if is_digest_step(s)],
+                         [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
 
 
 class EventLogFile(unittest.TestCase):

@@ -26,6 +26,7 @@ PROBE_DIR = REPO / "probe"
 DDP = str(HERE / "programs" / "ddp_trainer.py")
 PIPELINE = str(HERE / "programs" / "pipeline_p2p.py")
 ENDLESS = str(HERE / "programs" / "endless_ddp.py")
+SAMPLER = str(HERE / "programs" / "sampler_ddp.py")
 SWITCHED_OFF = re.compile(r"^bigmac-probe: switched off after an internal error in (\w+): (\w+): ", re.M)
 
 
@@ -142,6 +143,54 @@ class DataParallel(ProbeCase):
         self.assertEqual(of(logs[0], "model")[0]["param_digest"], of(logs[1], "model")[0]["param_digest"])
         self.assertEqual([(c["step"], c["path"]) for c in of(logs[0], "ckpt")], [(5, str(self.tmp / "ck.pt"))])
         self.assertEqual(of(logs[1], "ckpt"), [])
+
+
+class Digests(ProbeCase):
+    """The invariants data parallelism is judged by (docs/probe.md, "Digests"): replicas in sync
+    (equal `param_digest` after the same steps) and every sample once (different `input_digest`
+    on every rank at every step), on a DDP program that reads through a DistributedSampler."""
+
+    STEPS, DIGEST_STEPS = 5, [0, 1, 2, 4]
+    ARGS = ["--steps", str(STEPS), "--accum", "2"]
+
+    def digests(self, name, extra=()):
+        """{rank: (the program's own prints per step, the probe's step events)}."""
+        d = self.torchrun(name, SAMPLER, self.ARGS + list(extra),
+                          env_with(BIGMAC_PROBE_LOG=self.tmp / name / "p{rank}.jsonl"))
+        pattern = re.compile(r"^rank \d+ step (\d+) input (\w+) loss \S+ params (\w+)$", re.M)
+        out = {}
+        for r in (0, 1):
+            printed = {int(s): (i, p) for s, i, p in pattern.findall(rank_output(d, r))}
+            steps = of(events(d / f"p{r}.jsonl"), "step")
+            self.assertEqual([s["global_step"] for s in steps], list(range(self.STEPS)))
+            self.assertEqual([s["global_step"] for s in steps if "param_digest" in s], self.DIGEST_STEPS)
+            for s in steps:
+                want_input, want_params = printed[s["global_step"]]
+                self.assertEqual((s["input_digest"], s["input_shape"], s["input_digest_bytes"]),
+                                 (want_input, [4, 16], 4 * 16 * 4), "the step's first micro-batch")
+                if "param_digest" in s:
+                    self.assertEqual((s["param_digest"], s["params_after_step"]), (want_params, True))
+            out[r] = (printed, steps)
+        return d, out
+
+    def test_a_distributed_sampler_gives_each_rank_its_own_inputs_and_the_same_params(self):
+        plain = self.torchrun("plain", SAMPLER, self.ARGS, env_with(pythonpath=()))
+        d, out = self.digests("sampler")
+        for r in (0, 1):
+            self.assertEqual(rank_output(plain, r), rank_output(d, r), "the probe changed the program's numbers")
+        (_, steps0), (_, steps1) = out[0], out[1]
+        for s0, s1 in zip(steps0, steps1):
+            self.assertNotEqual(s0["input_digest"], s1["input_digest"], f"step {s0['global_step']}: one sample twice")
+            self.assertEqual(s0.get("param_digest"), s1.get("param_digest"), "replicas in sync")
+        self.assertEqual(len({s["param_digest"] for s in steps0 if "param_digest" in s}), len(self.DIGEST_STEPS),
+                         "the parameters change every step")
+
+    def test_ranks_reading_the_same_samples_have_equal_input_digests(self):
+        _, out = self.digests("same", ["--same-samples"])
+        (_, steps0), (_, steps1) = out[0], out[1]
+        self.assertEqual([s["input_digest"] for s in steps0], [s["input_digest"] for s in steps1])
+        self.assertEqual(len({s["input_digest"] for s in steps0}), self.STEPS, "a new batch every step")
+        self.assertEqual([s.get("param_digest") for s in steps0], [s.get("param_digest") for s in steps1])
 
 
 class Pipeline(ProbeCase):

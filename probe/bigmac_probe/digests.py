@@ -1,0 +1,67 @@
+"""Digests the orchestrator judges data parallelism by (docs/probe.md, "Digests"): replicas in
+sync (the same parameters after the same steps) and every sample once (no two replicas fed the
+same micro-batch). A digest is the first 16 hex digits of SHA-256 over a tensor's dtype, shape
+and bytes, so equal tensors give equal digests on every rank without a collective.
+
+Everything here reads and never writes: no in-place op, no autograd graph, no random numbers."""
+import hashlib
+
+INPUT_DIGEST_LIMIT = 1 << 20  # bytes of an input hashed at most (its first 1 MiB, row-major)
+
+
+def _header(torch_dtype, shape):
+    return f"{str(torch_dtype).replace('torch.', '')}{list(shape)}".encode()
+
+
+def param_digest(torch, params):
+    """Of the parameters in order, each whole: the same on every replica of a model in sync.
+    Copies each parameter to the host (raises on parameters that cannot be read: meta tensors)."""
+    sha = hashlib.sha256()
+    with torch.no_grad():
+        for p in params:
+            t = p.detach()
+            sha.update(_header(t.dtype, t.shape))
+            flat = t.contiguous().reshape(-1).cpu()
+            sha.update(flat.view(torch.uint8).numpy())
+    return sha.hexdigest()[:16]
+
+
+def is_digest_step(step):
+    """Steps whose parameters are digested after the update: 0, 1, 2, then the powers of two
+    (4, 8, 16, ...): early enough to catch replicas that never synchronise, and a full copy of
+    the parameters to the host only log2(steps) times in a long run."""
+    return step <= 2 or step & (step - 1) == 0
+
+
+def _first_elements(t, n):
+    """The first n elements of t in row-major order, as a 1-D contiguous tensor, copying at most
+    about 2n of them: a non-contiguous input (a sliced or transposed batch, as `tokens[:, :-1]`)
+    is narrowed along its leading dimensions before it is made contiguous, so a large one is
+    never copied whole."""
+    if t.dim() == 0:
+        return t.reshape(1)
+    if t.is_contiguous():
+        return t.view(-1)[:n]
+    if t.dim() == 1:
+        return t[:n].contiguous()
+    row = t[0].numel()
+    if row == 0:
+        return t.reshape(-1)
+    rows = -(-n // row)
+    if rows == 1:
+        return _first_elements(t[0], n)
+    return t[:rows].reshape(-1)[:n]  # rows > 1: row < n, so rows * row < 2n elements copied
+
+
+def input_digest(torch, tensor, limit=INPUT_DIGEST_LIMIT):
+    """(digest, bytes hashed) of a forward's input: its dtype and shape, and its first `limit`
+    bytes in row-major order (the whole tensor when smaller). A device tensor's part is copied
+    to the host (a host synchronisation); a host tensor is read where it is."""
+    with torch.no_grad():
+        t = tensor.detach()
+        size = t.element_size()
+        n = min(t.numel(), max(limit // size, 0))
+        part = _first_elements(t, n).cpu()
+        sha = hashlib.sha256(_header(t.dtype, t.shape))
+        sha.update(part.view(torch.uint8).numpy())
+    return sha.hexdigest()[:16], n * size
