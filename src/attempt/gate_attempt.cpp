@@ -85,7 +85,7 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   if (port->port != plan->gate.config.launch.master_port) {
     plan = plan_attempt(context, *spec, reference, run_dir, attempt, devices, port->port);
     if (!plan) return aborted(plan.error().format());
-    services.progress->message(port->note);
+    if (!port->note.empty()) services.progress->message(port->note);
   }
   auto written = write_attempt_plan(*plan);
   if (!written) return aborted(written.error().format());

@@ -26,7 +26,7 @@ struct LaunchConfig {
   int nnodes = 1;
   int nproc_per_node = 4;
   std::string master_addr = "127.0.0.1";
-  int master_port = 29500;
+  int master_port = 0;               ///< 0: a free port picked for each gate (launch/master_port.h)
   std::string devices = "cpu";       ///< cpu | cuda | auto
   std::string backend = "auto";      ///< auto | gloo | nccl
   std::string launcher = "builtin";  ///< builtin | torchrun | slurm | slurm+torchrun

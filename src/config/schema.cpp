@@ -90,7 +90,7 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("launch", "master_addr", kLaunch, kString, launch.master_addr,
                    "rendezvous host (rank 0's TCPStore)", kNone, kNone),
       BIGMAC_FIELD("launch", "master_port", kLaunch, kInt, launch.master_port,
-                   "rendezvous TCP port", 1, 65535),
+                   "rendezvous TCP port (0: a free one picked for each gate)", 0, 65535),
       BIGMAC_FIELD("launch", "devices", kLaunch, kString, launch.devices,
                    "which devices the ranks use", kNone, kNone, "cpu", "cuda", "auto"),
       BIGMAC_FIELD("launch", "backend", kLaunch, kString, launch.backend,

@@ -62,7 +62,10 @@ std::string render_text(const LaunchPlan& plan) {
   std::string out = fmt::format(
       "launcher {}: world_size {} = {} node(s) x {} process(es), master {}:{}, devices {}\n",
       launcher_name(plan.launcher), plan.world_size, plan.nnodes, plan.nproc_per_node,
-      plan.master_addr, plan.master_port, plan.devices);
+      plan.master_addr,
+      plan.master_port == 0 ? std::string("<a free port, picked as the gate starts>")
+                            : std::to_string(plan.master_port),
+      plan.devices);
   out += fmt::format("logs in {}\n", plan.log_dir.string());
   if (uses_slurm(plan.launcher)) {
     out +=

@@ -19,12 +19,18 @@ struct MasterPort {
 
 /// How many ports above launch.master_port `pick_free_port` tries.
 inline constexpr int kFreePortSearch = 100;
+/// The port under slurm when launch.master_port is 0 (auto): the master is another node, whose
+/// free ports this machine cannot ask; its preflight checks this one there.
+inline constexpr int kSlurmDefaultPort = 29500;
 
 /// Claims launch.master_port (nothing to claim for one process, or under slurm, where the master
 /// is the allocation's first node). When another run holds it: an infrastructure error naming that
 /// run's process — unless launch.pick_free_port, then the first port above it (up to
 /// kFreePortSearch higher) that no run claims and no process has bound is used, and `note` says
 /// so. A port bound by some other program is left to preflight, which names the holder.
+/// launch.master_port = 0 (the default) picks a free port the kernel hands out and claims it, for
+/// every gate that may form a group, one process included (a one-rank torchrun gate needs one
+/// too); under slurm it is kSlurmDefaultPort.
 Expected<MasterPort> reserve_master_port(const config::LaunchConfig& launch);
 
 }  // namespace bigmac::launch

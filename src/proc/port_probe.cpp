@@ -127,4 +127,19 @@ PortProbe probe_port(int port) {
   return probe;
 }
 
+int ephemeral_port() {
+  Fd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!sock) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = 0;
+  socklen_t length = sizeof addr;
+  if (::bind(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
+    return 0;
+  }
+  return ntohs(addr.sin_port);
+}
+
 }  // namespace bigmac::proc

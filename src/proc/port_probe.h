@@ -27,6 +27,10 @@ struct PortProbe {
 /// TIME_WAIT leftover does not count as taken) and, when that fails, looks up the holders.
 PortProbe probe_port(int port);
 
+/// A port the kernel hands out as free now (bind to port 0, as torchrun --standalone picks its
+/// rendezvous port); 0 when no socket could be bound. Free when asked, not reserved: claim it.
+int ephemeral_port();
+
 /// Processes owning a listening socket on local port `port`, from /proc/net/tcp and
 /// /proc/net/tcp6 inodes matched against /proc/<pid>/fd links. A socket that is bound but neither
 /// listening nor connected does not appear in those tables, so its holder stays unknown.

@@ -36,7 +36,9 @@ Expected<RankEnv> read_rank_env(const std::function<const char*(const char*)>& g
                                 const config::LaunchConfig& launch) {
   RankEnv env;
   env.master_addr = launch.master_addr;
-  env.master_port = launch.master_port;
+  // 0 (the orchestrator picks a free port per gate and hands it over in MASTER_PORT): a rank
+  // started without one uses torchrun's default.
+  env.master_port = launch.master_port != 0 ? launch.master_port : kTorchrunDefaultPort;
 
   std::optional<int> rank, world, local, port, procid, ntasks, localid;
   struct Wanted {

@@ -8,6 +8,9 @@
 
 namespace bigmac::trainer {
 
+/// The port a rank uses when neither MASTER_PORT nor launch.master_port names one.
+inline constexpr int kTorchrunDefaultPort = 29500;
+
 /// Who this process is in the job, from the launcher's environment: torchrun's RANK,
 /// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, else Slurm's SLURM_PROCID, SLURM_NTASKS,
 /// SLURM_LOCALID, else a single process.
@@ -16,7 +19,7 @@ struct RankEnv {
   int world_size = 1;
   int local_rank = 0;
   std::string master_addr = "127.0.0.1";
-  int master_port = 29500;
+  int master_port = kTorchrunDefaultPort;
   std::string source = "none";  ///< torchrun | slurm | none
   /// torchrun's agent already serves the TCPStore on MASTER_PORT; workers join as clients
   /// under the prefix /worker/attempt_<restart_count> (TORCHELASTIC_USE_AGENT_STORE=True).

@@ -100,5 +100,29 @@ TEST(MasterPort, OneProcessOrSlurmClaimsNothingHere) {
   EXPECT_FALSE(reserved->claim.held());
 }
 
+TEST(MasterPort, UnsetPortIsAFreeOneClaimedForEveryGateOneProcessIncluded) {
+  for (int nproc : {1, 2}) {
+    config::LaunchConfig c = launch_on(0);
+    c.nproc_per_node = nproc;
+    auto first = reserve_master_port(c);
+    ASSERT_TRUE(first) << first.error().format();
+    EXPECT_GT(first->port, 0);
+    EXPECT_TRUE(first->claim.held()) << "a one-rank torchrun gate binds a port too";
+    EXPECT_TRUE(first->note.empty()) << first->note;
+    // A second run beside it gets another port, never the claimed one.
+    auto second = reserve_master_port(c);
+    ASSERT_TRUE(second) << second.error().format();
+    EXPECT_NE(second->port, first->port);
+  }
+}
+
+TEST(MasterPort, UnsetPortUnderSlurmIsTheDefaultOneTheFirstNodeChecks) {
+  config::LaunchConfig c = launch_on(0);
+  c.launcher = "slurm";
+  auto reserved = reserve_master_port(c);
+  ASSERT_TRUE(reserved);
+  EXPECT_EQ(reserved->port, kSlurmDefaultPort);
+}
+
 }  // namespace
 }  // namespace bigmac::launch

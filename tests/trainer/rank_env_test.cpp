@@ -23,7 +23,8 @@ TEST(RankEnv, NothingSetIsOneProcess) {
   EXPECT_EQ(env->rank, 0);
   EXPECT_EQ(env->world_size, 1);
   EXPECT_EQ(env->source, "none");
-  EXPECT_EQ(env->master_port, 29500) << "from [launch]";
+  EXPECT_EQ(env->master_port, 29500)
+      << "launch.master_port 0 (auto) without MASTER_PORT: torchrun's default";
 }
 
 TEST(RankEnv, TorchrunVariables) {
