@@ -125,7 +125,9 @@ void Execution::observe(const logs::Record& record, int rank, Clock::time_point 
   }
   const Clock::time_point logged =
       line_clock_.place(rank, logs::origin_of(record).t, now, now_wall);
-  watchdog_.observe(observation_of(record, rank, logged));
+  ProgressEvent observed = observation_of(record, rank, logged);
+  observed.wall = logs::origin_of(record).t;
+  watchdog_.observe(observed);
 }
 
 void Execution::follow_log_files(bool at_end) {

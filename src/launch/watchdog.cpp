@@ -63,12 +63,19 @@ void Watchdog::finished_step(RankState& state, const ProgressEvent& o) {
   } else if (!state.timed_by_trainer && (!state.last_step || step > *state.last_step)) {
     const std::optional<Clock::time_point> from =
         state.last_finish ? state.last_finish : state.rendezvous_at;
+    const double from_wall = state.last_finish ? state.last_finish_wall : state.rendezvous_wall;
     const std::int64_t steps = state.last_step ? step - *state.last_step : 1;
-    if (from && o.time > *from && steps > 0) state.step_times.push_back((o.time - *from) / steps);
+    if (steps > 0 && from_wall > 0 && o.wall > from_wall) {
+      state.step_times.push_back(
+          duration_of_seconds((o.wall - from_wall) / static_cast<double>(steps)));
+    } else if (steps > 0 && from && o.time > *from && (from_wall <= 0 || o.wall <= 0)) {
+      state.step_times.push_back((o.time - *from) / steps);
+    }
   }
   if (!state.last_step || step >= *state.last_step) {
     state.last_step = step;
     state.last_finish = o.time;
+    state.last_finish_wall = o.wall;
   }
   if (state.began_step && *state.began_step <= step) state.began_step.reset();
   state.paused_at.reset();
@@ -84,7 +91,10 @@ void Watchdog::observe(const ProgressEvent& o) {
       break;
     case ProgressKind::kPgReady:
       state.rendezvous_done = true;
-      if (!state.rendezvous_at) state.rendezvous_at = o.time;
+      if (!state.rendezvous_at) {
+        state.rendezvous_at = o.time;
+        state.rendezvous_wall = o.wall;
+      }
       break;
     case ProgressKind::kStep:
     case ProgressKind::kHeartbeat:

@@ -27,6 +27,10 @@ struct ProgressEvent {
   /// When the rank logged it (the line's own `t`, placed on the watchdog's clock by LineClock),
   /// else when it was read.
   Clock::time_point time;
+  /// The line's own wall time `t` (seconds; 0: none). Steps are timed from these when both ends
+  /// have one: `time` is placed by the least delay seen so far, which shrinks as lines arrive,
+  /// so two lines read in different polls may be placed closer together than they were logged.
+  double wall = 0;
   ProgressKind kind = ProgressKind::kOutput;
   std::optional<std::int64_t> global_step;  ///< kStep, kHeartbeat, kPause
   std::optional<double> loss;               ///< kStep
@@ -57,7 +61,7 @@ struct SilenceLimit {
 /// A rank that was silent past its limit: who, where, and for how long.
 struct Stall {
   int rank = 0;
-  bool before_rendezvous = true;  ///< no pg_ready, step or heartbeat seen yet
+  bool before_rendezvous = true;           ///< no pg_ready, step or heartbeat seen yet
   std::optional<std::int64_t> last_step;   ///< the last step it finished
   std::optional<std::int64_t> began_step;  ///< a step it began and did not finish
   std::optional<int> stage;
@@ -111,6 +115,8 @@ class Watchdog {
     std::optional<std::int64_t> last_timed_step;
     std::optional<Clock::time_point> last_finish;
     std::optional<Clock::time_point> rendezvous_at;
+    double last_finish_wall = 0;  ///< the line's own t of last_finish / rendezvous_at (0: none)
+    double rendezvous_wall = 0;
     std::optional<std::int64_t> paused_at;  ///< global step of a pending eval/ckpt pause
   };
 

@@ -17,7 +17,7 @@ class WatchdogTest : public ::testing::Test {
   WatchdogTest() { limits_ = {seconds(30), seconds(10), true}; }
 
   ProgressEvent at(int rank, ProgressKind kind, std::optional<std::int64_t> step = {},
-                 std::optional<double> loss = {}) {
+                   std::optional<double> loss = {}) {
     ProgressEvent o;
     o.rank = rank;
     o.time = clock_.now();
@@ -174,6 +174,27 @@ TEST_F(WatchdogTest, AfterTwoTimedStepsTheLimitFollowsTheMedianStepTime) {
   EXPECT_EQ(v.stalls[0].describe(),
             "rank 0 stalled after step 3: no progress for 8.0 s (limit 8.0 s: max(stall_min_s 5 s, "
             "10 × median step 0.800 s))");
+}
+
+TEST_F(WatchdogTest, HeartbeatStepsAreTimedFromTheLinesOwnTimesWhenTheirPlacingDisagrees) {
+  // A rank that logs heartbeats only: pg_ready read late (placed late), step 0 read at once
+  // (placed where it was written). On the watchdog's clock step 0 ends before the rendezvous;
+  // their own times say 0.1 s apart, and that is the step's time.
+  Watchdog dog({0}, adaptive(), clock_.now());
+  ProgressEvent ready = at(0, ProgressKind::kPgReady);
+  ready.wall = 1000.0;
+  ProgressEvent step0 = at(0, ProgressKind::kHeartbeat, 0);
+  step0.time = ready.time - std::chrono::milliseconds(50);
+  step0.wall = 1000.1;
+  ProgressEvent step1 = at(0, ProgressKind::kHeartbeat, 1);
+  step1.time = ready.time + std::chrono::milliseconds(60);
+  step1.wall = 1000.2;
+  dog.observe(ready);
+  dog.observe(step0);
+  dog.observe(step1);
+  const SilenceLimit limit = dog.limit_for(dog.ranks().at(0));
+  EXPECT_EQ(limit.limit, seconds(5)) << limit.basis;
+  EXPECT_EQ(limit.basis, "max(stall_min_s 5 s, 10 × median step 0.100 s)");
 }
 
 TEST_F(WatchdogTest, AFirstStepTwentyTimesSlowerIsNoStall) {
