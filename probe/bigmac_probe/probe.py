@@ -69,6 +69,7 @@ class Probe:
         self.current_scaler = None  # the GradScaler whose step() is running
         self.in_batch_p2p = False  # inside batch_isend_irecv: its ops are logged once, there
         self.model_written = False
+        self.saved_paths = set()  # what torch.save wrote: a rename of one moves a checkpoint
         self.batch_written = False  # the model's first training forward is logged
         self.rearm_forward = None  # puts the nn.Module.__call__ wrapper back (torch_patches)
 
@@ -202,9 +203,10 @@ class Probe:
                 self.steps.note_scaled(scaled, original)
 
     # ---- optimizer steps ---------------------------------------------------------------
-    def begin_step(self, optimizer):
+    def begin_step(self, optimizer, closure=False):
         """Before the primary optimizer's step(): the values it is about to apply. A token for
-        end_step, or None when this step() is not one the probe counts."""
+        end_step, or None when this step() is not one the probe counts. With a closure (LBFGS)
+        the gradients are made inside step(): they are read after it (end_step)."""
         if self.steps.in_step or not self.steps.is_primary(optimizer):
             return None
         if self._bound_reached():
@@ -213,14 +215,21 @@ class Probe:
         params = optimizer_params(optimizer)
         self._write_model(params)
         sq, grads = grad_sum_of_squares(self.torch, params)
-        token = {"lrs": learning_rates(optimizer), "sq": sq, "grads": grads, "params": params}
+        token = {"lrs": learning_rates(optimizer), "sq": sq, "grads": grads, "params": params,
+                 "closure": closure, "losses_before": self.steps.pending_losses()}
         scaler = self.current_scaler
         if scaler is not None and hasattr(scaler, "get_scale"):
             token["loss_scale"] = float(scaler.get_scale())
         return token
 
-    def end_step(self, token):
+    def end_step(self, token, result=None):
         self.steps.in_step = False
+        if token.get("closure"):
+            # The closure ran forward and backward, maybe many times (LBFGS evaluates it up to
+            # max_iter times): one micro-batch, whose loss is the first evaluation's, which is
+            # what step() returns; the gradients are the last evaluation's.
+            token["sq"], token["grads"] = grad_sum_of_squares(self.torch, token["params"])
+            self.steps.keep_first_losses(token["losses_before"] + 1)
         fields = self._step_fields(token)
         fields["grad_norm"] = math.sqrt(token["sq"])
         fields["grad_norm_sq"] = token["sq"]
@@ -364,7 +373,20 @@ class Probe:
     def on_save(self, f):
         path = _file_path(f)
         if path is not None:
+            self.saved_paths.add(path)
             self._write("ckpt", {"step": self.steps.global_step - 1, "path": path})
+
+    def on_rename(self, src, dst):
+        """os.rename/os.replace of a file torch.save wrote (a checkpoint written to `X.tmp`
+        and renamed into place): the checkpoint is at `dst` now."""
+        try:
+            source, target = os.path.abspath(os.fsdecode(src)), os.path.abspath(os.fsdecode(dst))
+        except TypeError:
+            return  # a descriptor-relative or other form: not a path the probe recorded
+        if source in self.saved_paths:
+            self.saved_paths.add(target)
+            self._write("ckpt", {"step": self.steps.global_step - 1, "path": target,
+                                 "renamed_from": source})
 
     def on_load(self, f):
         """torch.load returned: the orchestrator sees a program resume a checkpoint (an earlier

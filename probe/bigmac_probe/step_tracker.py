@@ -58,6 +58,16 @@ class StepTracker:
                 count += self._folded[1]
             self._folded, self._losses = (total, count), []
 
+    def pending_losses(self):
+        """Losses noted since the last step, not yet taken."""
+        return len(self._losses) + (self._folded[1] if self._folded is not None else 0)
+
+    def keep_first_losses(self, count):
+        """Keeps the first `count` losses of the step (a closure's re-evaluations are not more
+        micro-batches)."""
+        if self._folded is None:
+            del self._losses[count:]
+
     def note_clip(self, total_norm):
         self._preclip = total_norm
 

@@ -41,7 +41,8 @@ def wrap_backward(probe, original):
 def wrap_optimizer_step(probe, original):
     @functools.wraps(original)
     def step(self, *args, **kwargs):
-        token = (probe.guard("optimizer_step", probe.begin_step, self)
+        closure = args[0] if args else kwargs.get("closure")
+        token = (probe.guard("optimizer_step", probe.begin_step, self, callable(closure))
                  if probe.failsafe.active and not probe.ended else None)
         if probe.ended:
             probe.refuse_step()  # the step bound: SystemExit(0) instead of this step
@@ -51,7 +52,7 @@ def wrap_optimizer_step(probe, original):
             probe.abandon_step(token)
             raise
         if token is not None:
-            probe.guard("optimizer_step", probe.end_step, token)
+            probe.guard("optimizer_step", probe.end_step, token, result)
         return result
     return _marked(step)
 
@@ -270,6 +271,12 @@ def instrument_torch(probe, patches, torch):
         patches.replace(module, "register_parameter", wrap_first_parameter(probe, module))
     _replace_everywhere(patches, (torch,), "save", lambda f: wrap_after(
         probe, "save", f, lambda result, args, kwargs: probe.on_save(args[1] if len(args) > 1 else kwargs.get("f"))))
+    # A checkpoint written to a temporary name and renamed into place: follow the rename.
+    import os  # noqa: PLC0415 - the standard library's, patched where programs call it
+    for name in ("rename", "replace"):
+        _replace_everywhere(patches, (os,), name, lambda f: wrap_after(
+            probe, "save", f, lambda result, args, kwargs: probe.on_rename(
+                args[0] if args else kwargs.get("src"), args[1] if len(args) > 1 else kwargs.get("dst"))))
     _replace_everywhere(patches, (torch,), "load", lambda f: wrap_after(
         probe, "load", f, lambda result, args, kwargs: probe.on_load(args[0] if args else kwargs.get("f"))))
     _replace_everywhere(patches, (torch.nn.utils, clip_grad), "clip_grad_norm_", lambda f: wrap_after(

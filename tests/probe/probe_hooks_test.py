@@ -15,6 +15,7 @@ import io
 import itertools
 import json
 import math
+import os
 import sys
 import tempfile
 import unittest
@@ -577,6 +578,46 @@ class Instrumented(unittest.TestCase):
         self.assertEqual([(e["path"], e["global_step"]) for e in loads],
                          [(str(path), 0), (str(path), 2), (str(path), 2), (str(path), 2)])
         self.assertTrue(self.probe.failsafe.active)
+
+    def test_a_closure_step_is_one_micro_batch_with_its_first_loss_and_applied_gradients(self):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=5)
+        x, y = torch.randn(8, 3), torch.randn(8, 1)
+        firsts = []
+
+        def closure():
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            firsts.append(float(opt.step(closure)))  # LBFGS returns the first evaluation's loss
+        steps = of(self.events(), "step")
+        self.assertEqual(len(steps), 2)
+        for event, first in zip(steps, firsts):
+            self.assertEqual(event["loss_count"], 1, "the closure's re-evaluations are one micro-batch")
+            self.assertAlmostEqual(event["loss"], first, places=6)
+            self.assertGreater(event["grad_norm"], 0, "the gradients the closure made, read after step()")
+
+    def test_a_checkpoint_renamed_into_place_is_named_where_it_lands(self):
+        w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+        opt = torch.optim.SGD([w], lr=0.1)
+        (w * w).sum().backward()
+        opt.step()
+        tmp, final = self.tmp / "checkpoint.pth.tar.tmp", self.tmp / "checkpoint.pth.tar"
+        torch.save({"w": w.detach()}, str(tmp))  # as pytorch/elastic's example saves
+        os.rename(str(tmp), str(final))
+        os.replace(str(final), str(self.tmp / "best.pth.tar"))
+        other = self.tmp / "notes.txt"
+        other.write_text("x")
+        os.rename(str(other), str(self.tmp / "notes2.txt"))  # not a checkpoint: nothing
+        ckpts = of(self.events(), "ckpt")
+        self.assertEqual([e["path"] for e in ckpts],
+                         [str(tmp), str(final), str(self.tmp / "best.pth.tar")])
+        self.assertEqual(ckpts[1]["renamed_from"], str(tmp))
+        self.assertTrue(final.exists() is False and (self.tmp / "best.pth.tar").exists())
 
     # ---- the seed the model was made with -------------------------------------------------
     def test_model_seed_is_the_one_in_effect_at_its_first_parameter(self):
