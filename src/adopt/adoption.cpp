@@ -216,13 +216,24 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
     auto written = write_file_atomically(trial_config, config::to_toml(*cfg, "adopt's trial"));
     if (!written) return tl::unexpected(written.error());
   }
-  trial.spec.argv =
-      substitute(options.command, args, [&](ArgumentRole role) -> std::optional<std::string> {
-        if (role == ArgumentRole::kMaxSteps) return std::to_string(options.steps);
-        if (role == ArgumentRole::kLogFile) return trial.spec.log_file.string();
-        if (role == ArgumentRole::kConfig) return trial_config.string();
-        return std::nullopt;
-      });
+  // The trial's checkpoints go into its own folder: none is left where the program would
+  // resume it, none the user had is overwritten.
+  auto in_folder = [](const fs::path& dir, const RecognisedArgument& a) {
+    std::string name = placeholder_of(a);
+    name.erase(0, std::string("{attempt_dir}").size());
+    return (dir.string() + name);
+  };
+  trial.spec.argv = substitute(options.command, args,
+                               [&](const RecognisedArgument& a) -> std::optional<std::string> {
+                                 if (a.role == ArgumentRole::kMaxSteps)
+                                   return std::to_string(options.steps);
+                                 if (a.role == ArgumentRole::kLogFile)
+                                   return trial.spec.log_file.string();
+                                 if (a.role == ArgumentRole::kConfig) return trial_config.string();
+                                 if (a.role == ArgumentRole::kCheckpointPath)
+                                   return in_folder(folder, a);
+                                 return std::nullopt;
+                               });
   const bool told = has_role(args, ArgumentRole::kMaxSteps) || user.has_value();
   const std::int64_t bound = told ? options.steps + kBeyondFlag : options.steps;
   trial.spec.env = trial_environment(*probe_dir, trial.spec.probe_log, bound);
@@ -234,18 +245,34 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
   auto run = run_trial(trial.spec, runner, clock);
   if (!run) return tl::unexpected(run.error());
   trial.run = *run;
-  if (trial.run.steps_seen == 0) {
-    const bool clean = trial.run.exited && trial.run.exit.success();
-    return tl::unexpected(clean ? no_loss(trial.run, options.command, folder)
-                                : no_step(trial.run, options.command, folder));
+  // A trial that ended cleanly without a counted step is read all the same: its lines and the
+  // probe's records say which it lacks (a loss, or an optimizer the probe can count).
+  if (trial.run.steps_seen == 0 && !(trial.run.exited && trial.run.exit.success())) {
+    return tl::unexpected(no_step(trial.run, options.command, folder));
   }
   auto logs = read_trial_logs({trial.spec.log_file, trial.run.stdout_path, trial.run.stderr_path,
                                for_rank(trial.spec.probe_log, 0)});
   if (!logs) return tl::unexpected(logs.error());
   trial.logs = std::move(*logs);
+  keep_one_line_per_step(trial.logs);
+  // Parameters updated by hand (`p.data.add_(-lr * p.grad)`), and at most one loss printed:
+  // nothing counts the steps the gates would compare.
+  if (trial.logs.probe.records > 0 && trial.logs.probe.steps.empty() &&
+      trial.logs.trainer.steps.size() < 2) {
+    return tl::unexpected(input_error(
+        fmt::format("`{}` trained without a torch.optim optimizer the probe can see (no "
+                    "optimizer step in {:.1f} s) and printed {} loss line{}: there is no step to "
+                    "count, compare or bring up",
+                    fmt::join(options.command, " "), trial.run.seconds,
+                    trial.logs.trainer.steps.size(),
+                    trial.logs.trainer.steps.size() == 1 ? "" : "s"),
+        fmt::format("update the parameters with a torch.optim optimizer (the probe counts its "
+                    "steps), or print the loss of every step (`step 3 loss 2.31`); its output is "
+                    "kept in {}",
+                    folder.string())));
+  }
   if (trial.logs.trainer_losses == 0 && trial.logs.probe_losses == 0)
     return tl::unexpected(no_loss(trial.run, options.command, folder));
-  keep_one_line_per_step(trial.logs);
   std::string step_flag;
   for (const RecognisedArgument& a : args) {
     if (a.role == ArgumentRole::kMaxSteps) step_flag = a.flag;
@@ -277,11 +304,16 @@ void run_second_trial(const AdoptOptions& options, const std::vector<RecognisedA
   spec.nproc = 2;
   spec.probe_log = dir / "probe-rank{rank}.jsonl";
   if (has_role(args, ArgumentRole::kLogFile)) spec.log_file = dir / "trainer-rank{rank}.log";
-  spec.argv =
-      substitute(trial.spec.argv, args, [&](ArgumentRole role) -> std::optional<std::string> {
-        if (role == ArgumentRole::kLogFile) return spec.log_file.string();
-        return std::nullopt;
-      });
+  spec.argv = substitute(trial.spec.argv, args,
+                         [&](const RecognisedArgument& a) -> std::optional<std::string> {
+                           if (a.role == ArgumentRole::kLogFile) return spec.log_file.string();
+                           if (a.role == ArgumentRole::kCheckpointPath) {
+                             std::string name = placeholder_of(a);
+                             name.erase(0, std::string("{attempt_dir}").size());
+                             return dir.string() + name;
+                           }
+                           return std::nullopt;
+                         });
   const std::int64_t bound = std::min<std::int64_t>(options.steps, 3);
   spec.env = trial_environment(*probe_dir, spec.probe_log, bound);
   spec.stop_after_steps = bound + 1;
@@ -324,9 +356,9 @@ DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<Recognis
                          const std::optional<UserConfig>& user, const Trial& trial) {
   DraftInputs in;
   in.original = options.command;
-  in.command =
-      substitute(options.command, args,
-                 [](ArgumentRole role) -> std::optional<std::string> { return placeholder(role); });
+  in.command = substitute(
+      options.command, args,
+      [](const RecognisedArgument& a) -> std::optional<std::string> { return placeholder_of(a); });
   in.arguments = args;
   if (user) {
     in.user_config = &user->config;
@@ -336,6 +368,7 @@ DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<Recognis
   in.log_format_comment = format_comment(trial.logs);
   in.fields = trial.logs.proposal;
   in.trial = &trial.logs.merged;
+  in.probe = &trial.logs.probe;
   in.longest_silence_s = trial.run.longest_silence_s;
   in.torchrun_found = proc::find_program("torchrun").has_value();
   in.model = &trial.model;
@@ -383,6 +416,10 @@ bool fit_gates(const config::Config& drafted, DraftInputs& in) {
   const bool accum_knob = launch::trainer_receives(drafted, "grad_accum");
   const bool micro_knob = launch::trainer_receives(drafted, "micro_batch_size");
   const bool halves = (accum_knob && accum % 2 == 0) || (micro_knob && micro % 2 == 0);
+  if (!accum_knob && !micro_knob && !in.no_batch_knob) {
+    in.no_batch_knob = true;
+    changed = true;
+  }
   if ((accum_knob || micro_knob) && !halves) {
     in.nproc_per_node = 1;
     in.nproc_note = fmt::format(

@@ -80,8 +80,10 @@ std::string argument_lines(const ReportInputs& in) {
   std::string out = "arguments the gates will set:\n";
   if (in.arguments.empty()) out += "  none recognised\n";
   for (const RecognisedArgument& a : in.arguments) {
-    out += fmt::format("  {} {} -> {}", a.flag, a.value, placeholder(a.role));
+    out += fmt::format("  {} {} -> {}", a.flag, a.value, placeholder_of(a));
     if (a.role == ArgumentRole::kConfig) out += " (each gate's configuration file)";
+    if (a.role == ArgumentRole::kCheckpointPath)
+      out += " (each gate starts fresh in its own folder)";
     out += "\n";
   }
   if (!in.user_config.empty()) return out;

@@ -19,6 +19,7 @@ const std::map<std::string, ArgumentRole, std::less<>>& extra_spellings() {
   static const std::map<std::string, ArgumentRole, std::less<>> table = {
       {"seed", ArgumentRole::kSeed},
       {"random_seed", ArgumentRole::kSeed},
+      {"manual_seed", ArgumentRole::kSeed},
       {"max_steps", ArgumentRole::kMaxSteps},
       {"max_iters", ArgumentRole::kMaxSteps},
       {"max_iter", ArgumentRole::kMaxSteps},
@@ -42,6 +43,21 @@ const std::map<std::string, ArgumentRole, std::less<>>& extra_spellings() {
       {"config_file", ArgumentRole::kConfig},
       {"config_path", ArgumentRole::kConfig},
       {"cfg", ArgumentRole::kConfig},
+      // Checkpoint and output paths (a file, or the folder one goes into).
+      {"checkpoint_file", ArgumentRole::kCheckpointPath},
+      {"checkpoint_path", ArgumentRole::kCheckpointPath},
+      {"checkpoint_dir", ArgumentRole::kCheckpointPath},
+      {"ckpt", ArgumentRole::kCheckpointPath},
+      {"ckpt_path", ArgumentRole::kCheckpointPath},
+      {"ckpt_file", ArgumentRole::kCheckpointPath},
+      {"ckpt_dir", ArgumentRole::kCheckpointPath},
+      {"snapshot_path", ArgumentRole::kCheckpointPath},
+      {"save_dir", ArgumentRole::kCheckpointPath},
+      {"save_path", ArgumentRole::kCheckpointPath},
+      {"out_dir", ArgumentRole::kCheckpointPath},
+      {"output_dir", ArgumentRole::kCheckpointPath},
+      {"exp_dir", ArgumentRole::kCheckpointPath},
+      {"outf", ArgumentRole::kCheckpointPath},
   };
   return table;
 }
@@ -70,6 +86,7 @@ bool value_fits(ArgumentRole role, std::string_view value) {
       return is_number(value);
     case ArgumentRole::kLogFile:
     case ArgumentRole::kConfig:
+    case ArgumentRole::kCheckpointPath:
       return !value.empty() && value.front() != '-';
   }
   return false;
@@ -93,6 +110,7 @@ std::string setting_key(ArgumentRole role) {
       return "train.lr";
     case ArgumentRole::kLogFile:
     case ArgumentRole::kConfig:
+    case ArgumentRole::kCheckpointPath:
       return "";
   }
   return "";
@@ -116,16 +134,41 @@ std::string placeholder(ArgumentRole role) {
       return "{log_file}";
     case ArgumentRole::kConfig:
       return "{gate_config}";
+    case ArgumentRole::kCheckpointPath:
+      return "{attempt_dir}";
   }
   return "";
 }
 
+std::string placeholder_of(const RecognisedArgument& a) {
+  if (a.role != ArgumentRole::kCheckpointPath) return placeholder(a.role);
+  std::string name = a.value;
+  while (!name.empty() && name.back() == '/') name.pop_back();
+  const auto slash = name.rfind('/');
+  if (slash != std::string::npos) name = name.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") return "{attempt_dir}";
+  return "{attempt_dir}/" + name;
+}
+
 std::optional<ArgumentRole> role_of_name(const std::string& name);
+
+// `--batchSize` as `batch_size`: a word boundary before each capital after a lower-case letter.
+std::string snake_case(const std::string& flag) {
+  std::string out;
+  for (std::size_t i = 0; i < flag.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(flag[i]);
+    if (std::isupper(c) && i > 0 && std::islower(static_cast<unsigned char>(flag[i - 1])))
+      out.push_back('_');
+    out.push_back(static_cast<char>(c));
+  }
+  return out;
+}
 
 std::optional<ArgumentRole> role_of_flag(const std::string& flag) {
   if (flag.size() < 3 || flag.rfind("--", 0) != 0) return std::nullopt;
   const std::string name = audit::normalise_name(flag);
   if (auto role = role_of_name(name)) return role;
+  if (auto role = role_of_name(audit::normalise_name(snake_case(flag)))) return role;
   // A dotted flag names a field of a config tree (`--trainer.batch_size`, `--optim.lr`): its
   // last part says what it is.
   if (const auto dot = name.rfind('.'); dot != std::string::npos && dot + 1 < name.size()) {
@@ -166,7 +209,8 @@ std::optional<std::string> brace_token(const std::string& word) {
 }
 
 std::vector<RecognisedArgument> recognise_arguments(const std::vector<std::string>& argv) {
-  std::map<ArgumentRole, RecognisedArgument> last;
+  // One argument per role, the last given; a program may take several output paths.
+  std::map<std::pair<ArgumentRole, std::string>, RecognisedArgument> last;
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& word = argv[i];
     const std::size_t eq = word.find('=');
@@ -174,12 +218,14 @@ std::vector<RecognisedArgument> recognise_arguments(const std::vector<std::strin
     const std::string flag = joined ? word.substr(0, eq) : word;
     const auto role = role_of_flag(flag);
     if (!role) continue;
+    const std::pair<ArgumentRole, std::string> key{
+        *role, *role == ArgumentRole::kCheckpointPath ? audit::normalise_name(flag) : ""};
     if (joined) {
       const std::string value = word.substr(eq + 1);
       if (value_fits(*role, value))
-        last.insert_or_assign(*role, RecognisedArgument{*role, flag, value, i, true});
+        last.insert_or_assign(key, RecognisedArgument{*role, flag, value, i, true});
     } else if (i + 1 < argv.size() && value_fits(*role, argv[i + 1])) {
-      last.insert_or_assign(*role, RecognisedArgument{*role, flag, argv[i + 1], i + 1, false});
+      last.insert_or_assign(key, RecognisedArgument{*role, flag, argv[i + 1], i + 1, false});
       ++i;
     }
   }

@@ -17,6 +17,10 @@ enum class ArgumentRole {
   kLr,              ///< train.lr, {lr}
   kLogFile,         ///< {log_file}: the tool gives each rank a file and reads it
   kConfig,          ///< {gate_config} when the file is a bigmac-bringup configuration
+  /// Where the program writes (and resumes) its checkpoints or outputs: each gate gets its own
+  /// path in its attempt folder, `{attempt_dir}/<the file's or folder's name>`, so no gate
+  /// resumes what an earlier one wrote.
+  kCheckpointPath,
 };
 
 /// An argument of the command that the gates will set: `--seed 1` or `--seed=1`.
@@ -47,14 +51,18 @@ std::vector<RecognisedArgument> recognise_arguments(const std::vector<std::strin
 /// template would read as a placeholder; none when the word has no such token.
 std::optional<std::string> brace_token(const std::string& word);
 
-/// `argv` with the value of each of `arguments` replaced by `values(role)` (kept as written when
-/// that returns nothing).
+/// The placeholder text for one argument: `placeholder(role)`, or for a checkpoint path
+/// `{attempt_dir}/` and the last part of the value as written.
+std::string placeholder_of(const RecognisedArgument& argument);
+
+/// `argv` with the value of each of `arguments` replaced by `values(argument)` (kept as written
+/// when that returns nothing).
 template <class Values>
 std::vector<std::string> substitute(std::vector<std::string> argv,
                                     const std::vector<RecognisedArgument>& arguments,
                                     Values values) {
   for (const RecognisedArgument& a : arguments) {
-    const std::optional<std::string> v = values(a.role);
+    const std::optional<std::string> v = values(a);
     if (!v) continue;
     argv[a.value_index] = a.joined ? a.flag + "=" + *v : *v;
   }

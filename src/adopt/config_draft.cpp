@@ -68,17 +68,21 @@ void copy_user_config(ConfigDraft& draft, const DraftInputs& in) {
   }
 }
 
-const logs::StepRecord* first_probe_step(const logs::RankLog* trial) {
-  return trial && !trial->steps.empty() ? &trial->steps.front() : nullptr;
-}
-
-std::optional<std::int64_t> measured_accum(const logs::RankLog* trial) {
-  const logs::StepRecord* step = first_probe_step(trial);
-  if (!step) return std::nullopt;
-  for (const auto& [name, value] : step->extra) {
-    if (name == "loss_count" && value >= 1) return static_cast<std::int64_t>(value);
+// backward() calls of the first step the probe counted (the trainer's own step lines, merged
+// over the probe's, do not carry the count).
+// None when the count changes from step to step (a GAN: the second optimizer's backward()
+// falls into the first one's next step): that is no accumulation.
+std::optional<std::int64_t> measured_accum(const logs::RankLog* probe) {
+  if (!probe) return std::nullopt;
+  std::optional<std::int64_t> same;
+  for (const logs::StepRecord& step : probe->steps) {
+    for (const auto& [name, value] : step.extra) {
+      if (name != "loss_count" || value < 1) continue;
+      if (same && *same != static_cast<std::int64_t>(value)) return std::nullopt;
+      same = static_cast<std::int64_t>(value);
+    }
   }
-  return std::nullopt;
+  return same;
 }
 
 std::optional<std::int64_t> measured_micro(const logs::RankLog* trial) {
@@ -101,9 +105,14 @@ void train_values(ConfigDraft& draft, const DraftInputs& in) {
       set(draft, "train.micro_batch_size", std::to_string(*micro),
           "measured in the trial (the first input's batch dimension); " + not_handed);
     }
-    if (auto accum = measured_accum(in.trial)) {
+    if (auto accum = measured_accum(in.probe)) {
       set(draft, "train.gradient_accumulation_steps", std::to_string(*accum),
           "measured in the trial (backward() calls per step); " + not_handed);
+    } else {
+      // bigmac-train's default of 4 is no program's: one backward() a step unless measured.
+      set(draft, "train.gradient_accumulation_steps", "1",
+          "not measured (no step, or backward() calls that change from step to step); " +
+              not_handed);
     }
     if (in.trial && in.trial->run() && in.trial->run()->seed != 0) {
       set(draft, "train.seed", std::to_string(in.trial->run()->seed),
@@ -190,6 +199,13 @@ void launch_values(ConfigDraft& draft, const DraftInputs& in) {
         in.samples_per_step, in.pipeline_micro_batches);
     set(draft, "gates.pp2.micro_batches", std::to_string(in.pipeline_micro_batches), why);
     set(draft, "gates.shapes.micro_batches", std::to_string(in.pipeline_micro_batches), why);
+  }
+  if (in.no_batch_knob) {
+    const std::string why =
+        "the program takes neither its batch size nor its accumulation from the gates: each "
+        "rank runs its whole step, and samples_per_step says so";
+    set(draft, "gates.dp.rescale", "\"none\"", why);
+    set(draft, "gates.target.rescale", "\"none\"", why);
   }
   set(draft, "parallel.pp_size", "1",
       in.model && in.model->second_trial

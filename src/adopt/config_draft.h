@@ -47,6 +47,7 @@ struct DraftInputs {
   std::string log_format_comment;
   std::optional<FieldProposal> fields;
   const logs::RankLog* trial = nullptr;  ///< the merged trial log (probe included)
+  const logs::RankLog* probe = nullptr;  ///< the probe's own events of the trial
   double longest_silence_s = 0;
   bool torchrun_found = false;
   bool probe_explicit = false;  ///< write `probe = true` (the layering would not turn it on)
@@ -57,6 +58,10 @@ struct DraftInputs {
   /// Pipeline micro-batches of the pp2 and shapes gates when their 4 does not divide the
   /// samples per step (written as [gates] overrides); 0: the gates' own.
   int pipeline_micro_batches = 0;
+  /// The program takes neither its micro-batch nor its accumulation from the gates: dp and
+  /// target cannot keep samples/step and run as they are (rescale = "none"), so that their
+  /// samples_per_step check says what to change.
+  bool no_batch_knob = false;
   std::int64_t samples_per_step = 0;    ///< micro × accum, for the comment
   const ProgramModel* model = nullptr;  ///< what the trials measured; null: nothing
 };

@@ -41,6 +41,18 @@ std::vector<GateOutlook> gate_outlook(const gates::GateCatalog& catalog,
       if (r.unobservable.empty()) gate.can_make.push_back(r.name);
     }
     gate.missing = verdict.unobservable;
+    // The probe digests every rank; the replica checks need two ranks, which the one-process
+    // trial does not have: the gate makes them.
+    const bool probe = !evidence.ranks.empty() &&
+                       std::all_of(evidence.ranks.begin(), evidence.ranks.end(),
+                                   [](const gates::RankEvidence& r) { return r.probe_ran; });
+    if (probe) {
+      std::erase_if(gate.missing, [&](const gates::UnobservableFinding& f) {
+        if (f.field != "param_digest_after_step" && f.field != "input_digest") return false;
+        for (const std::string& c : f.checks) gate.can_make.push_back(c);
+        return true;
+      });
+    }
     out.push_back(std::move(gate));
   }
   return out;

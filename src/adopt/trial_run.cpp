@@ -54,8 +54,10 @@ struct FollowedFile {
     std::string bytes;
     if (tail.read(bytes) == 0) return false;
     counter.feed(bytes);
+    seen = true;
     return true;
   }
+  bool seen = false;  ///< anything was written to it
 };
 
 /// The trial's outputs and what they showed so far.
@@ -102,19 +104,24 @@ class TrialWatch {
     run.first_step_s = first_step_ ? launch::seconds_of(*first_step_ - started_) : -1;
   }
 
-  // Optimizer steps: the probe's count when it saw any (a trainer may print a loss line per
-  // closure call or per micro-batch), else the most any output logged.
+  // Optimizer steps: the probe's count once it writes (a trainer may print a loss line per
+  // closure call or per micro-batch: LBFGS prints 20 before its first step ends), else the
+  // most any output logged. Under the probe the trainer's lines count a quarter, for an
+  // optimizer the probe cannot see.
   std::int64_t steps() const {
     std::int64_t probe = 0;
+    bool probe_seen = false;
     for (const auto& f : files_) {
-      if (f->probe) probe = std::max(probe, f->counter.steps());
+      if (!f->probe) continue;
+      probe = std::max(probe, f->counter.steps());
+      probe_seen = probe_seen || f->seen;
     }
     if (probe > 0) return probe;
     std::int64_t most = 0;
     for (const StepCounter& c : out_) most = std::max(most, c.steps());
     for (const StepCounter& c : err_) most = std::max(most, c.steps());
     for (const auto& f : files_) most = std::max(most, f->counter.steps());
-    return most;
+    return probe_seen ? most / 4 : most;
   }
 
   double elapsed_s() const { return launch::seconds_of(clock_.now() - started_); }

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
+#include "attempt/earlier_checkpoints.h"
 #include "launch/plan_execution.h"
 #include "launch/process_record.h"
 #include "logs/probe_merge.h"
@@ -124,12 +126,14 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   const config::Config& cfg = plan.gate.config;
   watch.model_parallel = cfg.parallel.pp_size * cfg.parallel.tp_size;
   watch.step_bound = cfg.train.max_steps;
+  watch.earlier_checkpoints = earlier_checkpoints(run_dir, plan.dir);
   watch.data_parallel = cfg.derived.dp;
   watch.tensor_parallel = cfg.parallel.tp_size;
   if (reference && reference->baseline.structure.param_count) {
     watch.model_param_count = *reference->baseline.structure.param_count;
   }
   std::set<int> ranks_seen;
+  std::set<int> ranks_started;  // past rendezvous: logged pg_ready or a step
   const std::unique_ptr<proc::ProcessRunner> runner = services.make_runner();
   launch::RunOptions options = launch::run_options_for(cfg.launch);
   options.cancel = services.cancel;
@@ -143,13 +147,41 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   options.bound_by_probe = cfg.trainer.probe;
   if (gates::stops_on_divergence(*plan.spec)) {
     options.stop_request = [&]() -> std::optional<std::string> {
+      // Not before every rank is past forming its group (pg_ready or a step): a rank still
+      // starting may explain what the others show (a program that is not distributed looks like
+      // a gradient mismatch on rank 0 until every rank's first step shows it trains alone).
+      if (static_cast<int>(ranks_started.size()) < plan.gate.nproc) return std::nullopt;
       gates::GateEvidence so_far;
+      so_far.earlier_checkpoints = watch.earlier_checkpoints;
       for (int rank : ranks_seen) {
         so_far.add_rank_log(watch.rank_log(rank, AttemptWatch::Moment::kLive), gates::RankEnding{});
       }
-      watch.certain = gates::certain_failure(*plan.spec, plan.gate, so_far,
-                                             reference ? &reference->baseline : nullptr);
-      if (!watch.certain) return std::nullopt;
+      auto certain = gates::certain_failure(*plan.spec, plan.gate, so_far,
+                                            reference ? &reference->baseline : nullptr);
+      if (!certain) return std::nullopt;
+      // Not before every rank that logs steps (all of them under the probe) has logged that
+      // step: the invariants of the step (replicas in sync, distinct samples) come before any
+      // comparison with the baseline, and need each replica's record. A rank that hangs before
+      // it is the watchdog's.
+      // Before the first step, the facts every rank logs before it (its `model` event) come
+      // from all of them: which replica differs from which.
+      const bool models_logged = std::any_of(so_far.ranks.begin(), so_far.ranks.end(),
+                                             [](const auto& r) { return !r.models.empty(); });
+      if (certain->step < 0 && models_logged && cfg.trainer.probe) {
+        for (const gates::RankEvidence& r : so_far.ranks) {
+          if (r.models.empty()) return std::nullopt;
+        }
+      }
+      if (certain->step >= 0) {
+        for (const gates::RankEvidence& r : so_far.ranks) {
+          if (r.steps.empty() && !cfg.trainer.probe) continue;
+          const bool reached = std::any_of(r.steps.begin(), r.steps.end(), [&](const auto& s) {
+            return s.global_step >= certain->step;
+          });
+          if (!reached) return std::nullopt;
+        }
+      }
+      watch.certain = std::move(certain);
       return watch.certain->check + ": " + watch.certain->message;
     };
   }
@@ -161,6 +193,10 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
                         : source == launch::RecordSource::kProbe ? watch.from_probe
                                                                  : watch.from_streams;
         by_rank[rank].add(record);
+        if (std::holds_alternative<logs::PgReadyRecord>(record) ||
+            std::holds_alternative<logs::StepRecord>(record)) {
+          ranks_started.insert(rank);
+        }
         if (ranks_seen.insert(rank).second) {
           services.progress->ranks_up(static_cast<int>(ranks_seen.size()));
         }
@@ -183,6 +219,7 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
 
 gates::GateEvidence gather_evidence(const AttemptWatch& watch) {
   gates::GateEvidence evidence;
+  evidence.earlier_checkpoints = watch.earlier_checkpoints;
   for (const launch::RankOutcome& outcome : watch.result.ranks) {
     evidence.add_rank_log(watch.rank_log(outcome.rank), launch::ending_of(outcome, watch.result));
   }

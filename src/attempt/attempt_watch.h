@@ -28,6 +28,8 @@ struct AttemptWatch {
   /// The gate's step count: steps numbered this or higher are past the bound the probe or the
   /// orchestrator ended the ranks at, and are not judged (the gate runs exactly its steps).
   std::int64_t step_bound = 0;
+  /// What earlier attempts of the run wrote as checkpoints (fresh_start judges a load of one).
+  std::map<std::string, std::string> earlier_checkpoints;
   int model_parallel = 1;   ///< pp × tp of the launch, for the probe's samples/step
   int data_parallel = 1;    ///< dp of the launch
   int tensor_parallel = 1;  ///< tp of the launch

@@ -10,11 +10,12 @@ namespace {
 
 // Classes whose cause is in the numbers or the layout the ranks logged, not in a rank that
 // ended: they explain only the checks listed for them below.
-constexpr std::array<std::string_view, 14> kRecordClasses = {
+constexpr std::array<std::string_view, 17> kRecordClasses = {
     "lr_scaling",           "loss_divergence",     "loss_mismatch",       "batch_accounting",
     "gradient_sync",        "diverging_gradients", "no_gradient",         "step_sequence",
     "checkpoint_writers",   "parameter_partition", "pipeline_stage_idle", "layout_dependent_data",
-    "settings_not_applied", "not_distributed"};
+    "settings_not_applied", "not_distributed",     "resumed_checkpoint",  "unseeded_model",
+    "data_sharding"};
 
 bool ends_a_rank(std::string_view klass) {
   return std::find(kRecordClasses.begin(), kRecordClasses.end(), klass) == kRecordClasses.end() &&
@@ -34,8 +35,11 @@ struct Explanation {
 };
 
 // The record classes (and the few rank-ending ones that say more) that explain each check.
-const std::array<Explanation, 20>& table() {
-  static const std::array<Explanation, 20> kTable = {{
+const std::array<Explanation, 23>& table() {
+  static const std::array<Explanation, 23> kTable = {{
+      {"replicas_in_sync", {"gradient_sync", "not_distributed"}},
+      {"no_duplicate_samples", {"data_sharding", "not_distributed"}},
+      {"fresh_start", {"resumed_checkpoint"}},
       {"process_group_formed", {"not_distributed"}},
       {"finite_loss",
        {"non_finite", "gradient_overflow", "loss_scale_underflow", "diverging_gradients",
@@ -43,19 +47,21 @@ const std::array<Explanation, 20>& table() {
       {"grad_norm_nonzero", {"no_gradient", "non_finite", "gradient_overflow"}},
       {"grad_norm_stable",
        {"diverging_gradients", "non_finite", "lr_scaling", "gradient_overflow"}},
-      {"step_sequence", {"step_sequence"}},
+      {"step_sequence", {"step_sequence", "resumed_checkpoint"}},
       {"samples_per_step", {"batch_accounting", "not_distributed"}},
       {"loss_vs_baseline",
        {"loss_divergence", "loss_mismatch", "lr_scaling", "batch_accounting", "gradient_sync",
         "diverging_gradients", "non_finite", "parameter_partition", "layout_dependent_data",
-        "settings_not_applied", "not_distributed"}},
+        "settings_not_applied", "not_distributed", "resumed_checkpoint", "unseeded_model"}},
       {"grad_norm_vs_baseline",
        {"gradient_sync", "loss_divergence", "loss_mismatch", "lr_scaling", "batch_accounting",
         "diverging_gradients", "non_finite", "parameter_partition", "layout_dependent_data",
         "settings_not_applied", "not_distributed"}},
       {"lr_vs_baseline", {"lr_scaling", "settings_not_applied"}},
       {"param_count", {"parameter_partition", "state_dict_mismatch", "pipeline_stage_idle"}},
-      {"param_digest", {"parameter_partition", "state_dict_mismatch", "loss_mismatch"}},
+      {"param_digest",
+       {"parameter_partition", "state_dict_mismatch", "loss_mismatch", "unseeded_model",
+        "gradient_sync"}},
       {"layer_coverage", {"pipeline_stage_idle", "parameter_partition", "parallel_layout"}},
       {"schedule_order", {"pipeline_stall", "pipeline_stage_idle"}},
       {"no_starved_stage", {"pipeline_stall", "pipeline_stage_idle"}},

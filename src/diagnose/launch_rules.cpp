@@ -1,6 +1,7 @@
 #include <map>
 #include <set>
 
+#include "baseline/replica_sync.h"
 #include "diagnose/rule_finding.h"
 
 namespace bigmac::diagnose::detail {
@@ -43,20 +44,151 @@ void process_group(const MetricInput& in, std::vector<Finding>& out) {
 // the call): the program is not distributed, whatever launched it.
 void not_distributed(const MetricInput& in, std::vector<Finding>& out) {
   if (in.logs.size() < 2) return;
+  if (in.launch != nullptr && in.launch->planned_world_size > 0 &&
+      static_cast<int>(in.logs.size()) < in.launch->planned_world_size) {
+    return;  // a rank that never started may have been the one to form the group
+  }
   Finding f{"program_not_distributed", {}, {}, -1};
   for (const logs::RankLog& log : in.logs) {
-    if (!log.probe_ran || !log.pg_ready.empty() || log.steps.empty()) return;
-    const logs::StepRecord& s = log.steps.front();
+    if (!log.probe_ran || !log.pg_ready.empty()) return;
     Evidence e;
     e.rank = log.rank;
     e.file = log.label();
-    e.line = s.at.line;
-    e.t = s.at.t;
-    e.text = fmt::format("rank {} step {} without a process group", log.rank, s.global_step);
+    if (!log.step_digests.empty()) {
+      e.line = log.step_digests.front().at.line;
+      e.t = log.step_digests.front().at.t;
+      e.text = fmt::format("rank {} step {} without a process group", log.rank,
+                           log.step_digests.front().step);
+    } else if (!log.steps.empty()) {
+      e.line = log.steps.front().at.line;
+      e.t = log.steps.front().at.t;
+      e.text = fmt::format("rank {} step {} without a process group", log.rank,
+                           log.steps.front().global_step);
+    } else {
+      return;
+    }
     f.evidence.push_back(std::move(e));
   }
   f.values = {{"ranks", std::to_string(in.logs.size())}};
   out.push_back(std::move(f));
+}
+
+// A rank loaded a checkpoint an earlier gate of the run wrote: the gate continues that run.
+void resumed_checkpoint(const MetricInput& in, std::vector<Finding>& out) {
+  if (in.earlier_checkpoints == nullptr || in.earlier_checkpoints->empty()) return;
+  for (const logs::RankLog& log : in.logs) {
+    for (const logs::LoadRecord& l : log.loads) {
+      auto it = in.earlier_checkpoints->find(l.path);
+      if (it == in.earlier_checkpoints->end()) continue;
+      Evidence e;
+      e.rank = log.rank;
+      e.file = log.label();
+      e.line = l.at.line;
+      e.t = l.at.t;
+      e.text = fmt::format("rank {} loaded {} before step {}", log.rank, l.path, l.global_step);
+      out.push_back({"resumed_earlier_checkpoint",
+                     {{"path", l.path}, {"writer", it->second}, {"rank", std::to_string(log.rank)}},
+                     {std::move(e)},
+                     log.rank});
+      return;
+    }
+  }
+}
+
+// The initial parameters differ from the baseline's, and the probe saw no torch.manual_seed
+// before the model was built: every run starts from other parameters.
+void unseeded_model(const MetricInput& in, std::vector<Finding>& out) {
+  if (in.baseline == nullptr || in.baseline->param_digest.empty()) return;
+  for (const logs::RankLog& log : in.logs) {
+    for (const logs::ModelRecord& m : log.models) {
+      if (m.seed_note.empty() || m.param_digest.empty() ||
+          m.param_digest == in.baseline->param_digest) {
+        continue;
+      }
+      Evidence e;
+      e.rank = log.rank;
+      e.file = log.label();
+      e.line = m.at.line;
+      e.t = m.at.t;
+      e.text =
+          fmt::format("ev=model param_digest={} seed_note=\"{}\"", m.param_digest, m.seed_note);
+      out.push_back({"model_unseeded",
+                     {{"digest", m.param_digest}, {"baseline_digest", in.baseline->param_digest}},
+                     {std::move(e)},
+                     log.rank});
+      return;
+    }
+  }
+}
+
+// The data-parallel invariants (baseline/replica_sync.h, the checks' own judgement): replicas
+// whose parameters drift apart, replicas that read the same micro-batch.
+void replica_invariants(const MetricInput& in, std::vector<Finding>& out) {
+  std::map<int, std::vector<const logs::RankLog*>> by_stage;
+  for (const logs::RankLog& log : in.logs) {
+    if (!log.pg_ready.empty() || !log.probe_ran) {
+      by_stage[log.layouts.empty() ? 0 : log.layouts.front().stage].push_back(&log);
+    }
+  }
+  auto evidence = [&](const baseline::RankDigest& d, std::int64_t step, const char* what) {
+    Evidence e;
+    e.rank = d.rank;
+    e.line = d.at.line;
+    e.t = d.at.t;
+    e.text = fmt::format("rank {} step {}: {} {:016x}", d.rank, step, what, d.digest);
+    return e;
+  };
+  for (const auto& [stage, replicas] : by_stage) {
+    if (replicas.size() < 2) continue;
+    // Before any step: the replicas' first `model` digests (taken where the optimizer is made,
+    // after a DDP wrap has broadcast rank 0's parameters) already differ.
+    const logs::RankLog* first = nullptr;
+    for (const logs::RankLog* log : replicas) {
+      if (log->models.empty() || log->models.front().param_digest.empty()) continue;
+      if (first == nullptr) {
+        first = log;
+        continue;
+      }
+      const logs::ModelRecord& a = first->models.front();
+      const logs::ModelRecord& b = log->models.front();
+      if (a.param_digest == b.param_digest) continue;
+      auto model_evidence = [](const logs::RankLog& l, const logs::ModelRecord& m) {
+        Evidence e;
+        e.rank = l.rank;
+        e.file = l.label();
+        e.line = m.at.line;
+        e.t = m.at.t;
+        e.text = fmt::format("ev=model param_digest={}", m.param_digest);
+        return e;
+      };
+      out.push_back({"replicas_start_apart",
+                     {{"rank_a", std::to_string(first->rank)},
+                      {"digest_a", a.param_digest},
+                      {"rank_b", std::to_string(log->rank)},
+                      {"digest_b", b.param_digest}},
+                     {model_evidence(*first, a), model_evidence(*log, b)},
+                     log->rank});
+      break;
+    }
+    if (const auto p = baseline::scan_params_in_sync(replicas).first) {
+      out.push_back(
+          {"replicas_diverged",
+           {{"step", std::to_string(p->step)},
+            {"rank_a", std::to_string(p->a.rank)},
+            {"rank_b", std::to_string(p->b.rank)}},
+           {evidence(p->a, p->step, "param_digest"), evidence(p->b, p->step, "param_digest")},
+           p->b.rank});
+    }
+    if (const auto p = baseline::scan_duplicate_inputs(replicas).first) {
+      out.push_back(
+          {"duplicate_samples",
+           {{"step", std::to_string(p->step)},
+            {"rank_a", std::to_string(p->a.rank)},
+            {"rank_b", std::to_string(p->b.rank)}},
+           {evidence(p->a, p->step, "input_digest"), evidence(p->b, p->step, "input_digest")},
+           p->b.rank});
+    }
+  }
 }
 
 void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
@@ -155,6 +287,9 @@ void first_exit(const MetricInput& in, std::vector<Finding>& out) {
 void launch_rules(const MetricInput& in, std::vector<Finding>& out) {
   process_group(in, out);
   not_distributed(in, out);
+  resumed_checkpoint(in, out);
+  unseeded_model(in, out);
+  replica_invariants(in, out);
   launch_facts(in, out);
   first_exit(in, out);
 }

@@ -159,7 +159,9 @@ void samples_per_step(const MetricInput& in, std::vector<Finding>& out) {
   const std::int64_t micro = batch != nullptr ? batch->micro_batch_size : 0;
   const std::int64_t accum = batch != nullptr ? batch->grad_accum : 0;
   const std::int64_t dp = batch != nullptr ? batch->dp : 0;
-  const std::string setting = baseline::samples_per_step_fix(expected, micro, accum, dp);
+  const std::string setting = !in.configured.samples_per_step_fix.empty()
+                                  ? in.configured.samples_per_step_fix
+                                  : baseline::samples_per_step_fix(expected, micro, accum, dp);
   out.push_back({"samples_per_step_mismatch",
                  {{"found", std::to_string(found)},
                   {"expected", std::to_string(expected)},
@@ -287,6 +289,44 @@ void grad_norm_while_loss_matches(const MetricInput& in,
   const auto* s = first_outside(steps, base, baseline::Metric::kGradNorm, in.limits.grad_norm);
   if (s == nullptr) return;
   const auto step = static_cast<std::size_t>(s->record->global_step);
+  if (in.configured.pp == 1) {
+    // Data parallel alone: no pipeline cause. The norm the program measured before clipping
+    // (clip_grad_norm_'s) over the baseline's, step by step: larger at nearly every step, by
+    // about the world size, is a sum where a mean belongs.
+    std::vector<double> ratios;
+    for (const auto& x : steps) {
+      const auto at = static_cast<std::size_t>(x.record->global_step);
+      const auto norm =
+          x.record->grad_norm_preclip ? x.record->grad_norm_preclip : x.record->grad_norm;
+      if (!norm || at >= base.size() || !base[at] || *base[at] <= 0) continue;
+      ratios.push_back(*norm / *base[at]);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const double median = ratios.empty() ? 0 : ratios[ratios.size() / 2];
+    const auto above =
+        std::count_if(ratios.begin(), ratios.end(), [](double r) { return r > 1.2; });
+    if (in.configured.dp > 1 && median >= 1.3 &&
+        static_cast<double>(above) >= 0.8 * static_cast<double>(ratios.size())) {
+      out.push_back(
+          {"grad_norm_scaled_up_dp",
+           {{"ratio", fmt::format("{:.2f}", median)},
+            {"dp", std::to_string(in.configured.dp)},
+            {"steps", std::to_string(ratios.size())},
+            {"preclip", steps.front().record->grad_norm_preclip
+                            ? std::string("before clipping, as clip_grad_norm_ measured it")
+                            : std::string("as logged")}},
+           {step_evidence(*s)},
+           s->record->at.rank});
+      return;
+    }
+    out.push_back({"grad_norm_diverges_dp",
+                   {{"step", std::to_string(step)},
+                    {"grad_norm", number(*s->record->grad_norm)},
+                    {"baseline_grad_norm", number(*base[step])}},
+                   {step_evidence(*s)},
+                   s->record->at.rank});
+    return;
+  }
   out.push_back({"grad_norm_diverges_while_loss_matches",
                  {{"step", std::to_string(step)},
                   {"grad_norm", number(*s->record->grad_norm)},
@@ -427,6 +467,13 @@ const std::vector<MetricRuleSpec>& specs() {
       {"env_mismatch", {"name", "values"}},
       {"process_group_not_formed", {"missing", "world_size"}},
       {"program_not_distributed", {"ranks"}},
+      {"resumed_earlier_checkpoint", {"path", "writer", "rank"}},
+      {"model_unseeded", {"digest", "baseline_digest"}},
+      {"replicas_diverged", {"step", "rank_a", "rank_b"}},
+      {"grad_norm_scaled_up_dp", {"ratio", "dp", "steps", "preclip"}},
+      {"grad_norm_diverges_dp", {"step", "grad_norm", "baseline_grad_norm"}},
+      {"replicas_start_apart", {"rank_a", "digest_a", "rank_b", "digest_b"}},
+      {"duplicate_samples", {"step", "rank_a", "rank_b"}},
       {"port_held_by_process", {"port", "pid", "command"}},
       {"rank_exited_first", {"rank", "how", "detail"}},
   };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -80,6 +81,11 @@ struct MetricLimits {
 /// (a warmup logs a fraction of the configured lr at step 0). Empty: not known (logs alone).
 struct ConfiguredValues {
   std::optional<double> lr;  ///< train.lr
+  /// What to change when samples/step differs from the baseline, as the gate's checks word it
+  /// from the program model (gates::samples_per_step_fix); empty: the arithmetic's own fix.
+  std::string samples_per_step_fix{};
+  int dp = 0;  ///< the gate's data-parallel size (0: not known)
+  int pp = 0;  ///< its pipeline stages (0: not known); pipeline wording only when > 1
 };
 
 /// The last stderr lines of a rank that exited non-zero by itself (launcher prefixes
@@ -107,6 +113,8 @@ struct MetricInput {
   const RegressionFacts* regression = nullptr;
   ConfiguredValues configured;
   MetricLimits limits;
+  /// Checkpoints earlier gate attempts wrote: path -> who (gates::GateEvidence).
+  const std::map<std::string, std::string>* earlier_checkpoints{};
 };
 
 /// A metric rule the code implements and the values its catalog texts may use.

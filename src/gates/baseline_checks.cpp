@@ -8,6 +8,7 @@
 
 #include "baseline/comparison.h"
 #include "gates/observability.h"
+#include "gates/replica_checks.h"
 #include "gates/series_rules.h"
 
 namespace bigmac::gates {
@@ -57,9 +58,21 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
     return fail(name, "no baseline to compare against (record one with the single gate)");
   const baseline::Baseline observed =
       baseline::summarize_records(ctx.evidence.all_records(), "observed", {});
-  const baseline::Tolerance tol = metric_tolerance(ctx.params, metric);
-  const baseline::MetricComparison c =
-      baseline::compare_metric(*ctx.baseline, observed, metric, tol);
+  baseline::Tolerance tol = metric_tolerance(ctx.params, metric);
+  baseline::MetricComparison c = baseline::compare_metric(*ctx.baseline, observed, metric, tol);
+  // "auto": step by step, unless the evidence proves the samples differ by the layout alone
+  // (invariants held, step 0 already apart); then as a band, said so. Never a band when the
+  // replicas disagree or read the same samples: those fail their own checks.
+  std::string policy_note;
+  if (ctx.params.text(prefix + "_policy", "") == "auto" && !c.within && c.first_divergent_step &&
+      !ctx.baseline->steps.empty() &&
+      *c.first_divergent_step == ctx.baseline->steps.front().global_step) {
+    if (const auto why = layout_dependent_order(ctx)) {
+      tol.policy = baseline::Policy::kBand;
+      c = baseline::compare_metric(*ctx.baseline, observed, metric, tol);
+      policy_note = "; compared as a band (policy auto): " + *why;
+    }
+  }
   if (c.compared == 0) {
     auto has = [&](const baseline::Baseline& b) {
       return std::any_of(b.steps.begin(), b.steps.end(), [&](const baseline::BaselineStep& s) {
@@ -106,7 +119,7 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
     CheckResult r = fail(name,
                          (c.band ? band_divergence_message(c, prefix, ctx.baseline->steps.size())
                                  : divergence_message(c, prefix, ctx.baseline->steps.size())) +
-                             fingerprint_note,
+                             fingerprint_note + policy_note,
                          {step_evidence(ctx, step,
                                         fmt::format("step {} {}={:.6g} (baseline {:.6g})", step,
                                                     prefix, c.observed_value, c.baseline_value))});
@@ -125,9 +138,9 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
   }
   if (c.band && !c.exact) {
     return pass(name, fmt::format("{}'s moving average stays within the baseline's band at all {} "
-                                  "steps ({}; largest single-step rel diff {:.3g} at step {})",
+                                  "steps ({}; largest single-step rel diff {:.3g} at step {}){}",
                                   prefix, c.compared, c.tolerance.describe(), c.max_rel_diff,
-                                  c.max_rel_diff_step));
+                                  c.max_rel_diff_step, policy_note));
   }
   std::string how = c.exact
                         ? "exactly" + fingerprint_note

@@ -5,6 +5,7 @@
 #include "gates/baseline_checks.h"
 #include "gates/pipeline_checks.h"
 #include "gates/process_checks.h"
+#include "gates/replica_checks.h"
 #include "gates/settings_checks.h"
 #include "gates/shape_checks.h"
 #include "gates/step_checks.h"
@@ -36,6 +37,9 @@ constexpr RegisteredCheck kChecks[] = {
     {"single_checkpoint_writer", check_single_checkpoint_writer},
     {"no_idle_stage", check_no_idle_stage},
     {"settings_applied", check_settings_applied},
+    {"fresh_start", check_fresh_start},
+    {"replicas_in_sync", check_replicas_in_sync},
+    {"no_duplicate_samples", check_no_duplicate_samples},
 };
 
 }  // namespace

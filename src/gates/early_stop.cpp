@@ -1,6 +1,7 @@
 #include "gates/early_stop.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -77,6 +78,15 @@ GateVerdict judge_stopped_early(GateVerdict v, const CertainFailure& live,
       }
     }
     v.results = std::move(kept);
+    // A field no record has shown yet may only not have been logged yet (the loss of a rank
+    // stopped before its first step): not a finding about the trainer.
+    for (const UnobservableFinding& u : v.unobservable) {
+      v.not_run.push_back(
+          fmt::format("{}: not judged, the gate stopped early (on the records so "
+                      "far: {})",
+                      fmt::join(u.checks, ", "), u.text()));
+    }
+    v.unobservable.clear();
   }
   const CheckResult* f = v.first_failure();
   v.route_back = f ? f->route_back : std::string();

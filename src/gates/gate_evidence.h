@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct RankEvidence : logs::RankLog {
 /// The input of a gate evaluation: one entry per rank, in rank order.
 struct GateEvidence {
   std::vector<RankEvidence> ranks;
+  /// Checkpoints earlier gate attempts of this run wrote (their `ckpt` paths), with who wrote
+  /// them ("gate single, attempt 1, step 15"): a gate that loads one did not start fresh.
+  std::map<std::string, std::string> earlier_checkpoints;
   /// All records of one rank's log and its exit.
   void add_rank(int rank, const std::vector<logs::Record>& records, RankEnding exit);
   /// One rank as it was read (live by the launcher, or by logs::load_logs) and its exit; an

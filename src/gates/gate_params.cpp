@@ -117,9 +117,10 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
   };
   switch (rule.kind) {
     case Kind::kPolicy:
-      if (!v.is_string() || !baseline::parse_policy(v.get<std::string>())) {
+      if (!v.is_string() ||
+          (v.get<std::string>() != "auto" && !baseline::parse_policy(v.get<std::string>()))) {
         return problem(fmt::format("unknown comparison policy {}", v.dump()),
-                       "use \"exact\", \"relative\", \"magnitude\" or \"band\" "
+                       "use \"auto\", \"exact\", \"relative\", \"magnitude\" or \"band\" "
                        "(docs/comparison-policies.md)");
       }
       return std::nullopt;
@@ -134,9 +135,9 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
     case Kind::kWindow: {
       const auto n = json_integer(v);
       if (!n || *n < 3 || *n % 2 == 0 || *n > 1001) {
-        return problem(fmt::format("expected an odd whole number of steps from 3 to 1001, found {}",
-                                   v.dump()),
-                       "the moving average is centred on each step: 3, 5, 7 …");
+        return problem(
+            fmt::format("expected an odd whole number of steps from 3 to 1001, found {}", v.dump()),
+            "the moving average is centred on each step: 3, 5, 7 …");
       }
       return std::nullopt;
     }
@@ -164,8 +165,8 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
       return std::nullopt;
     case Kind::kCheckNames:
       if (!v.is_array()) {
-        return problem(fmt::format("expected an array of check names, found {}",
-                                   json_type_name(v)));
+        return problem(
+            fmt::format("expected an array of check names, found {}", json_type_name(v)));
       }
       for (const auto& item : v) {
         if (!item.is_string()) {

@@ -53,6 +53,18 @@ constexpr std::array kAdvice = {
     FieldAdvice{"done",
                 "log `{\"ev\":\"done\",\"steps\":N}` as the last line of a clean exit, or set "
                 "[trainer] probe = true"},
+    FieldAdvice{"param_digest_after_step",
+                "log each rank's parameter digest after a few steps: `\"param_digest\":\"...\"` "
+                "in the `step` events of steps 0, 1, 2, 4, ..., or set [trainer] probe = true "
+                "(the probe digests them)"},
+    FieldAdvice{"input_digest",
+                "log a digest of each step's first micro-batch on every rank: `\"input_digest\":"
+                "\"...\"` in the `step` event, or set [trainer] probe = true (the probe digests "
+                "it)"},
+    FieldAdvice{
+        "load",
+        "log every checkpoint it resumes: `{\"ev\":\"load\",\"path\":P,\"global_step\":N}`, "
+        "or set [trainer] probe = true (the probe wraps torch.load)"},
     FieldAdvice{"digest",
                 "log the final parameters' digest: `{\"ev\":\"digest\",\"param_digest\":\"...\"}` "
                 "before `done`"},

@@ -108,11 +108,23 @@ CheckResult check_process_group_formed(const CheckContext& ctx) {
   // group at all. Each trained alone: the program is not distributed yet.
   const bool probe_everywhere = std::all_of(ctx.evidence.ranks.begin(), ctx.evidence.ranks.end(),
                                             [](const RankEvidence& r) { return r.probe_ran; });
+  // A rank trained when the probe counted a step of it (its step series may be another
+  // rank's, or not read yet: its digests are its own).
+  const auto trained_alone = [](const RankEvidence& r) {
+    return !r.steps.empty() || !r.step_digests.empty();
+  };
+  // Every planned rank must have trained so: a rank still starting may yet form the group.
   if (missing.size() == ctx.evidence.ranks.size() && ctx.plan.nproc > 1 && probe_everywhere &&
-      logged_steps(ctx.evidence)) {
+      static_cast<int>(ctx.evidence.ranks.size()) == ctx.plan.nproc &&
+      std::all_of(ctx.evidence.ranks.begin(), ctx.evidence.ranks.end(), trained_alone)) {
     std::vector<CheckEvidence> trained;
     for (const RankEvidence& r : ctx.evidence.ranks) {
-      if (!r.steps.empty()) {
+      if (!r.step_digests.empty()) {
+        trained.push_back(
+            CheckEvidence{r.rank, r.step_digests.front().at.line,
+                          fmt::format("rank {} trained alone: step {} without a process group",
+                                      r.rank, r.step_digests.front().step)});
+      } else if (!r.steps.empty()) {
         trained.push_back(evidence_of(
             r.steps.front(), fmt::format("rank {} trained alone: step {} without a process group",
                                          r.rank, r.steps.front().global_step)));
@@ -125,7 +137,9 @@ CheckResult check_process_group_formed(const CheckContext& ctx) {
                     ctx.plan.nproc),
         std::move(trained));
     r.route_back = "dp";
-    return r;
+    // The probe writes pg_ready as init_process_group returns, before any step it counts: a
+    // step without it is final.
+    return certain(std::move(r), -1);
   }
   // A trainer that never says its group formed, yet every rank stepped and ended well.
   if (missing.size() == ctx.evidence.ranks.size() && all_clean && logged_steps(ctx.evidence)) {
@@ -208,6 +222,34 @@ CheckResult check_no_idle_stage(const CheckContext& ctx) {
     }
   }
   return pass(name, fmt::format("no rank idle longer than {:.2f} s (limit {:g} s)", worst, limit));
+}
+
+CheckResult check_fresh_start(const CheckContext& ctx) {
+  const char* name = "fresh_start";
+  if (ctx.evidence.ranks.empty()) return fail(name, "no rank logs: nothing to check");
+  bool seen = false;  // the probe sees every torch.load; without it nothing says what was read
+  std::size_t loads = 0;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    seen = seen || r.probe_ran;
+    for (const logs::LoadRecord& l : r.loads) {
+      ++loads;
+      auto it = ctx.evidence.earlier_checkpoints.find(l.path);
+      if (it == ctx.evidence.earlier_checkpoints.end()) continue;
+      CheckResult result = fail(
+          name,
+          fmt::format("rank {} resumed {}, which {} wrote: the gate did not start fresh, so it "
+                      "continues that run instead of repeating the baseline's steps",
+                      r.rank, l.path, it->second),
+          {evidence_of(l, fmt::format("load {} before step {}", l.path, l.global_step))});
+      return certain(std::move(result), l.global_step > 0 ? l.global_step : -1);
+    }
+  }
+  if (!seen) {
+    return unobservable(name, "without the probe no rank says which files it loaded", {"load"});
+  }
+  return pass(name, loads == 0 ? std::string("no rank loaded a checkpoint")
+                               : fmt::format("{} file{} loaded, none written by an earlier gate",
+                                             loads, loads == 1 ? "" : "s"));
 }
 
 }  // namespace bigmac::gates

@@ -14,4 +14,9 @@ CheckResult check_single_checkpoint_writer(const CheckContext& ctx);
 /// No rank went longer than `idle_limit_s` between two signs of work (heartbeat, mb, step).
 CheckResult check_no_idle_stage(const CheckContext& ctx);
 
+/// No rank resumed a checkpoint an earlier gate of the run wrote (the probe's `load` events
+/// against the earlier attempts' `ckpt` paths): every gate starts fresh, or it compares a
+/// continuation with the baseline's first steps.
+CheckResult check_fresh_start(const CheckContext& ctx);
+
 }  // namespace bigmac::gates

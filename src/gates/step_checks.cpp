@@ -197,16 +197,23 @@ CheckResult check_step_sequence(const CheckContext& ctx) {
                                 steps->back().global_step, every, logged, source));
 }
 
-namespace {
-
 // Why a rank ran another micro-batch or accumulation than the gate handed it, when the program
 // model (trainer.batch_scope, accum_scope) or the command explains it: a fix that names a value
 // the program never receives would be followed in vain.
-std::string program_model_hint(const CheckContext& ctx, const logs::BatchRecord& b) {
-  const config::Config& c = ctx.plan.config;
+std::string program_model_hint(const config::Config& c, const logs::BatchRecord& b) {
   const std::int64_t dp = c.derived.dp;
   const std::int64_t micro = c.train.micro_batch_size;
   const std::int64_t accum = c.train.gradient_accumulation_steps;
+  if (!launch::trainer_receives(c, "micro_batch_size") &&
+      !launch::trainer_receives(c, "grad_accum") && dp > 1) {
+    return fmt::format(
+        "the program takes neither its batch size nor its accumulation from the gates (no "
+        "{{micro_batch_size}} or {{grad_accum}} in trainer.command), so each of the {} ranks "
+        "runs the single process's whole step; the one change that keeps samples/step: give the "
+        "program a flag for its per-process batch size and put {{micro_batch_size}} in "
+        "trainer.command (`adopt` finds it)",
+        dp);
+  }
   if (b.micro_batch_size > 0 && b.micro_batch_size != micro) {
     if (!launch::trainer_receives(c, "micro_batch_size")) {
       return fmt::format(
@@ -239,7 +246,14 @@ std::string program_model_hint(const CheckContext& ctx, const logs::BatchRecord&
   return {};
 }
 
-}  // namespace
+std::string samples_per_step_fix(const config::Config& c, const logs::BatchRecord& b,
+                                 std::int64_t want) {
+  std::string fix = program_model_hint(c, b);
+  if (fix.empty()) {
+    fix = baseline::samples_per_step_fix(want, b.micro_batch_size, b.grad_accum, b.dp);
+  }
+  return fix;
+}
 
 CheckResult check_samples_per_step(const CheckContext& ctx) {
   const char* name = "samples_per_step";
@@ -266,10 +280,7 @@ CheckResult check_samples_per_step(const CheckContext& ctx) {
                        -1);
       }
       if (product != want) {
-        std::string fix = program_model_hint(ctx, b);
-        if (fix.empty()) {
-          fix = baseline::samples_per_step_fix(want, b.micro_batch_size, b.grad_accum, b.dp);
-        }
+        const std::string fix = samples_per_step_fix(ctx.plan.config, b, want);
         return certain(
             fail(name,
                  fmt::format("rank {} runs {} samples/step ({} × {} × {}) but {} has {}: {}",

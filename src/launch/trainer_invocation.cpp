@@ -36,6 +36,9 @@ std::map<std::string, std::string> gate_placeholders(const config::Config& c,
       {"split_points", fmt::format("{}", fmt::join(c.model.split_points, ","))},
       {"trace_shapes", c.trace.shapes ? "true" : "false"},
       {"run_dir", run_dir.string()},
+      // The gate attempt's own folder: a checkpoint or output path under it is fresh for
+      // every gate, so no gate resumes what an earlier one wrote.
+      {"attempt_dir", gate_file.parent_path().string()},
   };
 }
 

@@ -13,7 +13,8 @@ namespace bigmac::launch {
 /// The values an external trainer's argv template and environment receive for one gate:
 /// `{gate}`, `{gate_config}`, `{pp}`, `{tp}`, `{dp}`, `{micro_batch_size}`, `{grad_accum}`,
 /// `{micro_batches}`, `{schedule}`, `{seq_length}`, `{seed}`, `{max_steps}`, `{lr}`,
-/// `{num_layers}`, `{split_points}`, `{trace_shapes}`, `{run_dir}`. `{log_file}`, `{rank}`,
+/// `{num_layers}`, `{split_points}`, `{trace_shapes}`, `{run_dir}`, `{attempt_dir}` (the gate
+/// attempt's folder). `{log_file}`, `{rank}`,
 /// `{local_rank}` and `{world_size}` are the launcher's, filled per rank.
 std::map<std::string, std::string> gate_placeholders(const config::Config& gate_config,
                                                      const std::string& gate,

@@ -62,7 +62,9 @@
   X(kLossCount, "loss_count")                    \
   X(kBound, "bound")                             \
   X(kBounded, "bounded")                         \
-  X(kSeedNote, "seed_note")
+  X(kSeedNote, "seed_note")                      \
+  X(kInputDigest, "input_digest")                \
+  X(kGradNormPreclip, "grad_norm_preclip")
 
 // X(enumerator, spelling) for every event (`ev`) of the contract.
 #define BIGMAC_CONTRACT_EVENTS(X) \

@@ -20,6 +20,30 @@ T& start(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   return record;
 }
 
+// A digest as 64 bits: the first 16 hex digits as they are, other text hashed (FNV-1a), so
+// that equal digests compare equal whoever wrote them.
+void read_digest(FieldBag& bag, FieldKey key, std::optional<std::uint64_t>& out) {
+  if (!bag.has(key)) return;
+  std::string text;
+  bag.read(key, text);
+  if (text.empty()) return;
+  std::uint64_t value = 0;
+  bool hex = text.size() <= 16;
+  for (char c : text) {
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) {
+      hex = false;
+      break;
+    }
+    value = value * 16 + static_cast<std::uint64_t>(d);
+  }
+  if (!hex) {
+    value = 1469598103934665603ULL;
+    for (unsigned char c : text) value = (value ^ c) * 1099511628211ULL;
+  }
+  out = value;
+}
+
 void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<RunRecord>(bag, base, out);
   bag.read(FieldKey::kWorldSize, r.world_size);
@@ -80,9 +104,12 @@ void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   bag.read(FieldKey::kGlobalStep, r.global_step);
   bag.read(FieldKey::kLoss, r.loss);
   bag.read(FieldKey::kGradNorm, r.grad_norm);
+  bag.read(FieldKey::kGradNormPreclip, r.grad_norm_preclip);
   bag.read(FieldKey::kLr, r.lr);
   bag.read(FieldKey::kSamplesPerStep, r.samples_per_step);
   bag.read(FieldKey::kStepMs, r.step_ms);
+  read_digest(bag, FieldKey::kInputDigest, r.input_digest);
+  read_digest(bag, FieldKey::kParamDigest, r.param_digest);
   // The probe's count of backward() calls in the step (docs/probe.md): its evidence of the
   // accumulation the trainer really ran.
   std::optional<std::int64_t> loss_count;

@@ -101,6 +101,19 @@ bool derive_batch(RankLog& probe, int model_parallel) {
   const std::int64_t dp = world / model_parallel;
   BatchRecord& batch = probe.batches.back();
   const std::int64_t micro = batch.input_shape.front();
+  // backward() calls that change from step to step (a GAN's second optimizer, a loss computed
+  // for a side task now and then) count no accumulation: nothing is derived from them, nor
+  // from one step alone (a GAN's first step has one backward() fewer than the next).
+  std::optional<std::int64_t> same;
+  int counted = 0;
+  for (const StepRecord& step : probe.steps) {
+    const auto count = loss_count(step);
+    if (!count || *count <= 0) continue;
+    if (same && *same != *count) return false;
+    same = count;
+    ++counted;
+  }
+  if (counted < 2) return false;
   bool derived = false;
   for (StepRecord& step : probe.steps) {
     const auto count = loss_count(step);
@@ -128,6 +141,13 @@ std::string FieldSource::describe() const {
 RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   FieldSources sources;
   out.probe_ran = out.probe_ran || !probe.runs.empty();
+  // Every rank's own digests, before its steps are merged under the trainer's or dropped for
+  // another rank's.
+  for (const StepRecord& s : probe.steps) {
+    if (s.input_digest || s.param_digest) {
+      out.step_digests.push_back({s.global_step, s.input_digest, s.param_digest, s.at});
+    }
+  }
   const bool derived = derive_batch(probe, how.model_parallel);
   const bool trainer_steps = how.steps_logged_elsewhere || !out.steps.empty();
   if (out.steps.empty() && how.steps_logged_elsewhere) probe.steps.clear();

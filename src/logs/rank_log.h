@@ -37,7 +37,16 @@ struct RankLog {
   std::vector<DigestRecord> digests;
   std::vector<DoneRecord> dones;
   std::vector<EvalRecord> evals;
-  std::vector<LoadRecord> loads;         ///< files torch.load read (the probe's)
+  std::vector<LoadRecord> loads;  ///< files torch.load read (the probe's)
+  /// This rank's own digests by step (the probe's step events), whoever owns the run's step
+  /// series: what replicas_in_sync and no_duplicate_samples compare across ranks.
+  struct StepDigests {
+    std::int64_t step = 0;
+    std::optional<std::uint64_t> input;  ///< the step's first micro-batch
+    std::optional<std::uint64_t> param;  ///< the parameters after the update
+    RecordOrigin at;
+  };
+  std::vector<StepDigests> step_digests;
   std::vector<SettingsRecord> settings;  ///< `[cfg]` lines
   ContextWindow context;
   std::int64_t records = 0;  ///< typed records added

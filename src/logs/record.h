@@ -88,9 +88,15 @@ struct StepRecord {
   std::int64_t global_step = 0;
   std::optional<double> loss;
   std::optional<double> grad_norm;
+  /// The norm clip_grad_norm_ measured before it clipped (the probe's; docs/probe.md).
+  std::optional<double> grad_norm_preclip{};
   std::optional<double> lr;
   std::optional<std::int64_t> samples_per_step;
   std::optional<double> step_ms;
+  /// The probe's digests of this rank (docs/probe.md): the step's first micro-batch, and the
+  /// parameters after the update (steps 0, 1, 2, 4, 8, ...). 64 bits of the logged hex digest.
+  std::optional<std::uint64_t> input_digest{};
+  std::optional<std::uint64_t> param_digest{};
   /// Other numbers the format prints (Megatron `loss scale`, torchtitan `tps`, ...), by the
   /// name the format uses, in line order.
   std::vector<std::pair<std::string, double>> extra;

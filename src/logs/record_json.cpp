@@ -1,5 +1,7 @@
 #include "logs/record_json.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -89,9 +91,12 @@ struct Writer {
     put(FieldKey::kGlobalStep, r.global_step);
     put(FieldKey::kLoss, r.loss);
     put(FieldKey::kGradNorm, r.grad_norm);
+    put(FieldKey::kGradNormPreclip, r.grad_norm_preclip);
     put(FieldKey::kLr, r.lr);
     put(FieldKey::kSamplesPerStep, r.samples_per_step);
     put(FieldKey::kStepMs, r.step_ms);
+    if (r.input_digest) put(FieldKey::kInputDigest, fmt::format("{:016x}", *r.input_digest));
+    if (r.param_digest) put(FieldKey::kParamDigest, fmt::format("{:016x}", *r.param_digest));
     if (r.extra.empty()) return;
     Json& extra = doc["extra"];
     for (const auto& [name, value] : r.extra) extra[name] = number(value);

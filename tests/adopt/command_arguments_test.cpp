@@ -11,7 +11,7 @@ using ::testing::ElementsAre;
 std::vector<std::string> templated(const std::vector<std::string>& argv) {
   return substitute(
       argv, recognise_arguments(argv),
-      [](ArgumentRole role) -> std::optional<std::string> { return placeholder(role); });
+      [](const RecognisedArgument& a) -> std::optional<std::string> { return placeholder_of(a); });
 }
 
 TEST(CommandArguments, TurnsTheUsualSpellingsIntoPlaceholders) {
@@ -32,6 +32,15 @@ TEST(CommandArguments, TurnsTheUsualSpellingsIntoPlaceholders) {
                   "--gradient-accumulation-steps", "{grad_accum}", "--learning-rate", "{lr}"));
 }
 
+// A checkpoint or output path goes into each gate's own attempt folder, under its own name.
+TEST(CommandArguments, CheckpointPathsGoIntoEachGatesAttemptFolder) {
+  EXPECT_THAT(
+      templated({"python3", "main.py", "--checkpoint-file", "./ckpt/checkpoint.pth.tar",
+                 "--exp-dir", "exp/", "--outf", "."}),
+      ElementsAre("python3", "main.py", "--checkpoint-file", "{attempt_dir}/checkpoint.pth.tar",
+                  "--exp-dir", "{attempt_dir}/exp", "--outf", "{attempt_dir}"));
+}
+
 // Config-tree flags (torchtitan, Lightning CLI, hydra-style argparse): the last part names it.
 TEST(CommandArguments, DottedFlagsAreRecognisedByTheirLastPart) {
   EXPECT_THAT(templated({"python3", "train.py", "--trainer.batch_size=8", "--trainer.max_iters=20",
@@ -39,6 +48,10 @@ TEST(CommandArguments, DottedFlagsAreRecognisedByTheirLastPart) {
               ElementsAre("python3", "train.py", "--trainer.batch_size={micro_batch_size}",
                           "--trainer.max_iters={max_steps}", "--optim.lr", "{lr}",
                           "--training.seq_len", "{seq_length}"));
+  // camelCase (pytorch/examples' dcgan): --batchSize, --manualSeed.
+  EXPECT_THAT(templated({"python3", "main.py", "--batchSize", "8", "--manualSeed", "1"}),
+              ElementsAre("python3", "main.py", "--batchSize", "{micro_batch_size}", "--manualSeed",
+                          "{seed}"));
 }
 
 TEST(CommandArguments, LeavesValuesOfTheWrongTypeAndOtherFlagsAsWritten) {

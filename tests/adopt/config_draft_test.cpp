@@ -34,9 +34,9 @@ TEST(ConfigDraft, TheWrittenTextLoadsWithWhatWasDrafted) {
   DraftInputs in;
   in.original = {"/usr/bin/python3", "t.py", "--seed", "7", "--max_iters", "30", "--lr", "1e-3"};
   in.arguments = recognise_arguments(in.original);
-  in.command =
-      substitute(in.original, in.arguments,
-                 [](ArgumentRole r) -> std::optional<std::string> { return placeholder(r); });
+  in.command = substitute(
+      in.original, in.arguments,
+      [](const RecognisedArgument& a) -> std::optional<std::string> { return placeholder_of(a); });
   in.log_format = "regex";
   in.log_format_comment = "proposed";
   FieldProposal fields;

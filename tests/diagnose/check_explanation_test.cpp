@@ -83,7 +83,10 @@ TEST(CheckExplanation, EveryClassOfTheCatalogExplainsSomeCheck) {
                           "labels_last_stage_only",
                           "no_middle_stage_loss",
                           "single_checkpoint_writer",
-                          "no_idle_stage"};
+                          "no_idle_stage",
+                          "fresh_start",
+                          "replicas_in_sync",
+                          "no_duplicate_samples"};
   std::vector<std::string> classes;
   for (const Signature& s : catalog->signatures) classes.push_back(s.text.klass);
   for (const RuleText& r : catalog->rules) classes.push_back(r.text.klass);

@@ -308,6 +308,33 @@ TEST(MetricRules, GradNormDivergingWhileTheLossMatchesPointsAtGradientSync) {
   EXPECT_TRUE(run({{"r.log", {step(1, 0, 4.0, 2.92, 1e-3)}}}, &b).empty());
 }
 
+TEST(MetricRules, DataParallelGradNormIsWordedWithoutPipelinesAndASumIsNamed) {
+  BaselineValues b = baseline_losses();
+  b.grad_norm = std::vector<std::optional<double>>(6, 0.5);
+  ConfiguredValues dp_only;
+  dp_only.dp = 2;
+  dp_only.pp = 1;
+  // Clipped to 1.0, measured 1.0 before clipping too at step 0 only: no pattern of a sum.
+  auto odd = run({{"r.log", {step(0, 0, 4.0, 0.6)}}}, &b, nullptr, dp_only);
+  const Diagnosis* d = find(odd, "grad_norm_diverges_dp");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(find(odd, "grad_norm_diverges_while_loss_matches"), nullptr);
+  EXPECT_EQ(d->cause.find("pipeline"), std::string::npos) << d->cause;
+  // Twice the baseline's before clipping at every step, with 2 replicas: summed, not averaged.
+  std::vector<logs::Record> summed;
+  for (int i = 0; i < 6; ++i) {
+    logs::StepRecord s = step(0, i, *b.loss[static_cast<std::size_t>(i)], 1.0);
+    s.grad_norm_preclip = 1.0 + 0.01 * i;
+    summed.push_back(s);
+  }
+  auto all = run({{"r.log", summed}}, &b, nullptr, dp_only);
+  const Diagnosis* sum = find(all, "grad_norm_scaled_up_dp");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_THAT(sum->symptom, HasSubstr("is 2.06× the baseline's over 6 steps"));
+  EXPECT_THAT(sum->symptom, HasSubstr("before clipping"));
+  EXPECT_THAT(sum->fix, HasSubstr("divide the all_reduce's sum"));
+}
+
 TEST(MetricRules, LossDivergingWithSameLrIsNamedWithoutBlamingLr) {
   BaselineValues b = baseline_losses();
   std::vector<logs::Record> records;
@@ -489,8 +516,8 @@ namespace {
 // Issue 14 item 6: a loss curve with 20% step-to-step noise around 2·e^(-i/6) + 0.5, as a
 // trainer with a per-rank seed logs it under two layouts (`shift` draws other noise).
 double noisy_loss(int i, int shift) {
-  const double noise[] = {0.13, -0.21, 0.05, 0.27, -0.08, -0.19, 0.22, 0.02, -0.25, 0.11,
-                          0.18, -0.04, -0.16, 0.24, -0.12, 0.07, -0.22, 0.15, 0.01, -0.09};
+  const double noise[] = {0.13, -0.21, 0.05,  0.27, -0.08, -0.19, 0.22,  0.02, -0.25, 0.11,
+                          0.18, -0.04, -0.16, 0.24, -0.12, 0.07,  -0.22, 0.15, 0.01,  -0.09};
   return (2.0 * std::exp(-i / 6.0) + 0.5) * std::exp(noise[(i + shift) % 20]);
 }
 
@@ -571,6 +598,52 @@ TEST(LayoutDependentData, AGateThatComparesAsABandJudgesTheSmoothedCurve) {
   const Diagnosis* d = find(all, "loss_diverges_after_match");
   ASSERT_NE(d, nullptr) << all.size();
   EXPECT_EQ(find(all, "loss_depends_on_layout"), nullptr);
+}
+
+// The data-parallel facts the probe gives (gates/replica_checks.h judges them alike).
+TEST(MetricRules, RanksThatTrainedAloneUnderTheProbeAreNotDistributed) {
+  std::vector<logs::RankLog> logs(2);
+  for (int r = 0; r < 2; ++r) {
+    logs[static_cast<std::size_t>(r)].rank = r;
+    logs[static_cast<std::size_t>(r)].probe_ran = true;
+    logs[static_cast<std::size_t>(r)].step_digests.push_back({0, 0x10, 0x20, {r, 4, 0}});
+  }
+  MetricInput input;
+  input.logs = logs;
+  const std::vector<Diagnosis> all = apply_metric_rules(catalog(), input);
+  const Diagnosis* d = find(all, "program_not_distributed");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->klass, "not_distributed");
+  EXPECT_EQ(d->evidence.size(), 2u);
+  // Replicas of a group that formed: the same samples, then parameters apart.
+  for (logs::RankLog& l : logs) {
+    l.pg_ready.push_back(logs::PgReadyRecord{{l.rank, 2, 0}, 1.0, 2, "gloo"});
+    l.step_digests.push_back({1, 0x11 + static_cast<std::uint64_t>(l.rank), 0x30, {l.rank, 6, 0}});
+  }
+  logs[1].step_digests[1].param = 0x31;
+  input.logs = logs;
+  const std::vector<Diagnosis> sync = apply_metric_rules(catalog(), input);
+  EXPECT_FALSE(names(sync, "program_not_distributed"));
+  EXPECT_TRUE(names(sync, "duplicate_samples"));      // step 0: both read 0x10
+  EXPECT_TRUE(names(sync, "replicas_diverged"));      // step 1: 0x30 vs 0x31
+  EXPECT_FALSE(names(sync, "replicas_start_apart"));  // no model digests logged
+  // Replicas whose first `model` digests differ start apart, before any step.
+  for (logs::RankLog& l : logs) {
+    logs::ModelRecord m;
+    m.at = {l.rank, 3, 0};
+    m.param_digest = l.rank == 0 ? "aaaa" : "bbbb";
+    l.models.push_back(m);
+  }
+  input.logs = logs;
+  const std::vector<Diagnosis> apart = apply_metric_rules(catalog(), input);
+  const Diagnosis* start = find(apart, "replicas_start_apart");
+  ASSERT_NE(start, nullptr);
+  EXPECT_NE(start->symptom.find("rank 1 starts from other parameters than rank 0 (bbbb vs aaaa)"),
+            std::string::npos)
+      << start->symptom;
+  logs[1].models[0].param_digest = "aaaa";
+  input.logs = logs;
+  EXPECT_FALSE(names(apply_metric_rules(catalog(), input), "replicas_start_apart"));
 }
 
 }  // namespace

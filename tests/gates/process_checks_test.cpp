@@ -164,7 +164,10 @@ TEST(ProcessGroupFormed, RanksThatTrainedAloneUnderTheProbeAreNotDistributed) {
     r.pg_ready.clear();
     r.probe_ran = true;
     if (r.steps.empty()) {
-      r.steps.push_back(logs::StepRecord{at(r.rank, 20), 0, 4.0, 1.0, 0.1, {}, {}, {}});
+      logs::StepRecord s;
+      s.at = at(r.rank, 20);
+      s.loss = 4.0;
+      r.steps.push_back(s);
     }
   }
   const CheckResult r = run_check(check_process_group_formed, alone, p);

@@ -53,7 +53,8 @@ TEST(ProbeMerge, DerivesSamplesPerStepFromWhatTheProbeMeasured) {
       R"({"ev":"run","rank":0,"world_size":4}
 {"ev":"batch","rank":0,"input_shape":[8,16],"input_dtype":"float32"}
 {"ev":"model","rank":0,"param_count":676,"param_digest":"cc764153eb05d645"}
-{"ev":"step","rank":0,"global_step":0,"loss":1.5,"loss_count":2})"
+{"ev":"step","rank":0,"global_step":0,"loss":1.5,"loss_count":2}
+{"ev":"step","rank":0,"global_step":1,"loss":1.4,"loss_count":2})"
       "\n");
   ProbeMerge how;
   how.model_parallel = 2;  // 4 ranks as pp 2 × dp 2
@@ -68,6 +69,22 @@ TEST(ProbeMerge, DerivesSamplesPerStepFromWhatTheProbeMeasured) {
   ASSERT_NE(merged.model(), nullptr);
   EXPECT_EQ(merged.model()->param_digest, "cc764153eb05d645");
   EXPECT_EQ(merged.field_sources.at("param_count"), "probe");
+}
+
+// A GAN's first step has the discriminator's two backward() calls, every later one the
+// generator's too: backward() calls that change count no accumulation, nor does one step.
+TEST(ProbeMerge, BackwardCallsThatChangeFromStepToStepDeriveNothing) {
+  const std::string head = R"({"ev":"run","rank":0,"world_size":1}
+{"ev":"batch","rank":0,"input_shape":[8,3,64,64],"input_dtype":"float32"}
+{"ev":"step","rank":0,"global_step":0,"loss":2.3,"loss_count":2}
+)";
+  EXPECT_EQ(merge_probe_log(RankLog(), read(head), ProbeMerge{}).batch(), nullptr);
+  const RankLog gan =
+      read(head + R"({"ev":"step","rank":0,"global_step":1,"loss":3.1,"loss_count":3}
+)");
+  const RankLog merged = merge_probe_log(RankLog(), gan, ProbeMerge{});
+  EXPECT_EQ(merged.batch(), nullptr);
+  EXPECT_FALSE(merged.steps.at(1).samples_per_step.has_value());
 }
 
 TEST(ProbeMerge, WithoutLossCountNoBatchArithmeticIsClaimed) {

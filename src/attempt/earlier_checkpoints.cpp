@@ -1,0 +1,39 @@
+#include "attempt/earlier_checkpoints.h"
+
+#include <fmt/format.h>
+
+#include "logs/rank_log.h"
+
+namespace bigmac::attempt {
+namespace fs = std::filesystem;
+
+std::map<std::string, std::string> earlier_checkpoints(const fs::path& run_dir,
+                                                       const fs::path& current) {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
+    if (!entry.is_directory(ec) || entry.path() == current) continue;
+    // Attempt folders are "NN-<gate>.<attempt>" (gates/run_directory.h).
+    const std::string folder = entry.path().filename().string();
+    const auto dash = folder.find('-');
+    const auto dot = folder.rfind('.');
+    if (dash == std::string::npos || dot == std::string::npos || dot < dash) continue;
+    const std::string who = fmt::format(
+        "gate {} (attempt {})", folder.substr(dash + 1, dot - dash - 1), folder.substr(dot + 1));
+    for (const auto& file : fs::directory_iterator(entry.path(), ec)) {
+      const std::string name = file.path().filename().string();
+      if (name.rfind("probe-rank", 0) != 0 || file.path().extension() != ".jsonl") continue;
+      auto logs =
+          logs::load_logs({file.path().string()}, logs::ParserOptions(logs::LogFormat::kBigmac));
+      if (!logs) continue;
+      for (const logs::RankLog& rank : logs->ranks) {
+        for (const logs::CheckpointRecord& c : rank.checkpoints) {
+          out.emplace(c.path, fmt::format("{}, step {}", who, c.step));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace bigmac::attempt

@@ -1,0 +1,94 @@
+// gates/replica_checks and process_checks' fresh_start: the invariants of data parallelism and
+// a fresh start, judged from each rank's own digests and loads.
+
+#include "gates/replica_checks.h"
+
+#include <gtest/gtest.h>
+
+#include "gates/process_checks.h"
+#include "record_builder.h"
+
+namespace bigmac::gates {
+namespace {
+
+using namespace testing;
+
+// Two replicas with the probe's digests: parameters equal after each step, inputs apart.
+GateEvidence two_replicas() {
+  GateEvidence e;
+  for (int r = 0; r < 2; ++r) {
+    e.add_rank(r, healthy_rank(r, 2, 3, r == 0, 2, 2, 2), clean_exit());
+    RankEvidence& rank = e.ranks.back();
+    rank.probe_ran = true;
+    for (std::int64_t s = 0; s < 3; ++s) {
+      rank.step_digests.push_back({s, 0x1000u + static_cast<std::uint64_t>(10 * s + r),
+                                   0x2000u + static_cast<std::uint64_t>(s), at(r, 30 + s)});
+    }
+  }
+  return e;
+}
+
+TEST(ReplicasInSync, EqualParametersAfterEveryDigestedStepPass) {
+  const GatePlan p = plan("dp");
+  const CheckResult r = run_check(check_replicas_in_sync, two_replicas(), plan("dp"));
+  EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_NE(r.message.find("at the 3 digested steps"), std::string::npos) << r.message;
+}
+
+// A model not wrapped in DDP: each replica applies its own gradients, apart from step 0 on.
+TEST(ReplicasInSync, ReplicasThatDriftApartFailAtTheFirstStepWithBothRanks) {
+  GateEvidence e = two_replicas();
+  e.ranks[1].step_digests[1].param = 0x9999;
+  e.ranks[1].step_digests[2].param = 0x8888;
+  const CheckResult r = run_check(check_replicas_in_sync, e, plan("dp"));
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("different parameters after step 1"), std::string::npos) << r.message;
+  ASSERT_EQ(r.evidence.size(), 2u);
+  EXPECT_EQ(r.evidence[0].rank, 0);
+  EXPECT_EQ(r.evidence[1].rank, 1);
+  EXPECT_EQ(r.certain_at, 1);
+}
+
+TEST(ReplicasInSync, WithoutDigestsItIsUnobservableAndWithOneReplicaTrivial) {
+  GateEvidence e = two_replicas();
+  for (RankEvidence& r : e.ranks) r.step_digests.clear();
+  EXPECT_FALSE(run_check(check_replicas_in_sync, e, plan("dp")).unobservable.empty());
+  EXPECT_TRUE(run_check(check_replicas_in_sync, single_evidence(3), plan("single")).passed);
+}
+
+// A sampler told there is one replica: both ranks read the same samples.
+TEST(NoDuplicateSamples, TwoRanksReadingTheSameMicroBatchFail) {
+  EXPECT_TRUE(run_check(check_no_duplicate_samples, two_replicas(), plan("dp")).passed);
+  GateEvidence e = two_replicas();
+  for (std::size_t s = 0; s < 3; ++s)
+    e.ranks[1].step_digests[s].input = e.ranks[0].step_digests[s].input;
+  const CheckResult r = run_check(check_no_duplicate_samples, e, plan("dp"));
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("ranks 0 and 1 consumed the same micro-batch at step 0"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(r.certain_at, 0);
+}
+
+TEST(FreshStart, ALoadOfACheckpointAnEarlierGateWroteFailsBeforeStepZero) {
+  GateEvidence e = two_replicas();
+  e.ranks[0].loads.push_back(logs::LoadRecord{at(0, 5), "/w/ckpt/checkpoint.pth.tar", 0});
+  EXPECT_TRUE(run_check(check_fresh_start, e, plan("dp")).passed);  // its own file, not a gate's
+  e.earlier_checkpoints["/w/ckpt/checkpoint.pth.tar"] = "gate single (attempt 1), step 15";
+  const CheckResult r = run_check(check_fresh_start, e, plan("dp"));
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("rank 0 resumed /w/ckpt/checkpoint.pth.tar, which gate single "
+                           "(attempt 1), step 15 wrote"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(r.certain_at, -1);
+  // Without the probe nothing says what was loaded.
+  for (RankEvidence& rank : e.ranks) {
+    rank.probe_ran = false;
+    rank.loads.clear();
+  }
+  EXPECT_FALSE(run_check(check_fresh_start, e, plan("dp")).unobservable.empty());
+}
+
+}  // namespace
+}  // namespace bigmac::gates
