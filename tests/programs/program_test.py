@@ -1,0 +1,238 @@
+"""Real public training programs (tests/programs/*, README.md there) brought up as a user would:
+`bigmac-bringup adopt -- CMD` then `run-all` with the drafted configuration unchanged, each
+reaching the verdict the program deserves; and with planted data-parallel faults (`lr x
+world_size`, the model not wrapped in DDP, every rank reading the same samples, gradient sync
+never switched on, gradients summed instead of averaged), the distributed ones stop at `dp`
+with the check that names the fault.
+
+Each case copies the program into a scratch folder, applies its platform patches (CUDA -> CPU,
+`NN-*.patch`), runs its data generator when it has one, and runs the real binaries there.
+`python3 program_test.py NAME [PLANT]` runs one program's bring-up (with that plant) and prints
+what it did (no asserts).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.environ.get("BIGMAC_BIN_DIR", os.path.join(HERE, "..", "..", "build", "bin"))
+TOOL = os.path.join(BIN, "bigmac-bringup")
+PY = "/usr/bin/python3"  # Debian's, with torch 1.13 (a python3 earlier on PATH may lack it)
+
+# How a user runs each program on one device (small sizes, its own flags), and what a right
+# bring-up says of it: the status of every gate and, for a gate that must fail, the check.
+PROGRAMS = {
+    "llama2c": {
+        "data": ["make_data.py"],
+        "command": ["train.py", "--compile=False", "--device=cpu", "--dtype=float32",
+                    "--vocab_source=custom", "--vocab_size=512", "--dim=64", "--n_layers=2",
+                    "--n_heads=4", "--n_kv_heads=4", "--max_seq_len=64", "--batch_size=8",
+                    "--gradient_accumulation_steps=2", "--max_iters=10", "--eval_interval=5",
+                    "--eval_iters=2", "--warmup_iters=2"],
+        "distributed": True,
+    },
+    "rasbt_ddp_torchrun": {"command": ["DDP-script-torchrun.py"], "distributed": True},
+    "elastic_imagenet": {
+        "data": ["fake_image_folder.py", "data"],
+        "command": ["main.py", "--dist-backend", "gloo", "--arch", "mobilenet_v3_small",
+                    "--epochs", "1", "--batch-size", "4", "--lr", "0.001", "--print-freq", "1",
+                    "--checkpoint-file", "./ckpt/checkpoint.pth.tar", "data"],
+        "distributed": True,
+    },
+    "vicreg": {
+        "data": ["fake_image_folder.py", "data"],
+        "command": ["main_vicreg.py", "--data-dir", "data", "--exp-dir", "exp", "--arch",
+                    "resnet34", "--mlp", "64", "--epochs", "1", "--batch-size", "2",
+                    "--num-workers", "0", "--device", "cpu", "--log-freq-time", "0"],
+        "distributed": True,
+    },
+    "dcgan": {
+        "command": ["main.py", "--dataset", "fake", "--batchSize", "8", "--imageSize", "64",
+                    "--nz", "16", "--ngf", "8", "--ndf", "8", "--workers", "0", "--niter", "2",
+                    "--manualSeed", "1", "--outf", "out"],
+    },
+    "vae": {
+        "data": ["fake_mnist.py", "../data"],
+        "command": ["main.py", "--batch-size", "16", "--epochs", "1", "--log-interval", "1"],
+    },
+    "siamese_network": {
+        "data": ["fake_mnist.py", "../data"],
+        "command": ["main.py", "--batch-size", "16", "--test-batch-size", "64", "--epochs", "1",
+                    "--log-interval", "1"],
+    },
+    "time_sequence_prediction": {"data": ["make_data.py"], "command": ["train.py", "--steps", "15"]},
+    "regression": {"command": ["main.py"]},
+}
+
+
+def run(argv, cwd, env=None, timeout=900):
+    full_env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
+    p = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def prepare(name, root, planted=None):
+    """The program in root/NAME with its platform patches (and the planted fault's)."""
+    src = os.path.join(HERE, name)
+    dst = os.path.join(root, name)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("SOURCE", "*.patch"))
+    patches = sorted(p for p in os.listdir(src) if p[:2].isdigit() and p.endswith(".patch"))
+    if planted:
+        patches.append(PLANTS[planted][0])
+    for patch in patches:
+        code, out, err = run(["patch", "-s", "-p1", "-i", os.path.join(src, patch)], dst)
+        if code != 0:
+            raise RuntimeError(f"{name}: {patch} does not apply: {out}{err}")
+    spec = PROGRAMS[name]
+    if "data" in spec:
+        # Our own generators: shared ones beside this file, a program's own in its folder.
+        script, *args = spec["data"]
+        shared = os.path.join(HERE, script)
+        code, out, err = run([PY, shared if os.path.exists(shared) else script] + args, dst)
+        if code != 0:
+            raise RuntimeError(f"{name}: {spec['data']} failed: {out}{err}")
+    return dst
+
+
+def bring_up(name, root, planted=None):
+    """adopt then run-all in the program's folder: (adopt result, run-all result, summary)."""
+    spec = PROGRAMS[name]
+    folder = prepare(name, root, planted)
+    adopt = run([TOOL, "adopt", "-o", "bringup.toml", "--"] + [PY] + spec["command"], folder,
+                spec.get("env"))
+    if adopt[0] != 0:
+        return adopt, None, None
+    run_dir = os.path.join(root, "run")
+    result = run([TOOL, "run-all", "-c", "bringup.toml", "--ci", "--run-dir", run_dir], folder,
+                 spec.get("env"))
+    summary = None
+    path = os.path.join(run_dir, "summary.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            summary = json.load(f)
+    return adopt, result, summary
+
+
+def statuses(summary):
+    return {g["id"]: g["status"] for g in summary["gates"]} if summary else {}
+
+
+NO_STAGES = {"pp2": "not applicable", "shapes": "not applicable"}
+# What a right bring-up says of each program: the status of every gate, the check that stops
+# the failing one and a phrase of its diagnosis; None for a program adopt must refuse.
+EXPECTED = {
+    # Inclusive --max_iters, accumulation divided by the world size, rank 0 prints, data order
+    # per rank: every applicable gate passes (dp and target compare as a band, proven).
+    "llama2c": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES}, None, None),
+    # No flags at all: each rank runs the single process's whole step.
+    "rasbt_ddp_torchrun": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+                           "samples_per_step", "takes neither its batch size nor its accumulation"),
+    # Seeds nothing before its model: no run repeats the baseline. Its --checkpoint-file goes
+    # into each gate's folder, so dp does not resume single's checkpoint.
+    "elastic_imagenet": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+                         "param_digest", "no torch.manual_seed ran before the model was built"),
+    "vicreg": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+               "param_digest", "no torch.manual_seed ran before the model was built"),
+    # One process programs: not distributed yet.
+    "dcgan": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+              "process_group_formed", "none called torch.distributed.init_process_group"),
+    "vae": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+            "process_group_formed", "none called torch.distributed.init_process_group"),
+    "siamese_network": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+                        "process_group_formed", "none called torch.distributed.init_process_group"),
+    "time_sequence_prediction": (
+        {"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+        "process_group_formed", "none called torch.distributed.init_process_group"),
+    # Parameters updated by hand, one loss printed at the end: nothing to bring up.
+    "regression": None,
+}
+# Faults planted in copies of programs that pass dp when healthy: the patch, and the check that
+# must stop dp (None: any dp check; the lr fault shows in the loss, whichever check sees it).
+PLANTS = {
+    "lr_world": ("planted-lr-world.patch", None, None),
+    # Gradients never reduced; each rank also seeds its own init, and nothing broadcasts it:
+    # the replicas start apart, before the first step.
+    "not_wrapped": ("planted-not-wrapped.patch", "param_digest", "the data-parallel replicas start apart"),
+    # Wrapped (equal start), but gradients never reduced: apart after the first step.
+    "no_sync": ("planted-no-sync.patch", "replicas_in_sync", "the data-parallel replicas drift apart"),
+    # The data seed without the rank: both ranks draw the same micro-batches.
+    "same_samples": ("planted-same-samples.patch", "no_duplicate_samples",
+                     "read the same micro-batch at step 0"),
+    # A comm hook that sums: replicas agree, gradients are world_size x the baseline's.
+    "summed": ("planted-summed.patch", None, None),
+}
+# Which plants each program runs (the others already stop at dp for their own reason, or are
+# not distributed). rasbt_ddp_torchrun stops at dp healthy too (no batch knob): its lr plant
+# shows the fault does not turn that stop into a pass.
+PLANTED = {
+    "llama2c": ("lr_world", "not_wrapped", "no_sync", "same_samples", "summed"),
+    "rasbt_ddp_torchrun": ("lr_world",),
+}
+
+
+class Programs(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="bigmac-program-")
+
+    def tearDown(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def check(self, name):
+        adopt, result, summary = bring_up(name, self.root)
+        expected = EXPECTED[name]
+        if expected is None:
+            self.assertEqual(adopt[0], 2, adopt[1] + adopt[2])
+            self.assertIn("without a torch.optim optimizer the probe can see", adopt[2])
+            return
+        self.assertEqual(adopt[0], 0, adopt[1] + adopt[2])
+        gates, check, phrase = expected
+        self.assertIsNotNone(summary, result[1][-3000:] + result[2][-3000:])
+        self.assertEqual(statuses(summary), gates, result[1][-4000:])
+        self.assertEqual(result[0], 0 if check is None else 1, result[1][-3000:])
+        if check is not None:
+            failed = [g for g in summary["gates"] if g["status"] == "failed"]
+            self.assertEqual(failed[0].get("failed_check"), check, json.dumps(failed[0])[:3000])
+            self.assertIn(phrase, result[1], result[1][-4000:])
+
+    def planted(self, name, plant):
+        adopt, result, summary = bring_up(name, self.root, planted=plant)
+        self.assertEqual(adopt[0], 0, adopt[1] + adopt[2])
+        self.assertEqual(result[0], 1, result[1][-3000:])
+        got = statuses(summary)
+        self.assertEqual((got["single"], got["dp"]), ("passed", "failed"), result[1][-4000:])
+        _, check, phrase = PLANTS[plant]
+        if check is not None:
+            failed = next(g for g in summary["gates"] if g["id"] == "dp")
+            self.assertEqual(failed.get("failed_check"), check, result[1][-4000:])
+            self.assertIn(phrase, result[1], result[1][-4000:])
+
+
+def _add(name):
+    setattr(Programs, f"test_{name}", lambda self: self.check(name))
+    for plant in PLANTED.get(name, ()):
+        setattr(Programs, f"test_{name}_planted_{plant}",
+                lambda self, plant=plant: self.planted(name, plant))
+
+
+for _name in PROGRAMS:
+    _add(_name)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) in (2, 3) and sys.argv[1] in PROGRAMS:
+        with tempfile.TemporaryDirectory(prefix="bigmac-program-") as root:
+            plant = sys.argv[2] if len(sys.argv) == 3 else None
+            adopt, result, summary = bring_up(sys.argv[1], root, planted=plant)
+            print("adopt exit", adopt[0])
+            print(adopt[1][-6000:], adopt[2][-3000:])
+            if result:
+                print("run-all exit", result[0])
+                print(result[1][-5000:], result[2][-2000:])
+                print(statuses(summary))
+        sys.exit(0)
+    unittest.main()
