@@ -13,12 +13,12 @@
 
 namespace bigmac::attempt {
 
-/// Phase 1 of a gate attempt (shared/DESIGN.md §3): one gate made concrete, down to every
+/// Phase 1 of a gate attempt (docs/architecture.md §3): one gate made concrete, down to every
 /// rank's argv and environment. `plan` prints it; `run` writes and launches it.
 struct AttemptPlan {
   const gates::GateSpec* spec = nullptr;
-  std::size_t index = 0;  ///< the gate's position in the catalog (0-based)
-  std::size_t total = 0;  ///< gates in the catalog
+  std::size_t index = 0;              ///< the gate's position in the catalog (0-based)
+  std::size_t total = 0;              ///< gates in the catalog
   std::vector<std::string> gate_ids;  ///< every gate of the catalog, in order
   int attempt = 1;
   std::filesystem::path dir;        ///< the attempt folder (`02-dp.1`)

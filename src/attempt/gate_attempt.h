@@ -9,7 +9,7 @@
 
 namespace bigmac::attempt {
 
-/// One gate attempt, top to bottom (shared/DESIGN.md §3): plan → preflight → launch and
+/// One gate attempt, top to bottom (docs/architecture.md §3): plan → preflight → launch and
 /// watch → evaluate → verdict → persist. Each phase is a function of its own in this folder;
 /// this one calls them in order and turns their results into the run loop's outcome:
 /// a verdict, an interruption, or an abort (infrastructure: could not launch or write).

@@ -9,7 +9,7 @@
 
 namespace bigmac::audit {
 
-/// The hard constraints of shared/DESIGN.md §2, checked per run with the values that take
+/// The hard constraints of docs/architecture.md §2, checked per run with the values that take
 /// effect, wherever every input is written literally: world size divisible by pp × tp,
 /// written dp = world / (pp × tp), micro × accum × dp = global batch, num_layers ≥ pp, and
 /// pp − 1 split points, strictly increasing, inside (0, num_layers). Constraints that could

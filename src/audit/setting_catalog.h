@@ -10,7 +10,7 @@
 
 namespace bigmac::audit {
 
-/// The parallel settings the audit tracks (shared/DESIGN.md §2 and issue 19's list).
+/// The parallel settings the audit tracks (docs/architecture.md §2 and issue 19's list).
 enum class Setting {
   kWorldSize,
   kNnodes,

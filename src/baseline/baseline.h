@@ -22,7 +22,7 @@ struct BaselineStep {
   std::optional<std::int64_t> samples_per_step;
 };
 
-/// What the model and its input looked like (shared/DESIGN.md §4).
+/// What the model and its input looked like (docs/architecture.md §4).
 struct Structure {
   std::optional<std::int64_t> param_count;
   std::string param_digest;

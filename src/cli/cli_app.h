@@ -3,7 +3,7 @@
 namespace bigmac::cli {
 
 /// Parses the command line, runs the command, prints any error once, returns the exit code
-/// (shared/DESIGN.md §4).
+/// (docs/architecture.md §4).
 int run_cli(int argc, char** argv);
 
 }  // namespace bigmac::cli

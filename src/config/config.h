@@ -21,7 +21,7 @@ struct SlurmConfig {
   std::vector<std::string> extra_args;  ///< more srun arguments, one argv entry each
 };
 
-/// [launch]: consumed by the launcher and watchdog (shared/DESIGN.md §2).
+/// [launch]: consumed by the launcher and watchdog (docs/architecture.md §2).
 struct LaunchConfig {
   int nnodes = 1;
   int nproc_per_node = 4;

@@ -9,7 +9,7 @@ namespace bigmac::config {
 /// that cannot be derived (world size not divisible) is left 0; check_constraints reports it.
 void derive(Config& config);
 
-/// Every hard constraint of shared/DESIGN.md §2, each violation printing the numbers involved.
+/// Every hard constraint of docs/architecture.md §2, each violation printing the numbers involved.
 Errors check_constraints(const Config& config);
 
 /// "R:K" fault arguments: two integers separated by a colon.

@@ -16,7 +16,7 @@ inline constexpr std::int64_t kMaxNodes = std::int64_t{1} << 17;
 inline constexpr std::int64_t kMaxProcsPerNode = std::int64_t{1} << 12;
 inline constexpr std::int64_t kMaxWorldSize = kMaxNodes * kMaxProcsPerNode;
 
-/// The configuration layers of shared/DESIGN.md §2, plus the trainer's own tables.
+/// The configuration layers of docs/architecture.md §2, plus the trainer's own tables.
 enum class Layer { kLaunch, kSchedule, kModel, kTrainer, kFaults, kTrace };
 
 std::string_view layer_name(Layer layer);

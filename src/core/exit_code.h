@@ -2,7 +2,7 @@
 
 namespace bigmac {
 
-/// Process exit codes of both programs (shared/DESIGN.md §4). Documented in the README.
+/// Process exit codes of both programs (docs/architecture.md §4). Documented in the README.
 enum class ExitCode : int {
   kOk = 0,              ///< every requested gate passed / the command did what was asked
   kGateFailed = 1,      ///< a gate failed; the verdict was printed

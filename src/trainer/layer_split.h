@@ -22,7 +22,7 @@ struct LayerRange {
 /// [cut[s-1], cut[s]) with cut[-1] = 0 and cut[pp-1] = num_layers.
 std::vector<int> split_points(int num_layers, int pp);
 
-/// Checks the rule of shared/DESIGN.md §2: pp - 1 cut points, strictly increasing, inside
+/// Checks the rule of docs/architecture.md §2: pp - 1 cut points, strictly increasing, inside
 /// (0, num_layers). The error names the offending value.
 Expected<void> check_split_points(int num_layers, int pp, std::span<const int> points);
 

@@ -335,7 +335,7 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   expect_every_failed_check_explained(row.gate);
 }
 
-// The fault matrix (shared/DESIGN.md §1, issue 7): each fault of the built-in trainer, and a
+// The fault matrix (docs/architecture.md §1, issue 7): each fault of the built-in trainer, and a
 // configuration mistake, with the gate that must stop the run and the check that must fire.
 // | fault                                | gate   | check                    |
 // |--------------------------------------|--------|--------------------------|

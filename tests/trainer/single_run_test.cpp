@@ -1,4 +1,4 @@
-// bigmac-train as one process: the baseline run of gate 1 (shared/DESIGN.md §1).
+// bigmac-train as one process: the baseline run of gate 1 (docs/architecture.md §1).
 
 #include <gtest/gtest.h>
 
