@@ -41,6 +41,11 @@ def _file_path(f):
     return os.path.abspath(path)
 
 
+# Set by the probe in a program that calls torch.multiprocessing.spawn, before its workers
+# start: each worker's `run` event says it was spawned, and by how many (docs/probe.md).
+SPAWNED_ENV = "BIGMAC_PROBE_SPAWNED_NPROCS"
+
+
 def _env_int(environ, name, default):
     try:
         return int(environ.get(name, ""))
@@ -106,6 +111,9 @@ class Probe:
             fields["seed"] = self.model_seed
         if self.settings.max_steps is not None:
             fields["bound"] = self.settings.max_steps
+        spawned = _env_int(self.environ, SPAWNED_ENV, 0)
+        if spawned > 0:  # a worker torch.multiprocessing.spawn started (its parent said so)
+            fields["spawned_nprocs"] = spawned
         self.log.write("run", fields)
 
     def _report_failure(self, where, exc, trace):

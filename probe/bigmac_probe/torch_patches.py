@@ -253,6 +253,23 @@ def instrument_distributed(probe, patches, torch):
         patches.replace(c10d, "_check_op", _marked(_check_op))
 
 
+def wrap_spawn(original, nprocs_of):
+    """torch.multiprocessing.spawn / start_processes: the workers inherit the environment, so
+    they learn that a spawn started them, and by how many, before they import torch."""
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        from bigmac_probe.probe import SPAWNED_ENV  # noqa: PLC0415 - no import cycle at load
+        import os  # noqa: PLC0415
+        try:
+            nprocs = int(nprocs_of(args, kwargs))
+        except (TypeError, ValueError):
+            nprocs = 0
+        if nprocs > 0:
+            os.environ[SPAWNED_ENV] = str(nprocs)
+        return original(*args, **kwargs)
+    return _marked(wrapper)
+
+
 def instrument_torch(probe, patches, torch):
     """Every hook, in one go (the caller undoes `patches` if this raises)."""
     probe.attach(torch)
@@ -291,3 +308,10 @@ def instrument_torch(probe, patches, torch):
     if not getattr(torch.nn.Module.__call__, MARK, False):
         wrap_first_forward(probe, patches, torch.nn.Module)
     instrument_distributed(probe, patches, torch)
+    multiprocessing = getattr(torch, "multiprocessing", None)
+    spawn_module = getattr(multiprocessing, "spawn", None)
+    # spawn(fn, args=(), nprocs=1, ...) and start_processes(fn, args=(), nprocs=1, ...)
+    _replace_everywhere(patches, (multiprocessing, spawn_module), "spawn", lambda f: wrap_spawn(
+        f, lambda args, kwargs: args[2] if len(args) > 2 else kwargs.get("nprocs", 1)))
+    _replace_everywhere(patches, (multiprocessing, spawn_module), "start_processes", lambda f: wrap_spawn(
+        f, lambda args, kwargs: args[2] if len(args) > 2 else kwargs.get("nprocs", 1)))

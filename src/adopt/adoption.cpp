@@ -254,6 +254,21 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
                                for_rank(trial.spec.probe_log, 0)});
   if (!logs) return tl::unexpected(logs.error());
   trial.logs = std::move(*logs);
+  // A program that starts its own workers: the tool starts one process per rank itself, so
+  // every gate would run world_size x nprocs processes, and the gates' layouts never apply.
+  if (const logs::RunRecord* r = trial.logs.probe.run(); r && r->spawned_nprocs) {
+    return tl::unexpected(input_error(
+        fmt::format("`{}` starts its own {} worker processes with torch.multiprocessing.spawn "
+                    "(seen by the probe in the trial's rank 0): the tool starts one process per "
+                    "rank itself, and cannot set how many workers the program spawns, so no "
+                    "gate's layout would be the one it ran",
+                    fmt::join(options.command, " "), *r->spawned_nprocs),
+        "run the spawned function once per process as torchrun would: call it with "
+        "int(os.environ[\"LOCAL_RANK\"]) when $RANK is set (and init_process_group from the "
+        "environment) instead of calling mp.spawn, then adopt that command; its output is kept "
+        "in " +
+            folder.string()));
+  }
   keep_one_line_per_step(trial.logs);
   // Parameters updated by hand (`p.data.add_(-lr * p.grad)`), and at most one loss printed:
   // nothing counts the steps the gates would compare.

@@ -64,7 +64,8 @@
   X(kBounded, "bounded")                         \
   X(kSeedNote, "seed_note")                      \
   X(kInputDigest, "input_digest")                \
-  X(kGradNormPreclip, "grad_norm_preclip")
+  X(kGradNormPreclip, "grad_norm_preclip")       \
+  X(kSpawnedNprocs, "spawned_nprocs")
 
 // X(enumerator, spelling) for every event (`ev`) of the contract.
 #define BIGMAC_CONTRACT_EVENTS(X) \

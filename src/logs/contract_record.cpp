@@ -57,6 +57,7 @@ void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out
   bag.read(FieldKey::kPid, r.pid);
   bag.read(FieldKey::kToolVersion, r.tool_version);
   bag.read(FieldKey::kBound, r.bound);
+  bag.read(FieldKey::kSpawnedNprocs, r.spawned_nprocs);
 }
 
 void build_pg_ready(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

@@ -32,6 +32,8 @@ struct RunRecord {
   std::string tool_version;
   /// The step bound the probe enforces (BIGMAC_PROBE_MAX_STEPS), when it wrote one.
   std::optional<std::int64_t> bound{};
+  /// How many workers torch.multiprocessing.spawn started, when this rank is one (the probe's).
+  std::optional<std::int64_t> spawned_nprocs{};
 };
 
 /// `pg_ready`: the process group formed.

@@ -55,6 +55,7 @@ struct Writer {
     put(FieldKey::kPid, r.pid);
     put(FieldKey::kToolVersion, r.tool_version);
     put(FieldKey::kBound, r.bound);
+    put(FieldKey::kSpawnedNprocs, r.spawned_nprocs);
   }
   void operator()(const PgReadyRecord& r) {
     put(FieldKey::kInitMs, r.init_ms);
