@@ -36,6 +36,12 @@ from bigmac_probe.torch_patches import instrument_scaler_class, instrument_torch
 from probe_run_test import of, parser_summaries  # noqa: E402
 
 
+def _write_spawned_env(index, folder):
+    """A torch.multiprocessing.spawn worker (module level, so the spawn start method can find
+    it): writes what its environment says of the spawn."""
+    Path(folder, f"worker{index}").write_text(os.environ.get("BIGMAC_PROBE_SPAWNED_NPROCS", ""))
+
+
 def grad_norm(params):
     return math.sqrt(sum(float(p.grad.double().pow(2).sum()) for p in params if p.grad is not None))
 
@@ -618,6 +624,14 @@ class Instrumented(unittest.TestCase):
                          [str(tmp), str(final), str(self.tmp / "best.pth.tar")])
         self.assertEqual(ckpts[1]["renamed_from"], str(tmp))
         self.assertTrue(final.exists() is False and (self.tmp / "best.pth.tar").exists())
+
+    def test_spawned_workers_learn_how_many_the_spawn_started(self):
+        import torch.multiprocessing as mp  # noqa: PLC0415
+        try:
+            mp.spawn(_write_spawned_env, args=(str(self.tmp),), nprocs=2)
+        finally:
+            os.environ.pop("BIGMAC_PROBE_SPAWNED_NPROCS", None)
+        self.assertEqual([(self.tmp / f"worker{i}").read_text() for i in range(2)], ["2", "2"])
 
     # ---- the seed the model was made with -------------------------------------------------
     def test_model_seed_is_the_one_in_effect_at_its_first_parameter(self):
