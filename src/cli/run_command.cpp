@@ -12,6 +12,7 @@
 #include "cli/interrupt_flag.h"
 #include "cli/run_options.h"
 #include "core/atomic_file.h"
+#include "core/printable.h"
 #include "diagnose/catalog.h"
 #include "gates/gate_applicability.h"
 #include "gates/run_directory.h"
@@ -68,11 +69,31 @@ std::optional<std::string> resolve_gate(const gates::GateCatalog& catalog, const
   return std::nullopt;
 }
 
+/// Prints which effective values differ from the configuration the run recorded, so a resume
+/// that changes the layout (or drops a fault) says so before any gate runs.
+void say_what_changed(const RunCommandOptions& recorded, const config::Config& now, RunMode mode) {
+  const char* command = mode == RunMode::kResume ? "resume" : "run";
+  auto before = load_config(recorded.common);
+  if (!before) {
+    std::cout << fmt::format(
+        "bigmac-bringup: the configuration this run recorded no longer loads ({}); {} uses the "
+        "one given now\n",
+        before.error().front().format(), command);
+    return;
+  }
+  const std::vector<std::string> changes = config_changes(*before, now);
+  if (changes.empty()) return;
+  std::cout << fmt::format("bigmac-bringup: {} changes {} value{} of the run's configuration:\n",
+                           command, changes.size(), changes.size() == 1 ? "" : "s");
+  for (const std::string& line : changes) std::cout << "  " << printable(line) << "\n";
+}
+
 int run(const RunRequest& request, RunMode mode) {
   const fs::path run_path = fs::absolute(choose_run_dir(request, mode));
-  auto invocation = mode == RunMode::kAll
-                        ? Expected<Invocation>(Invocation{request.options, fs::current_path()})
-                        : with_recorded_invocation(request.options, run_path);
+  auto invocation =
+      mode == RunMode::kAll
+          ? Expected<Invocation>(Invocation{request.options, fs::current_path(), std::nullopt})
+          : with_recorded_invocation(request.options, run_path);
   if (!invocation) return fail({invocation.error()});
   std::error_code ec;
   if (invocation->cwd != fs::current_path(ec)) {
@@ -90,6 +111,7 @@ int run(const RunRequest& request, RunMode mode) {
   const RunCommandOptions& options = invocation->options;
   auto context = make_run_context(options);
   if (!context) return fail(context.error());
+  if (invocation->recorded) say_what_changed(*invocation->recorded, context->config, mode);
   // The diagnoses route back to gates of the gate files, checked before anything is created.
   auto catalog = diagnose::builtin_catalog();
   if (!catalog) return fail({catalog.error()});

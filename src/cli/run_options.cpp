@@ -1,7 +1,11 @@
 #include "cli/run_options.h"
 
+#include <fmt/format.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "config/config_printer.h"
 #include "core/atomic_file.h"
 #include "core/json_file.h"
 
@@ -9,8 +13,12 @@ namespace bigmac::cli {
 namespace fs = std::filesystem;
 
 Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const fs::path& run_path) {
-  Invocation out{options, fs::current_path()};
-  if (!options.common.config_file.empty() || !options.common.sets.empty()) return out;
+  // A -c given here names a file relative to this directory, which may not be where the run
+  // started (the command then continues there).
+  if (!options.common.config_file.empty()) {
+    options.common.config_file = fs::absolute(options.common.config_file).string();
+  }
+  Invocation out{options, fs::current_path(), std::nullopt};
   std::error_code ec;
   const fs::path file = run_path / kInvocationFile;
   if (!fs::exists(file, ec)) return out;
@@ -34,8 +42,17 @@ Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const f
   };
   if (!j.is_object()) return damaged("not a JSON object");
   try {
-    out.options.common.config_file = j.value("config", std::string());
-    out.options.common.sets = j.value("set", std::vector<std::string>());
+    RunCommandOptions recorded = options;
+    recorded.common.config_file = j.value("config", std::string());
+    recorded.common.sets = j.value("set", std::vector<std::string>());
+    if (options.common.config_file.empty()) {
+      // --set alone layers on the run's own configuration: its file, then its --set, then
+      // these. Only -c restates the configuration (and with it every --set).
+      out.options.common.config_file = recorded.common.config_file;
+      out.options.common.sets = recorded.common.sets;
+      out.options.common.sets.insert(out.options.common.sets.end(), options.common.sets.begin(),
+                                     options.common.sets.end());
+    }
     if (options.baseline.empty() && !options.no_baseline) {
       out.options.baseline = j.value("baseline", std::string());
       out.options.no_baseline = j.value("no_baseline", false);
@@ -43,8 +60,45 @@ Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const f
     if (options.stages.empty()) out.options.stages = j.value("stages", std::string());
     if (!options.strict) out.options.strict = j.value("strict", false);
     if (j.contains("cwd")) out.cwd = j.at("cwd").get<std::string>();
+    out.recorded = std::move(recorded);
   } catch (const nlohmann::json::exception& e) {
     return damaged(e.what());
+  }
+  return out;
+}
+
+namespace {
+
+/// table.key (gates.dp.key, trainer.env.NAME) -> the value as JSON text, every leaf.
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+    }
+    return;
+  }
+  out[prefix] = j.dump();
+}
+
+}  // namespace
+
+std::vector<std::string> config_changes(const config::Config& before, const config::Config& after) {
+  std::map<std::string, std::string> old_values;
+  std::map<std::string, std::string> new_values;
+  flatten(config::config_to_json(before, {}), "", old_values);
+  flatten(config::config_to_json(after, {}), "", new_values);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : new_values) {
+    auto it = old_values.find(key);
+    if (it == old_values.end()) {
+      out.push_back(fmt::format("{} = {} (new)", key, value));
+    } else if (it->second != value) {
+      out.push_back(fmt::format("{}: {} -> {}", key, it->second, value));
+    }
+  }
+  for (const auto& [key, value] : old_values) {
+    if (!new_values.contains(key)) out.push_back(fmt::format("{} = {} (gone)", key, value));
   }
   return out;
 }

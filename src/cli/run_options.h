@@ -1,7 +1,9 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "attempt/run_context.h"
 #include "cli/common_options.h"
@@ -29,13 +31,22 @@ constexpr const char* kInvocationFile = "invocation.json";
 struct Invocation {
   RunCommandOptions options;
   std::filesystem::path cwd;  ///< where the run started; relative paths in its config mean it
+  /// What the run directory recorded, when it records an invocation: the configuration the
+  /// run had before this command, to say what the command changes.
+  std::optional<RunCommandOptions> recorded;
 };
 
-/// The options to run with: the request's own when it names a configuration, else those the
-/// run in `run_path` recorded. A recorded invocation that cannot be read is an error naming it,
-/// never a silent fall-back to the built-in configuration.
+/// The options to run with, from those the run in `run_path` recorded: a -c in the request
+/// restates the configuration (file and --set), a --set alone is layered after the recorded
+/// ones (`resume R --set launch.master_port=P` keeps the run's file and faults). A recorded
+/// invocation that cannot be read is an error naming it, never a silent fall-back to the
+/// built-in configuration.
 Expected<Invocation> with_recorded_invocation(RunCommandOptions options,
                                               const std::filesystem::path& run_path);
+
+/// Every effective value that differs between two configurations, one `key: old -> new` line
+/// each (`key = value (new)` / `(gone)` for keys only one has), in key order.
+std::vector<std::string> config_changes(const config::Config& before, const config::Config& after);
 
 /// Loads the configuration the options name and everything a run needs beside it.
 tl::expected<attempt::RunContext, Errors> make_run_context(const RunCommandOptions& options);

@@ -82,6 +82,33 @@ TEST_F(RunAll, ResumeAfterAFailedGateRerunsWhatTheChangedConfigInvalidated) {
   EXPECT_TRUE(fs::exists(root_ / "run" / "report.html"));
 }
 
+// A --set on resume layers on the run's own invocation. It replaced it: the demo's pp_size 2
+// fell back to the built-in 1, invocation.json lost its config, and the wrong layout passed.
+TEST_F(RunAll, ResumeWithASetKeepsTheRunsConfigurationAndSaysWhatItChanges) {
+  ProgramResult failed = bringup(run_args(), {"faults.lr_scale_by_world=true"});
+  ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+
+  ProgramResult resumed =
+      bringup({"resume", (root_ / "run").string()}, {"faults.lr_scale_by_world=false"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_THAT(resumed.out, HasSubstr("resume changes 1 value of the run's configuration:\n"
+                                     "  faults.lr_scale_by_world: true -> false\n"));
+  for (const char* gate : {"single", "dp", "pp2", "shapes", "target"}) {
+    EXPECT_EQ(gate_status(gate), "passed") << gate;
+  }
+  std::ifstream gate_toml(root_ / "run" / "05-target.1" / "gate.toml");
+  std::stringstream text;
+  text << gate_toml.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("pp_size = 2")) << "the demo's layout, not the defaults'";
+  std::ifstream invocation_file(root_ / "run" / "invocation.json");
+  const nlohmann::json invocation = nlohmann::json::parse(invocation_file);
+  EXPECT_EQ(invocation.at("config"), kDemo);
+  const auto sets = invocation.at("set").get<std::vector<std::string>>();
+  ASSERT_FALSE(sets.empty());
+  EXPECT_EQ(sets.back(), "faults.lr_scale_by_world=false");
+  EXPECT_NE(std::find(sets.begin(), sets.end(), "faults.lr_scale_by_world=true"), sets.end());
+}
+
 TEST_F(RunAll, CtrlCStopsTheRanksSavesTheStateAndResumeFinishes) {
   bigmac::testing::RankHarness harness;
   start_until_running(harness, "dp");
