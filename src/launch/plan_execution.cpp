@@ -502,6 +502,8 @@ ProgressEvent observation_of(const logs::Record& record, int rank, Clock::time_p
     // Writing or uploading a checkpoint may go on after the event; the next step ends it.
     o.kind = ProgressKind::kPause;
     o.global_step = ckpt->step;
+  } else if (std::holds_alternative<logs::DoneRecord>(record)) {
+    o.kind = ProgressKind::kDone;
   }
   return o;
 }

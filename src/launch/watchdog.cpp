@@ -120,6 +120,9 @@ void Watchdog::observe(const ProgressEvent& o) {
     case ProgressKind::kPauseEnd:
       state.paused_at.reset();
       break;
+    case ProgressKind::kDone:
+      state.done = true;
+      break;
   }
 }
 
@@ -131,6 +134,10 @@ void Watchdog::rank_exited(int rank) {
 SilenceLimit Watchdog::limit_for(const RankState& state) const {
   if (!state.rendezvous_done)
     return {limits_.init_timeout, "init_timeout_s, before the process group formed"};
+  if (state.done) {
+    // Its steps are over: a step's pace says nothing of how long ending takes.
+    return {limits_.stall_timeout, "stall_timeout_s, ending after its done line"};
+  }
   if (state.paused_at) {
     return {limits_.stall_timeout,
             fmt::format("stall_timeout_s, while it pauses (eval or checkpoint) at step {}",

@@ -19,6 +19,7 @@ enum class ProgressKind {
   kLayout,     ///< the rank's pipeline stage
   kPause,      ///< `eval` start or `ckpt`: work between steps that may be long
   kPauseEnd,   ///< `eval` end
+  kDone,       ///< `done`: the rank finished training and is ending (may be quiet a while)
 };
 
 /// One piece of evidence that a rank is alive, as the log parser saw it.
@@ -100,7 +101,8 @@ struct WatchdogVerdict {
 /// A rank is stalled when silent past its limit: init_timeout before the process group forms;
 /// after it, once the rank has timed `timed_steps` steps, max(stall_min, stall_factor × its
 /// median step time) but never more than stall_timeout; stall_timeout until then and while it
-/// pauses for an evaluation or a checkpoint (until its next step). Any line is progress.
+/// pauses for an evaluation or a checkpoint (until its next step), and after its `done` line
+/// (writing a last checkpoint, tearing down a process group). Any line is progress.
 class Watchdog {
  public:
   struct RankState {
@@ -118,6 +120,7 @@ class Watchdog {
     double last_finish_wall = 0;  ///< the line's own t of last_finish / rendezvous_at (0: none)
     double rendezvous_wall = 0;
     std::optional<std::int64_t> paused_at;  ///< global step of a pending eval/ckpt pause
+    bool done = false;                      ///< logged `done`: only its exit is awaited
   };
 
   Watchdog(const std::vector<int>& ranks, WatchdogLimits limits, Clock::time_point start);

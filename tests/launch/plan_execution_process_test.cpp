@@ -224,6 +224,14 @@ TEST_F(AdaptiveLimitTest, AnAnnouncedEvaluationIsNoStall) {
   expect_nothing_left();
 }
 
+// Issue 30 item 3: a rank quiet for 4 s after its `done` line (a last checkpoint, a process
+// group torn down) was called stalled at the 2 s its steps' pace gives.
+TEST_F(AdaptiveLimitTest, AQuietEndAfterTheDoneLineIsNoStall) {
+  RunResult result = run(plan(1, {"train", "6", "step-ms", "200", "linger-ms", "4000"}));
+  EXPECT_EQ(result.status, RunStatus::kSucceeded) << result.summary();
+  expect_nothing_left();
+}
+
 TEST_F(AdaptiveLimitTest, AHangAfterTimedStepsStallsAtTheAdaptiveLimitWithItsDerivation) {
   RunResult result = run(plan(1, {"train", "8", "step-ms", "200", "hang-at", "4"}));
   EXPECT_EQ(result.status, RunStatus::kStalled) << result.summary();

@@ -274,6 +274,21 @@ TEST_F(WatchdogTest, AnEvaluationOrACheckpointAllowsTheStallTimeoutUntilTheNextS
   EXPECT_EQ(ckpt.limit_for(ckpt.ranks().at(0)).limit, seconds(5)) << "the next step ends it";
 }
 
+TEST_F(WatchdogTest, AfterItsDoneLineARankHasTheStallTimeoutToExit) {
+  Watchdog dog({0}, adaptive(), clock_.now());
+  dog.observe(at(0, ProgressKind::kPgReady));
+  dog.observe(step(0, 0, 100));
+  dog.observe(step(0, 1, 100));
+  ASSERT_EQ(dog.limit_for(dog.ranks().at(0)).limit, seconds(5));
+  dog.observe(at(0, ProgressKind::kDone));
+  EXPECT_EQ(dog.limit_for(dog.ranks().at(0)).limit, seconds(60));
+  EXPECT_EQ(dog.limit_for(dog.ranks().at(0)).basis, "stall_timeout_s, ending after its done line");
+  clock_.advance(seconds(20));
+  EXPECT_FALSE(dog.check(clock_.now()).stop) << "20 s writing a last checkpoint is no stall";
+  clock_.advance(seconds(40));
+  EXPECT_TRUE(dog.check(clock_.now()).stop) << "an ending that never ends is one";
+}
+
 TEST_F(WatchdogTest, TheRankThatNeverBeganTheStepIsNamedBeforeThoseWaitingForIt) {
   // hang_rank=1:2 under data parallelism: both ranks finish step 1 at the same instant; rank 0
   // begins step 2 and blocks in the all-reduce, rank 1 never begins it.

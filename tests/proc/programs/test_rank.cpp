@@ -60,6 +60,7 @@ int train(int argc, char** argv) {
   int first_step_ms = -1;
   int eval_at = -1;
   int eval_ms = 0;
+  int linger_ms = 0;
   bool pg = true;
   std::FILE* log = stdout;
   for (int i = 3; i < argc; ++i) {
@@ -71,6 +72,7 @@ int train(int argc, char** argv) {
     if (a == "first-step-ms" && i + 1 < argc) first_step_ms = std::atoi(argv[++i]);
     if (a == "eval-at" && i + 1 < argc) eval_at = std::atoi(argv[++i]);
     if (a == "eval-ms" && i + 1 < argc) eval_ms = std::atoi(argv[++i]);
+    if (a == "linger-ms" && i + 1 < argc) linger_ms = std::atoi(argv[++i]);
     if (a == "no-pg") pg = false;
     if (a == "log-file" && i + 1 < argc) log = std::fopen(argv[++i], "w");
   }
@@ -127,6 +129,11 @@ int train(int argc, char** argv) {
   }
   std::fprintf(log, "{\"ev\":\"done\",\"rank\":%d,\"t\":%.6f,\"steps\":%d}\n", rank, now_s(),
                steps);
+  // Quiet after `done`, as a trainer flushing a checkpoint or tearing down NCCL is.
+  if (linger_ms > 0) {
+    std::fflush(log);
+    sleep_ms(linger_ms);
+  }
   return 0;
 }
 
