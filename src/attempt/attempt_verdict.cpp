@@ -50,6 +50,7 @@ diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan,
   }
   for (const launch::Stall& stall : result.stalls) {
     std::string where = stall.before_rendezvous ? "before rendezvous (init_process_group)"
+                        : stall.began_step      ? fmt::format("in step {}", *stall.began_step)
                         : stall.last_step       ? fmt::format("after step {}", *stall.last_step)
                                                 : "after rendezvous";
     facts.stalled.push_back(

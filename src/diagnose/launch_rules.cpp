@@ -223,13 +223,22 @@ void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
     f.values = {{"name", m.name}, {"values", fmt::format("{}", fmt::join(values, ", "))}};
     out.push_back(std::move(f));
   }
-  for (const StalledRank& s : facts.stalled) {
-    out.push_back(
-        {"rank_stalled",
-         {{"rank", std::to_string(s.rank)}, {"where", s.where}, {"idle_s", number(s.idle_s)}},
-         {launcher_evidence(
-             s.rank, fmt::format("no progress for {} s, last: {}", number(s.idle_s), s.where))},
-         s.rank});
+  // The watchdog lists the rank that stopped first first; the others waited for it. One
+  // finding, about that rank, with every stalled rank as evidence: a finding per rank let the
+  // card name rank 0 while the stall list named rank 1.
+  if (!facts.stalled.empty()) {
+    const StalledRank& first = facts.stalled.front();
+    Finding f{"rank_stalled",
+              {{"rank", std::to_string(first.rank)},
+               {"where", first.where},
+               {"idle_s", number(first.idle_s)}},
+              {},
+              first.rank};
+    for (const StalledRank& s : facts.stalled) {
+      f.evidence.push_back(launcher_evidence(
+          s.rank, fmt::format("no progress for {} s, last: {}", number(s.idle_s), s.where)));
+    }
+    out.push_back(std::move(f));
   }
 }
 

@@ -71,7 +71,7 @@ VerdictCard failed_gate_card(const ReportInput& input, const GateReport& gate) {
   card.resume = resume_command(input);
   card.resume_note =
       "after the fix; reruns the failed gate and every passed one whose configuration, trainer "
-      "or baseline changed; without -c/--set it keeps those the run started with";
+      "or baseline changed; a --set adds to the configuration the run started with";
   return card;
 }
 

@@ -121,6 +121,13 @@ TEST_F(EarlyVerdict, AHungRankIsNamedAtTheAdaptiveLimitOfTheDefaults) {
   EXPECT_THAT(exit_message, HasSubstr("first: rank 1: stalled (rank 1 stalled after step 1"));
   // Its limit and how it was derived (the step time depends on the machine's load).
   EXPECT_THAT(exit_message, HasSubstr(" s: max(stall_min_s 5 s, 10 × median step "));
+  // The card names the rank the stall list names first (it named rank 0, 3 runs of 3).
+  std::ifstream file(root_ / "run" / "02-dp.1" / "diagnosis.json");
+  const nlohmann::json diagnoses = nlohmann::json::parse(file);
+  ASSERT_FALSE(diagnoses.empty());
+  EXPECT_EQ(diagnoses.front().at("id"), "rank_stalled") << diagnoses.dump(1);
+  EXPECT_EQ(diagnoses.front().at("failed_rank"), 1) << diagnoses.dump(1);
+  EXPECT_THAT(r.out, HasSubstr("Symptom:    rank 1 made no progress for "));
 }
 
 TEST_F(EarlyVerdict, AStalledStageIsNamedBeforeTheStageWaitingForIt) {

@@ -462,6 +462,24 @@ TEST(MetricRules, LauncherFactsWorldSizeEnvStallAndPort) {
   EXPECT_THAT(find(all, "port_held_by_process")->fix, HasSubstr("kill 4321"));
 }
 
+// Issue 30 item 5: with hang_rank=1:2 the watchdog lists rank 1 (never began step 2) first and
+// the three ranks waiting in step 2 after it; the card named rank 0.
+TEST(MetricRules, AStallIsDiagnosedAtTheRankTheWatchdogListsFirst) {
+  LaunchFacts facts;
+  facts.stalled = {{1, "after step 1", 5.0}, {3, "in step 2", 5.0}, {0, "in step 2", 5.0}};
+  auto all = run({}, nullptr, &facts);
+  const auto count = std::count_if(all.begin(), all.end(),
+                                   [](const Diagnosis& d) { return d.id == "rank_stalled"; });
+  EXPECT_EQ(count, 1);
+  const Diagnosis* d = find(all, "rank_stalled");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->failed_rank, 1);
+  EXPECT_THAT(d->symptom, HasSubstr("rank 1 made no progress"));
+  ASSERT_EQ(d->evidence.size(), 3u);
+  EXPECT_EQ(d->evidence[0].rank, 1);
+  EXPECT_EQ(d->evidence[2].rank, 0);
+}
+
 TEST(MetricRules, FirstRankToExitBadlyIsNamed) {
   LaunchFacts facts;
   facts.exited = {{0, 1, 0, 105.0}, {2, 0, 9, 100.0}, {1, 0, 0, 90.0}, {3, 1, 0, 0}};
