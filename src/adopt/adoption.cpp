@@ -30,8 +30,9 @@ namespace bigmac::adopt {
 namespace fs = std::filesystem;
 namespace {
 
-/// The trial's folder: made fresh unless given, removed at the end unless kept. A failed
-/// adoption keeps it so that the user can read what the command printed.
+/// The trial's folder: made fresh unless given, and removed at the end whatever the outcome
+/// unless given (--work-dir) or kept (--keep), so tries do not pile up folders in the
+/// temporary directory. Errors say where the output is, or how to keep it.
 class TrialFolder {
  public:
   static Expected<TrialFolder> make(const std::string& given, bool keep) {
@@ -61,23 +62,25 @@ class TrialFolder {
     return folder;
   }
   TrialFolder() = default;
-  TrialFolder(TrialFolder&& other) noexcept
-      : dir_(std::move(other.dir_)), keep_(other.keep_), done_(other.done_) {
+  TrialFolder(TrialFolder&& other) noexcept : dir_(std::move(other.dir_)), keep_(other.keep_) {
     other.dir_.clear();
   }
   TrialFolder& operator=(TrialFolder&&) = delete;
   ~TrialFolder() {
     std::error_code ec;
-    if (done_ && !keep_ && !dir_.empty()) fs::remove_all(dir_, ec);
+    if (!keep_ && !dir_.empty()) fs::remove_all(dir_, ec);
   }
   const fs::path& dir() const { return dir_; }
-  void succeeded() { done_ = true; }
-  bool kept() const { return keep_ || !done_; }
+  bool kept() const { return keep_; }
+  /// `its output is kept in DIR`, or how to keep it next time.
+  std::string note(const char* what = "its output") const {
+    if (keep_) return fmt::format("{} is kept in {}", what, dir_.string());
+    return fmt::format("run adopt again with --keep (or --work-dir DIR) to keep {}", what);
+  }
 
  private:
   fs::path dir_;
   bool keep_ = false;
-  bool done_ = false;
 };
 
 // A port for the process group of the trial's one rank, above torchrun's default so that a
@@ -148,11 +151,11 @@ std::string quoted_lines(const std::vector<std::string>& lines) {
 }
 
 // Why the trial gave nothing to adopt: it ended or was stopped before its first step.
-Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const fs::path& folder) {
+Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const TrialFolder& folder) {
   auto lines = last_lines(run.stderr_path, 8);
   if (lines.empty()) lines = last_lines(run.stdout_path, 8);
   const std::string command = fmt::format("{}", fmt::join(cmd, " "));
-  const std::string kept = fmt::format("its output is kept in {}", folder.string());
+  const std::string kept = folder.note();
   if (run.timed_out) {
     return input_error(fmt::format("`{}` logged no step with a loss in {:.0f} s{}", command,
                                    run.seconds, quoted_lines(lines)),
@@ -163,15 +166,15 @@ Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const fs
                      "run the command by hand until it trains; " + kept);
 }
 
-Error no_loss(const TrialRun& run, const std::vector<std::string>& cmd, const fs::path& folder) {
+Error no_loss(const TrialRun& run, const std::vector<std::string>& cmd, const TrialFolder& folder) {
   return input_error(
       fmt::format("`{}` printed no loss that the tool can read, and the probe saw no backward() "
                   "({} after {:.1f} s){}",
                   fmt::join(cmd, " "), run.exit.describe(), run.seconds,
                   quoted_lines(last_lines(run.stdout_path, 8))),
       fmt::format("print the loss of every optimizer step (`step 3 loss 2.31`), or write "
-                  "bigmac-log lines (docs/log-contract.md); its output is kept in {}",
-                  folder.string()));
+                  "bigmac-log lines (docs/log-contract.md); {}",
+                  folder.note()));
 }
 
 // The configuration the single gate would hand the command (one process, no pipeline), with
@@ -201,8 +204,9 @@ struct Trial {
 constexpr std::int64_t kBeyondFlag = 2;
 
 Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<RecognisedArgument>& args,
-                             const std::optional<UserConfig>& user, const fs::path& folder,
+                             const std::optional<UserConfig>& user, const TrialFolder& trial_folder,
                              proc::ProcessRunner& runner, const launch::Clock& clock) {
+  const fs::path& folder = trial_folder.dir();
   auto probe_dir = launch::probe_package_dir();
   if (!probe_dir) return tl::unexpected(probe_dir.error());
   Trial trial;
@@ -248,7 +252,7 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
   // A trial that ended cleanly without a counted step is read all the same: its lines and the
   // probe's records say which it lacks (a loss, or an optimizer the probe can count).
   if (trial.run.steps_seen == 0 && !(trial.run.exited && trial.run.exit.success())) {
-    return tl::unexpected(no_step(trial.run, options.command, folder));
+    return tl::unexpected(no_step(trial.run, options.command, trial_folder));
   }
   auto logs = read_trial_logs({trial.spec.log_file, trial.run.stdout_path, trial.run.stderr_path,
                                for_rank(trial.spec.probe_log, 0)});
@@ -265,9 +269,8 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
                     fmt::join(options.command, " "), *r->spawned_nprocs),
         "run the spawned function once per process as torchrun would: call it with "
         "int(os.environ[\"LOCAL_RANK\"]) when $RANK is set (and init_process_group from the "
-        "environment) instead of calling mp.spawn, then adopt that command; its output is kept "
-        "in " +
-            folder.string()));
+        "environment) instead of calling mp.spawn, then adopt that command; " +
+            trial_folder.note()));
   }
   keep_one_line_per_step(trial.logs);
   // Parameters updated by hand (`p.data.add_(-lr * p.grad)`), and at most one loss printed:
@@ -282,12 +285,11 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
                     trial.logs.trainer.steps.size(),
                     trial.logs.trainer.steps.size() == 1 ? "" : "s"),
         fmt::format("update the parameters with a torch.optim optimizer (the probe counts its "
-                    "steps), or print the loss of every step (`step 3 loss 2.31`); its output is "
-                    "kept in {}",
-                    folder.string())));
+                    "steps), or print the loss of every step (`step 3 loss 2.31`); {}",
+                    trial_folder.note())));
   }
   if (trial.logs.trainer_losses == 0 && trial.logs.probe_losses == 0)
-    return tl::unexpected(no_loss(trial.run, options.command, folder));
+    return tl::unexpected(no_loss(trial.run, options.command, trial_folder));
   std::string step_flag;
   for (const RecognisedArgument& a : args) {
     if (a.role == ArgumentRole::kMaxSteps) step_flag = a.flag;
@@ -454,14 +456,15 @@ bool fit_gates(const config::Config& drafted, DraftInputs& in) {
 
 // The draft fails `config check` with the user's own values (a samples per step the gates
 // cannot split): bad input, named with every error and the draft to fix.
-Error rejected_draft(const Errors& errors, const fs::path& draft) {
+Error rejected_draft(const Errors& errors, const TrialFolder& folder) {
   std::string list;
   for (const Error& e : errors) list += "\n    " + e.format();
-  return make_error(ErrorKind::kConfig,
-                    fmt::format("the drafted configuration fails `config check`:{}", list),
-                    fmt::format("the draft is kept in {}: apply the fixes named above (each "
-                                "names its key), then `bigmac-bringup config check -c` it",
-                                draft.string()));
+  return make_error(
+      ErrorKind::kConfig, fmt::format("the drafted configuration fails `config check`:{}", list),
+      fmt::format("{}: apply the fixes named above (each names its key), then "
+                  "`bigmac-bringup config check -c` it",
+                  folder.kept() ? "the draft is kept in " + (folder.dir() / "adopted.toml").string()
+                                : folder.note("the draft")));
 }
 
 gates::GateEvidence trial_evidence(const Trial& trial) {
@@ -516,7 +519,7 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   const std::optional<UserConfig> user = user_config(args);
   auto folder = TrialFolder::make(options.work_dir, options.keep);
   if (!folder) return tl::unexpected(folder.error());
-  auto trial = run_and_read(options, args, user, folder->dir(), runner, clock);
+  auto trial = run_and_read(options, args, user, *folder, runner, clock);
   if (!trial) return tl::unexpected(trial.error());
   run_second_trial(options, args, folder->dir(), runner, clock, *trial);
   // A flag that does not bound the steps is no step flag: the probe bounds them.
@@ -533,11 +536,10 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   }
   auto catalog = gates::check_configuration(draft->second, gates::stages_directory(""));
   if (!catalog) {
-    return tl::unexpected(rejected_draft(catalog.error(), folder->dir() / "adopted.toml"));
+    return tl::unexpected(rejected_draft(catalog.error(), *folder));
   }
   const std::vector<GateOutlook> outlook =
       gate_outlook(*catalog, draft->second, trial_evidence(*trial));
-  folder->succeeded();
   ReportInputs report{options.command,
                       trial->spec.argv,
                       trial->run,

@@ -16,7 +16,7 @@ struct AdoptOptions {
   std::int64_t steps = 5;            ///< steps of the trial run
   double timeout_s = 600;            ///< the trial is stopped after this long
   std::string work_dir;  ///< where the trial's output goes; empty: a fresh temporary folder
-  bool keep = false;     ///< keep the trial's output (always kept when adopt fails)
+  bool keep = false;     ///< keep the trial's output (else removed, whatever the outcome)
 };
 
 /// What adopt found and wrote.

@@ -69,7 +69,7 @@ void add_adopt_command(CLI::App& app, int& exit_code) {
                   "seconds the trial may take before it is stopped (default 600)");
   cmd->add_option("--work-dir", options->adopt.work_dir,
                   "folder for the trial's output, kept (default: a temporary folder, removed "
-                  "unless adopt fails or --keep)");
+                  "whatever the outcome unless --keep)");
   cmd->add_flag("--keep", options->adopt.keep, "keep the trial's output");
   cmd->add_option("command", options->adopt.command, "the command, after --")->required();
   cmd->callback([options, &exit_code] { exit_code = run_adopt(*options); });

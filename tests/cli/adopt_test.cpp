@@ -40,8 +40,7 @@ class Adopt : public ::testing::Test {
   /// `adopt -o ROOT/adopted.toml -- command`, from the repository root as a user runs it.
   ProgramResult adopt(const std::vector<std::string>& command,
                       std::vector<std::string> options = {}) {
-    // The trial's output under this test's folder: kept (a failure keeps it anyway), and
-    // removed with the folder.
+    // The trial's output under this test's folder: kept, and removed with the folder.
     std::vector<std::string> argv = {
         kBinary, "adopt", "-o", config_file().string(), "--work-dir", (root_ / "trial").string()};
     argv.insert(argv.end(), options.begin(), options.end());
@@ -230,6 +229,28 @@ TEST_F(Adopt, ACommandThatExitsAtOnceIsBadInputAndItsLastLinesAreShown) {
   ProgramResult missing_script = adopt({kPython, "no_such_script.py"});
   EXPECT_EQ(missing_script.exit_code, 2) << missing_script.out << missing_script.err;
   EXPECT_THAT(missing_script.err, HasSubstr("no_such_script.py"));
+}
+
+// Issue 30 item 22: a failed adopt left its bigmac-adopt-* folder in the temporary directory,
+// one more per try. Without --work-dir or --keep it is removed whatever the outcome, and the
+// error says how to keep it.
+TEST_F(Adopt, AFailedTrialLeavesNoFolderBehindUnlessKept) {
+  const fs::path tmp = root_ / "tmp";
+  fs::create_directories(tmp);
+  const std::vector<std::string> failing = {kPython, "-c", "import sys; sys.exit(4)"};
+  std::vector<std::string> argv = {kBinary, "adopt", "-o", config_file().string(), "--"};
+  argv.insert(argv.end(), failing.begin(), failing.end());
+  ProgramResult r = run_program(argv, {{"TMPDIR", tmp.string()}}, BIGMAC_SOURCE_DIR);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("run adopt again with --keep (or --work-dir DIR) to keep its "
+                               "output"));
+  EXPECT_TRUE(fs::is_empty(tmp)) << "a trial folder was left in " << tmp;
+
+  argv.insert(argv.begin() + 2, "--keep");
+  ProgramResult kept = run_program(argv, {{"TMPDIR", tmp.string()}}, BIGMAC_SOURCE_DIR);
+  EXPECT_EQ(kept.exit_code, 2) << kept.out << kept.err;
+  EXPECT_THAT(kept.err, HasSubstr("its output is kept in " + tmp.string() + "/bigmac-adopt-"));
+  EXPECT_FALSE(fs::is_empty(tmp));
 }
 
 TEST_F(Adopt, ACommandThatPrintsNoLossIsBadInput) {
