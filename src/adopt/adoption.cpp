@@ -151,11 +151,20 @@ std::string quoted_lines(const std::vector<std::string>& lines) {
 }
 
 // Why the trial gave nothing to adopt: it ended or was stopped before its first step.
-Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const TrialFolder& folder) {
+Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const TrialFolder& folder,
+              std::int64_t asked, double timeout_s) {
   auto lines = last_lines(run.stderr_path, 8);
   if (lines.empty()) lines = last_lines(run.stdout_path, 8);
   const std::string command = fmt::format("{}", fmt::join(cmd, " "));
   const std::string kept = folder.note();
+  if (run.timed_out && run.steps_seen > 0) {
+    // Drafting from a part of the trial would guess its step count and its pace.
+    return input_error(
+        fmt::format("`{}` logged {} of the trial's {} steps before the time limit of {:.0f} s "
+                    "stopped it{}",
+                    command, run.steps_seen, asked, timeout_s, quoted_lines(lines)),
+        "give it more time with --timeout, or fewer steps with --steps; " + kept);
+  }
   if (run.timed_out) {
     return input_error(fmt::format("`{}` logged no step with a loss in {:.0f} s{}", command,
                                    run.seconds, quoted_lines(lines)),
@@ -251,8 +260,10 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
   trial.run = *run;
   // A trial that ended cleanly without a counted step is read all the same: its lines and the
   // probe's records say which it lacks (a loss, or an optimizer the probe can count).
-  if (trial.run.steps_seen == 0 && !(trial.run.exited && trial.run.exit.success())) {
-    return tl::unexpected(no_step(trial.run, options.command, trial_folder));
+  if ((trial.run.steps_seen == 0 && !(trial.run.exited && trial.run.exit.success())) ||
+      (trial.run.timed_out && trial.run.steps_seen < options.steps)) {
+    return tl::unexpected(
+        no_step(trial.run, options.command, trial_folder, options.steps, options.timeout_s));
   }
   auto logs = read_trial_logs({trial.spec.log_file, trial.run.stdout_path, trial.run.stderr_path,
                                for_rank(trial.spec.probe_log, 0)});

@@ -42,6 +42,10 @@ void measure_steps(std::int64_t asked, std::int64_t bound, bool has_flag, const 
                    const TrialRun& run, const TrialLogs& logs, ProgramModel& model) {
   const std::int64_t ran = steps_run(logs);
   const bool bounded = bounded_by_probe(logs) || run.stopped;
+  if (run.timed_out) {
+    model.steps_evidence = fmt::format("the trial reached its time limit after {} steps", ran);
+    return;
+  }
   if (!has_flag) {
     model.steps_evidence =
         bounded ? fmt::format("no step flag: the probe ended the trial after {} steps", ran)

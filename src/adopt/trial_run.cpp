@@ -209,8 +209,12 @@ Expected<TrialRun> run_trial(const TrialSpec& spec, proc::ProcessRunner& runner,
     }
     if (run.stopped || run.timed_out) break;
   }
-  // Also when they exited: their own children (a DataLoader's workers) go with the group.
-  for (const proc::RankExit& e : runner.terminate(kStopGrace, sink)) {
+  // Also when they exited: their own children (a DataLoader's workers) go with the group. At
+  // the time limit a program that ignores SIGTERM gets no longer than the limit again.
+  const std::chrono::milliseconds grace =
+      run.timed_out ? std::min(kStopGrace, std::max(spec.timeout, std::chrono::milliseconds(1000)))
+                    : kStopGrace;
+  for (const proc::RankExit& e : runner.terminate(grace, sink)) {
     if (e.rank < 0 || e.rank >= spec.nproc) continue;
     TrialRank& rank = run.ranks[static_cast<std::size_t>(e.rank)];
     if (!rank.exited) rank.exit = e.status;

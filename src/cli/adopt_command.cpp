@@ -66,7 +66,8 @@ void add_adopt_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--force", options->force, "overwrite the -o file");
   cmd->add_option("--steps", options->adopt.steps, "steps of the trial run (default 5)");
   cmd->add_option("--timeout", options->adopt.timeout_s,
-                  "seconds the trial may take before it is stopped (default 600)");
+                  "seconds the trial may take before it is stopped (default 600); a program "
+                  "that ignores SIGTERM then gets as long again, at most 10 s, before SIGKILL");
   cmd->add_option("--work-dir", options->adopt.work_dir,
                   "folder for the trial's output, kept (default: a temporary folder, removed "
                   "whatever the outcome unless --keep)");

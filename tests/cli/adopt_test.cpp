@@ -193,6 +193,21 @@ TEST_F(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {
   EXPECT_THAT(r.err, HasSubstr("--timeout"));
 }
 
+// Issue 30 item 21: a program that ignores SIGTERM and logs a step a second took 13 s under
+// `--timeout 3` and wrote a configuration from part of its steps with exit 0.
+TEST_F(Adopt, ATrialStoppedAtTheTimeLimitBeforeItsStepsIsBadInput) {
+  ProgramResult r = adopt({kPython, "-c",
+                           "import signal, time\n"
+                           "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                           "for s in range(100):\n"
+                           "    print('step', s, 'loss', 1 / (s + 1), flush=True)\n"
+                           "    time.sleep(1)"},
+                          {"--timeout", "2", "--steps", "20"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("of the trial's 20 steps before the time limit of 2 s"));
+  EXPECT_FALSE(fs::exists(config_file()));
+}
+
 // An accumulation of 1: the dp gate halves the micro-batch instead (rescale = "auto"). With an odd
 // micro-batch too, two processes cannot share the step: the draft says so with one process,
 // and `config check` accepts what was written.
