@@ -12,6 +12,7 @@
 #include "cli/interrupt_flag.h"
 #include "cli/run_options.h"
 #include "core/atomic_file.h"
+#include "core/disk_reserve.h"
 #include "core/printable.h"
 #include "diagnose/catalog.h"
 #include "gates/gate_applicability.h"
@@ -29,6 +30,9 @@ using attempt::reports_root;
 namespace {
 
 enum class RunMode { kAll, kOne, kResume };
+
+/// Held back on the run directory's disk for the state, the verdicts and the reports.
+constexpr std::uint64_t kDiskReserveBytes = 8ull << 20;
 
 struct RunRequest {
   RunCommandOptions options;
@@ -141,6 +145,12 @@ int run(const RunRequest& request, RunMode mode) {
   if (!dir) return fail({dir.error()});
   auto stored = dir->load();
   if (!stored) return fail({stored.error()});
+  // Room to save the state and write the reports if the gate fills the disk.
+  auto reserve = DiskReserve::hold(run_path / ".disk-reserve", kDiskReserveBytes);
+  if (!reserve) {
+    std::cerr << "bigmac-bringup: warning: " << reserve.error().format()
+              << "; a disk filled during the run may leave its state unsaved\n";
+  }
   gates::RunState state = stored->value_or(
       gates::RunState::fresh(run_path.filename().string(), context->catalog.ids()));
   if (auto latest = gates::point_latest(run_path.parent_path(), run_path); !latest) {

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "core/disk_reserve.h"
 #include "core/file_creation.h"
 #include "core/file_error.h"
 
@@ -36,13 +37,18 @@ Expected<void> check_target(const std::filesystem::path& path) {
 
 }  // namespace
 
-Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
-  if (auto ok = check_target(path); !ok) return ok;
+namespace {
+
+// One try: a temporary file beside `path`, written, flushed and renamed over it. An error names
+// `path` (the temporary file is the tool's business) and keeps the errno for the caller.
+Expected<void> write_once(const std::filesystem::path& path, std::string_view contents, int& err) {
+  err = 0;
   auto tmp = create_temporary_file(path);
   if (!tmp) return tl::unexpected(tmp.error());
-  auto discard = [&](std::string_view what, int err, const std::filesystem::path& where) {
+  auto discard = [&](std::string_view what, int e) {
+    err = e;
     ::unlink(tmp->path.c_str());
-    return tl::unexpected(file_error(where, what, err));
+    return tl::unexpected(file_error(path, what, e));
   };
   const char* data = contents.data();
   std::size_t left = contents.size();
@@ -50,17 +56,30 @@ Expected<void> write_file_atomically(const std::filesystem::path& path, std::str
     ssize_t n = ::write(tmp->fd.get(), data, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return discard("cannot write", errno, tmp->path);
+      return discard("cannot write", errno);
     }
     data += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(tmp->fd.get()) != 0) return discard("cannot flush", errno, tmp->path);
-  if (::close(tmp->fd.release()) != 0) return discard("cannot flush", errno, tmp->path);
+  if (::fsync(tmp->fd.get()) != 0) return discard("cannot flush", errno);
+  if (::close(tmp->fd.release()) != 0) return discard("cannot flush", errno);
   if (::rename(tmp->path.c_str(), path.c_str()) != 0) {
-    return discard("cannot rename into place", errno, path);
+    return discard("cannot rename into place", errno);
   }
   return {};
+}
+
+}  // namespace
+
+Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
+  if (auto ok = check_target(path); !ok) return ok;
+  int err = 0;
+  auto written = write_once(path, contents, err);
+  // A disk filled while the gate ran: the space held back for this moment saves the state.
+  if (!written && is_disk_full(err) && release_disk_reserves()) {
+    written = write_once(path, contents, err);
+  }
+  return written;
 }
 
 }  // namespace bigmac

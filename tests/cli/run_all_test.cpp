@@ -109,6 +109,40 @@ TEST_F(RunAll, ResumeWithASetKeepsTheRunsConfigurationAndSaysWhatItChanges) {
   EXPECT_NE(std::find(sets.begin(), sets.end(), "faults.lr_scale_by_world=true"), sets.end());
 }
 
+// Issue 30 item 17: a disk filled mid-gate was reported as "the orchestrator was killed": no
+// state could be saved ("running") and no report written. The space held back at the start is
+// freed when a write finds the disk full, so the state, the verdict and the reports say why.
+TEST_F(RunAll, ADiskFilledMidGateIsSaidAndTheStateAndReportsAreSaved) {
+  const fs::path disk = root_ / "disk";
+  fs::create_directories(disk);
+  // A small disk of its own (tmpfs), above preflight's 256 MiB floor: needs root and mount(2).
+  ProgramResult mounted =
+      run_program({"/bin/mount", "-t", "tmpfs", "-o", "size=270m", "tmpfs", disk.string()});
+  if (mounted.exit_code != 0) GTEST_SKIP() << "cannot mount a tmpfs here: " << mounted.err;
+  struct Unmount {
+    fs::path dir;
+    ~Unmount() { run_program({"/bin/umount", dir.string()}); }
+  } unmount{disk};
+  const std::string script =
+      std::string(BIGMAC_SOURCE_DIR) + "/tests/cli/fixtures/disk_filling_trainer.py";
+  const std::string train = std::string(BIGMAC_BIN_DIR) + "/bigmac-train";
+  const fs::path run = disk / "run";
+  ProgramResult r = bringup(
+      {"run-all", "-c", kDemo, "--run-dir", run.string(), "--no-baseline", "--until", "single"},
+      {"trainer.kind=\"command\"",
+       "trainer.command=[\"/usr/bin/python3\", \"" + script + "\", \"{run_dir}\", \"" + train +
+           "\", \"--config\", \"{gate_config}\", \"--log-file\", \"{log_file}\"]"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("no space left on the device")) << r.out;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("the orchestrator stopped while the gate ran")));
+  std::ifstream state_file(run / "state.json");
+  const nlohmann::json state = nlohmann::json::parse(state_file);
+  EXPECT_EQ(state.at("gates").at(0).at("status"), "failed") << state.dump(1);
+  EXPECT_TRUE(fs::exists(run / "junit.xml"));
+  EXPECT_TRUE(fs::exists(run / "report.html"));
+  EXPECT_FALSE(fs::exists(run / ".disk-reserve")) << "the reserve was freed for the state";
+}
+
 TEST_F(RunAll, CtrlCStopsTheRanksSavesTheStateAndResumeFinishes) {
   bigmac::testing::RankHarness harness;
   start_until_running(harness, "dp");
