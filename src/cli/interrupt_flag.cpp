@@ -18,6 +18,8 @@ const std::atomic<bool>& install_interrupt_flag() {
   action.sa_flags = 0;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // An ssh session or terminal that closes: the run stops as on Ctrl-C, its state saved.
+  sigaction(SIGHUP, &action, nullptr);
   return g_interrupted;
 }
 

@@ -4,7 +4,7 @@
 
 namespace bigmac::cli {
 
-/// Installs SIGINT and SIGTERM handlers that set one flag and return, so a run can stop its
+/// Installs SIGINT, SIGTERM and SIGHUP handlers that set one flag and return, so a run can stop its
 /// ranks, save its state as interrupted and exit 130. Without SA_RESTART: a blocking poll in
 /// the launcher wakes at once. Installing twice is harmless.
 const std::atomic<bool>& install_interrupt_flag();

@@ -1,7 +1,7 @@
 // End-to-end: the kill -9 and Ctrl-C matrix for every launcher that runs here (builtin,
 // torchrun, and a command trainer whose own helper leaves the process group). Whatever stops the
 // orchestrator mid-gate: no process of the run survives it, the run state is resumable, no
-// passed gate is lost, and Ctrl-C exits 130.
+// passed gate is lost, and Ctrl-C or a hang-up exits 130.
 
 #include <csignal>
 
@@ -44,15 +44,20 @@ TEST_P(InterruptMatrix, NothingSurvivesAndResumeLosesNoPassedGate) {
   if (row.name.rfind("forking", 0) == 0) {
     // The trainers' helpers (in sessions of their own) run before the orchestrator is stopped.
     ASSERT_TRUE(bigmac::testing::wait_until(
-        [&] { return !processes_with({"helper-of", (root_ / "run").string()}).empty(); },
+        [&] {
+          return !processes_with({"helper-of", (root_ / "run").string()}).empty();
+        },
         std::chrono::milliseconds(60000)));
   }
   // Only the orchestrator gets the signal: its ranks run in a process group of their own.
   harness.signal_all(row.signal);
   ASSERT_TRUE(harness.wait_all(std::chrono::milliseconds(120000)));
-  if (row.signal == SIGINT) {
+  if (row.signal == SIGINT || row.signal == SIGHUP) {
+    // SIGHUP (the ssh session or terminal closed) stops the run as Ctrl-C does; it killed the
+    // orchestrator with 129 and left the state "running" with no reports.
     EXPECT_EQ(harness.end(0)->code, 130);
     EXPECT_EQ(state().at("phase"), "interrupted");
+    EXPECT_TRUE(fs::exists(root_ / "run" / "junit.xml"));
   } else {
     EXPECT_TRUE(harness.end(0)->signaled);
     EXPECT_EQ(gate_status("dp"), "running") << "saved before the gate started";
@@ -65,8 +70,7 @@ TEST_P(InterruptMatrix, NothingSurvivesAndResumeLosesNoPassedGate) {
   }
   ASSERT_TRUE(none_left);
 
-  std::vector<std::string> resume = {"resume",     (root_ / "run").string(),
-                                     "-c",         config(),
+  std::vector<std::string> resume = {"resume", (root_ / "run").string(), "-c", config(),
                                      "--no-baseline"};
   ProgramResult resumed = bringup(resume, row.sets);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
@@ -91,6 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
     Launchers, InterruptMatrix,
     ::testing::Values(
         MatrixRow{"builtin_sigkill", {}, SIGKILL}, MatrixRow{"builtin_ctrl_c", {}, SIGINT},
+        MatrixRow{"builtin_sighup", {}, SIGHUP},
         MatrixRow{"torchrun_sigkill", {"launch.launcher=\"torchrun\""}, SIGKILL},
         MatrixRow{"torchrun_ctrl_c", {"launch.launcher=\"torchrun\""}, SIGINT},
         MatrixRow{"forking_command_trainer_sigkill", forking_command_trainer(), SIGKILL},
