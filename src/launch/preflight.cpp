@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <netdb.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <map>
@@ -149,6 +150,60 @@ void check_disk(const fs::path& where, std::uintmax_t need, Errors& out) {
                         "free space or choose another --run-dir"));
 }
 
+std::optional<std::uint64_t> limit_value(rlim_t value) {
+  if (value == RLIM_INFINITY) return std::nullopt;
+  return static_cast<std::uint64_t>(value);
+}
+
+std::string limit_text(const std::optional<std::uint64_t>& value) {
+  return value ? std::to_string(*value) : "unlimited";
+}
+
+// 4,096 ranks ran out of descriptors 99 s into the gate ("pipe: Too many open files"); the
+// limit is known before anything starts.
+void check_descriptors(const LaunchPlan& plan, const std::optional<FileLimit>& given, Errors& out,
+                       std::vector<std::string>& notes) {
+  const std::uint64_t need = descriptors_needed(plan);
+  FileLimit limit;
+  rlimit own{};
+  if (given) {
+    limit = *given;
+  } else if (::getrlimit(RLIMIT_NOFILE, &own) == 0) {
+    limit = {limit_value(own.rlim_cur), limit_value(own.rlim_max)};
+  } else {
+    notes.push_back("open files: the limit could not be read");
+    return;
+  }
+  if (!limit.soft || *limit.soft >= need) return;
+  if (!limit.hard || *limit.hard >= need) {
+    // The soft limit is a default the process may raise itself, up to the hard one.
+    if (!given) {
+      own.rlim_cur = static_cast<rlim_t>(need);
+      if (::setrlimit(RLIMIT_NOFILE, &own) != 0) {
+        out.push_back(problem(ErrorKind::kInfrastructure, "",
+                              fmt::format("the gate needs about {} open files for its {} ranks, "
+                                          "the limit is {} and could not be raised",
+                                          need, plan.ranks.size(), *limit.soft),
+                              fmt::format("raise it before the run: ulimit -n {}", need)));
+        return;
+      }
+    }
+    notes.push_back(fmt::format("open files: the limit raised from {} to {} for {} ranks",
+                                *limit.soft, need, plan.ranks.size()));
+    return;
+  }
+  out.push_back(problem(
+      ErrorKind::kInfrastructure, "",
+      fmt::format("the gate needs about {} open files for its {} ranks ({} processes), but this "
+                  "process may open at most {} (ulimit -n {}, hard limit {})",
+                  need, plan.ranks.size(), plan.processes.size(), limit_text(limit.hard),
+                  limit_text(limit.soft), limit_text(limit.hard)),
+      fmt::format("raise the hard limit to at least {} (as root: `ulimit -Hn {}`, or nofile in "
+                  "/etc/security/limits.conf; under systemd LimitNOFILE=), or start fewer "
+                  "processes per host (launch.launcher = \"torchrun\" starts one per node)",
+                  need, need)));
+}
+
 void check_program(const std::string& program, const char* key, Errors& out) {
   auto found = proc::find_program(program);
   if (found) return;
@@ -165,6 +220,14 @@ std::string PreflightReport::render() const {
   for (const Error& e : problems) out += "preflight: " + e.format() + "\n";
   for (const std::string& note : notes) out += "preflight: note: " + note + "\n";
   return out;
+}
+
+std::uint64_t descriptors_needed(const LaunchPlan& plan) {
+  constexpr std::uint64_t kBase = 32;  // its own: stdio, the lock, the state, the port claim
+  const bool torchrun =
+      plan.launcher == LauncherKind::kTorchrun || plan.launcher == LauncherKind::kSlurmTorchrun;
+  const std::uint64_t per_rank = torchrun ? 3 : 1;
+  return kBase + 5 * plan.processes.size() + per_rank * plan.ranks.size();
 }
 
 PreflightReport run_preflight(const LaunchPlan& plan, const PreflightOptions& options) {
@@ -190,6 +253,8 @@ PreflightReport run_preflight(const LaunchPlan& plan, const PreflightOptions& op
   }
   const fs::path log_root = plan.log_dir.empty() ? options.run_dir : plan.log_dir;
   checks.run("disk", [&](Errors& out) { check_disk(log_root, options.min_free_bytes, out); });
+  checks.run("open files",
+             [&](Errors& out) { check_descriptors(plan, options.open_files, out, report.notes); });
   checks.run("trainer", [&](Errors& out) { check_program(plan.trainer_program, "trainer", out); });
   if (!plan.rank_env_program.empty()) {
     checks.run("rank wrapper",

@@ -143,6 +143,26 @@ TEST_F(RunAll, ADiskFilledMidGateIsSaidAndTheStateAndReportsAreSaved) {
   EXPECT_FALSE(fs::exists(run / ".disk-reserve")) << "the reserve was freed for the state";
 }
 
+// Issue 30 item 16: a gate with more ranks than the open-file limit allows ran out of
+// descriptors mid-gate ("pipe: Too many open files"). Preflight says it before launching, with
+// both numbers, and the gate is aborted (exit 3) with nothing started.
+TEST_F(RunAll, AnOpenFileLimitTooLowForTheRanksIsRefusedBeforeLaunch) {
+  if (!fs::exists("/usr/bin/prlimit")) GTEST_SKIP() << "no /usr/bin/prlimit";
+  std::vector<std::string> argv =
+      argv_of({"run-all", "-c", kDemo, "--run-dir", (root_ / "run").string(), "--no-baseline",
+               "--until", "dp"},
+              {});
+  // The single gate's one rank fits in 48 descriptors, dp's four do not.
+  argv.insert(argv.begin(), {"/usr/bin/prlimit", "--nofile=48:48"});
+  ProgramResult r = run_program(argv, {}, BIGMAC_SOURCE_DIR);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("preflight: the gate needs about 56 open files for its 4 ranks"));
+  EXPECT_THAT(r.out, HasSubstr("(ulimit -n 48, hard limit 48)"));
+  EXPECT_EQ(gate_status("single"), "passed");
+  EXPECT_EQ(gate_status("dp"), "aborted");
+  EXPECT_FALSE(fs::exists(root_ / "run" / "02-dp.1" / "rank0.log")) << "nothing was started";
+}
+
 TEST_F(RunAll, CtrlCStopsTheRanksSavesTheStateAndResumeFinishes) {
   bigmac::testing::RankHarness harness;
   start_until_running(harness, "dp");

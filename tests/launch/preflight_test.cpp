@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -80,7 +81,54 @@ TEST_F(PreflightTest, CleanPlanPassesEveryCheck) {
   PreflightReport r = run_preflight(plan(2), options());
   EXPECT_TRUE(r.ok()) << all(r);
   EXPECT_EQ(r.passed, (std::vector<std::string>{"plan consistency", "master address", "master port",
-                                                "leftovers", "disk", "trainer"}));
+                                                "leftovers", "disk", "open files", "trainer"}));
+}
+
+// Issue 30 item 16: 4,096 ranks ran out of descriptors 99 s into the gate. Preflight compares
+// what the gate needs with the limit before anything starts.
+TEST_F(PreflightTest, TooFewOpenFilesForTheRanksIsSaidWithBothNumbersBeforeLaunch) {
+  LaunchPlan p = plan(16);
+  const std::uint64_t need = descriptors_needed(p);
+  EXPECT_EQ(need, 32u + 6u * 16u) << "builtin: five per process and the rank's log";
+  PreflightOptions o = options();
+  o.open_files = FileLimit{64, 64};
+  PreflightReport r = run_preflight(p, o);
+  ASSERT_EQ(r.problems.size(), 1u) << all(r);
+  EXPECT_EQ(r.problems[0].kind, ErrorKind::kInfrastructure);
+  EXPECT_NE(r.problems[0].message.find("needs about " + std::to_string(need) +
+                                       " open files for its 16 ranks"),
+            std::string::npos)
+      << r.problems[0].message;
+  EXPECT_NE(r.problems[0].message.find("ulimit -n 64, hard limit 64"), std::string::npos);
+  EXPECT_NE(r.problems[0].hint.find("ulimit -Hn " + std::to_string(need)), std::string::npos);
+
+  // A hard limit with room: the soft one is raised, and a note says so.
+  o.open_files = FileLimit{64, 100000};
+  r = run_preflight(p, o);
+  EXPECT_TRUE(r.ok()) << all(r);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes.back(),
+            "open files: the limit raised from 64 to " + std::to_string(need) + " for 16 ranks");
+  o.open_files = FileLimit{std::nullopt, std::nullopt};
+  EXPECT_TRUE(run_preflight(p, o).ok()) << "unlimited";
+}
+
+TEST_F(PreflightTest, TheOwnSoftLimitIsRaisedWhenTheHardOneAllows) {
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  const LaunchPlan p = plan(16);
+  if (before.rlim_max != RLIM_INFINITY && before.rlim_max < descriptors_needed(p)) {
+    GTEST_SKIP() << "hard limit " << before.rlim_max << " below the plan's need";
+  }
+  rlimit low = before;
+  low.rlim_cur = 40;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  PreflightReport r = run_preflight(p, options());
+  rlimit after{};
+  ::getrlimit(RLIMIT_NOFILE, &after);
+  ::setrlimit(RLIMIT_NOFILE, &before);
+  EXPECT_TRUE(r.ok()) << all(r);
+  EXPECT_EQ(after.rlim_cur, descriptors_needed(p));
 }
 
 TEST_F(PreflightTest, PortInUseNamesTheHolderPidAndCommand) {
