@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "attempt/attempt_files.h"
@@ -12,6 +13,7 @@
 #include "baseline/baseline.h"
 #include "gates/early_stop.h"
 #include "gates/gate_applicability.h"
+#include "gates/observability.h"
 #include "launch/master_port.h"
 #include "launch/preflight.h"
 
@@ -32,22 +34,57 @@ gates::GateOutcome interrupted() {
   return outcome;
 }
 
-/// Records this run's reference from its first passing gate. A summary that must not become
-/// a baseline is said and the run goes on (the later gates then say what they miss); a file
-/// that cannot be written is infrastructure.
-Expected<std::string> record_run_baseline(const RunContext& context, const fs::path& run_dir,
-                                          const AttemptPlan& plan,
-                                          const gates::GateEvidence& evidence) {
+/// What recording the run's baseline did: written (the message says where), or refused (the
+/// message says why and what the trainer must log for it).
+struct BaselineRecording {
+  bool recorded = false;
+  std::string message;
+};
+
+/// Records this run's reference from its first passing gate. A file that cannot be written is
+/// infrastructure; a log that cannot become a baseline is refused with what to log.
+Expected<BaselineRecording> record_run_baseline(const RunContext& context, const fs::path& run_dir,
+                                                const AttemptPlan& plan,
+                                                const gates::GateEvidence& evidence) {
   baseline::Baseline b = baseline::summarize_records(evidence.all_records(), context.baseline_name,
                                                      plan.gate.inputs_digest);
   b.recorded = context.recorded(plan.gate);
   if (auto ok = baseline::check_recordable(b); !ok) {
-    return "refusing to record: " + ok.error().format();
+    std::string message = ok.error().format();
+    // The metric a step lacks, with the line (or probe setting) that provides it.
+    for (const char* metric : {"loss", "grad_norm", "lr"}) {
+      const bool lacks = std::any_of(b.steps.begin(), b.steps.end(), [&](const auto& s) {
+        const std::string_view m = metric;
+        return !(m == "loss" ? s.loss : m == "grad_norm" ? s.grad_norm : s.lr);
+      });
+      if (lacks) {
+        message += "; to make it: " + gates::missing_field(metric).what_to_log;
+        break;
+      }
+    }
+    return BaselineRecording{false, std::move(message)};
   }
   const fs::path out = run_dir / "baseline.json";
   if (auto saved = baseline::save_baseline(out, b); !saved) return tl::unexpected(saved.error());
-  return fmt::format("recorded baseline '{}' ({} steps) to {}", context.baseline_name,
-                     b.steps.size(), out.string());
+  return BaselineRecording{true, fmt::format("recorded baseline '{}' ({} steps) to {}",
+                                             context.baseline_name, b.steps.size(), out.string())};
+}
+
+/// The first gate passed its checks but its log cannot become the baseline every later gate
+/// compares with: the gate fails here, saying what to log, not at the next gate with "no
+/// baseline to compare against".
+void fail_unrecordable(gates::GateVerdict& verdict, const std::string& gate,
+                       const std::string& why) {
+  gates::CheckResult r;
+  r.name = "baseline_recordable";
+  r.message =
+      "the checks passed, but the log cannot become the baseline the next gates compare "
+      "with: " +
+      why;
+  r.route_back = gate;
+  verdict.results.push_back(std::move(r));
+  verdict.passed = false;
+  verdict.route_back = gate;
 }
 
 // A route back never names a gate the target layout has no use for (shapes for a program
@@ -123,7 +160,11 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   if (verdict.passed && plan->index == 0 && !reference) {
     auto recorded = record_run_baseline(context, run_dir, *plan, evidence);
     if (!recorded) return aborted(recorded.error().format());
-    progress.message(*recorded);
+    if (recorded->recorded) {
+      progress.message(recorded->message);
+    } else {
+      fail_unrecordable(verdict, spec->id, recorded->message);
+    }
   }
   if (!verdict.passed) {
     const auto regression = regression_facts(context, *plan, evidence, reference);

@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdlib>
+#include <limits>
 #include <type_traits>
 
 #include "core/atomic_file.h"
@@ -98,6 +99,32 @@ Baseline summarize_records(const std::vector<logs::Record>& records, std::string
   return b;
 }
 
+namespace {
+
+struct PartlyLogged {
+  std::size_t index = 0;  ///< the first step without it
+  const char* metric = "";
+};
+
+// grad_norm or lr on some steps and not on others: a trainer that logs a metric logs it every
+// step, so a gap is a damaged log, not a metric it does not log (which is allowed: the later
+// gates then cannot compare it, and say so).
+std::optional<PartlyLogged> partly_logged(const Baseline& b) {
+  for (const char* metric : {"grad_norm", "lr"}) {
+    const std::string_view m = metric;
+    auto value = [&](const BaselineStep& s) { return m == "lr" ? s.lr : s.grad_norm; };
+    const bool any = std::any_of(b.steps.begin(), b.steps.end(),
+                                 [&](const BaselineStep& s) { return value(s).has_value(); });
+    if (!any) continue;
+    for (std::size_t i = 0; i < b.steps.size(); ++i) {
+      if (!value(b.steps[i])) return PartlyLogged{i, metric};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Expected<void> check_recordable(const Baseline& b) {
   auto refuse = [&](std::string message, std::string hint = {}) -> Expected<void> {
     return tl::unexpected(make_error(ErrorKind::kInput,
@@ -115,12 +142,18 @@ Expected<void> check_recordable(const Baseline& b) {
                       step, b.steps[i - 1].global_step));
     }
   }
-  if (!b.structure.param_count) return refuse("no param_count (no `model` event)");
+  // No param_count (no `model` event) is no refusal: the later gates' param_count check is then
+  // unobservable, while every per-step comparison can still be made.
+  if (auto partial = partly_logged(b); partial) {
+    return refuse(fmt::format("step {} has no {} while other steps have one",
+                              b.steps[partial->index].global_step, partial->metric));
+  }
   for (const BaselineStep& s : b.steps) {
+    if (!s.loss) return refuse(fmt::format("step {} has no loss", s.global_step));
     const std::pair<const char*, const std::optional<double>*> values[] = {
         {"loss", &s.loss}, {"grad_norm", &s.grad_norm}, {"lr", &s.lr}};
     for (const auto& [metric, value] : values) {
-      if (!*value) return refuse(fmt::format("step {} has no {}", s.global_step, metric));
+      if (!*value) continue;  // grad_norm or lr on no step: the later gates cannot compare it
       if (!std::isfinite(**value)) {
         return refuse(fmt::format("step {} has non-finite {} = {}", s.global_step, metric, **value),
                       "a baseline must be finite; fix the single gate first");
@@ -192,7 +225,8 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
   const nlohmann::json& s = json.contains("structure") ? json["structure"] : empty;
   // Files recorded before the commit and trainer were kept have no "recorded" table.
   const nlohmann::json& rec = json.contains("recorded") ? json["recorded"] : empty;
-  for (const auto& [name, table] : {std::pair{"fingerprint", &f}, std::pair{"structure", &s}, std::pair{"recorded", &rec}}) {
+  for (const auto& [name, table] :
+       {std::pair{"fingerprint", &f}, std::pair{"structure", &s}, std::pair{"recorded", &rec}}) {
     if (!table->is_object()) {
       return tl::unexpected(input_error(
           path, name,
@@ -264,22 +298,16 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
     if (!sps) return tl::unexpected(sps.error());
     // What check_recordable requires of a recorded baseline, required of a read one: a step
     // without its loss would be blamed on the run's log (issue 30 item 19).
-    const std::pair<const char*, const std::optional<double>*> values[] = {
-        {"loss", &*loss}, {"grad_norm", &*grad}, {"lr", &*lr}};
-    for (const auto& [metric, value] : values) {
-      if (!*value) {
-        return tl::unexpected(input_error(
-            path, where + metric,
-            fmt::format("step {} has no {} (a baseline holds every step's loss, grad_norm and "
-                        "lr)",
-                        *global_step, metric)));
-      }
+    if (!*loss) {
+      return tl::unexpected(input_error(
+          path, where + "loss",
+          fmt::format("step {} has no loss (a baseline holds every step's loss)", *global_step)));
     }
-    for (const auto& [metric, value] : {std::pair{"grad_norm", **grad}, std::pair{"lr", **lr}}) {
-      if (value < 0) {
+    for (const auto& [metric, value] : {std::pair{"grad_norm", *grad}, std::pair{"lr", *lr}}) {
+      if (value && *value < 0) {
         return tl::unexpected(input_error(
             path, where + metric,
-            fmt::format("must be at least 0, found {}: a {} is never negative", value, metric)));
+            fmt::format("must be at least 0, found {}: a {} is never negative", *value, metric)));
       }
     }
     out.loss = *loss;
@@ -292,6 +320,13 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
     }
     out.samples_per_step = *sps;
     b.steps.push_back(out);
+  }
+  if (auto partial = partly_logged(b); partial) {
+    return tl::unexpected(input_error(
+        path, fmt::format("steps[{}].{}", partial->index, partial->metric),
+        fmt::format("step {} has no {} while other steps have one (a baseline holds a metric "
+                    "on every step or on none)",
+                    b.steps[partial->index].global_step, partial->metric)));
   }
   if (b.steps.empty()) {
     return tl::unexpected(input_error(path, "steps",

@@ -163,6 +163,32 @@ TEST(Baseline, AFileThatContradictsItselfIsRefused) {
   }
 }
 
+// Issue 30 item 20: configs/megatron-style.toml passed single and then refused its baseline
+// ("no param_count"), so dp failed with "no baseline". A metric the trainer never logs (lr,
+// grad_norm, the model's size) leaves the later gates' comparison of it unobservable; only a
+// metric logged on some steps and not others is a damaged log.
+TEST(Baseline, AMetricNeverLoggedIsRecordableAndOneLoggedOnSomeStepsIsNot) {
+  std::vector<logs::Record> records = run_records(3);
+  std::erase_if(records,
+                [](const logs::Record& r) { return std::holds_alternative<logs::ModelRecord>(r); });
+  for (logs::Record& r : records) {
+    if (auto* s = std::get_if<logs::StepRecord>(&r)) s->lr.reset();
+  }
+  Baseline b = summarize_records(records, "megatron", "");
+  EXPECT_FALSE(b.structure.param_count);
+  ASSERT_TRUE(check_recordable(b)) << check_recordable(b).error().format();
+  auto read = baseline_from_json(to_json(b), "b.json");
+  ASSERT_TRUE(read) << read.error().format();
+  EXPECT_FALSE(read->steps[1].lr);
+
+  b.steps[1].lr = 1e-3;
+  auto partial = check_recordable(b);
+  ASSERT_FALSE(partial);
+  EXPECT_NE(partial.error().message.find("step 0 has no lr while other steps have one"),
+            std::string::npos)
+      << partial.error().format();
+}
+
 TEST(Baseline, AMalformedTableIsNamed) {
   nlohmann::json j = to_json(summarize_records(run_records(2), "demo", ""));
   j["structure"] = 5;

@@ -316,15 +316,22 @@ TEST_F(PythonTrainer, UnderTorchrunPassesAllFiveGates) {
   EXPECT_THAT(text, HasSubstr("torchrun"));
 }
 
-TEST_F(PythonTrainer, MegatronLinesAlonePassTheFirstGateAndSayWhatTheyCannotShow) {
+TEST_F(PythonTrainer, MegatronLinesAloneBringUpEveryGateThatAppliesAndSayWhatTheyCannotShow) {
   ProgramResult r =
       bringup({"run-all", "-c", std::string(BIGMAC_SOURCE_DIR) + "/configs/megatron-style.toml",
                "--run-dir", (root_ / "run").string(), "--no-baseline"});
-  // The lines carry step, loss, grad_norm and lr: what single requires. The events they lack
-  // are warnings that say what to log; a gate that requires them (pp2: layer_coverage) fails.
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_EQ(gate_status("single"), "passed") << r.out;
+  // The lines carry step, loss, grad_norm and lr: what every gate's comparisons need. The
+  // events they lack are warnings that say what to log. Issue 30 item 20: single passed but
+  // refused to record its baseline ("no param_count"), and dp failed with "no baseline"; and
+  // target failed no_idle_stage on the ranks that print nothing ("cannot tell whether it
+  // idled"), a failure on a guess.
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* gate : {"single", "dp", "target"}) {
+    EXPECT_EQ(gate_status(gate), "passed") << gate << "\n" << r.out;
+  }
+  EXPECT_TRUE(fs::exists(root_ / "run" / "baseline.json"));
   EXPECT_THAT(r.out, HasSubstr("unobservable: the trainer logs no model"));
+  EXPECT_THAT(r.out, HasSubstr("no_idle_stage unobservable: the trainer logs no heartbeat"));
   EXPECT_THAT(r.out, HasSubstr("ok   finite_loss"));  // the steps it does log are still judged
 }
 
