@@ -4,6 +4,10 @@
 //  - BM_SpawnToFirstByte: launcher overhead per rank for 1, 8 and 64 trivial ranks (spawn to the
 //    first byte of output reaching the orchestrator), and the whole launch until all exited.
 //  - BM_TorchrunLaunch: the same trivial ranks started through /usr/bin/torchrun, for comparison.
+//  - BM_LiveIngestion: ranks that each write N MiB of valid JSON lines to their log file as fast
+//    as they can, then 3 steps and `done`, under a 1 s stall limit: the orchestrator's live read
+//    rate (all ranks' bytes over the launch's wall time, the writers sharing the 2 cores), and
+//    whether the verdict was right (every step and done read, no stall) — it is an error if not.
 // The rank program is bigmac-test-rank (built with the tests); override with BIGMAC_TEST_RANK.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -12,6 +16,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <variant>
 
 #include "launch/launch_planner.h"
 #include "launch/plan_execution.h"
@@ -138,6 +143,50 @@ BENCHMARK(BM_TorchrunLaunch)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
+
+void BM_LiveIngestion(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  const long mib = state.range(1);
+  LaunchPlan plan = make_plan(
+      ranks, {"train", "3", "log-file", "{log_file}", "flood-mb", std::to_string(mib)}, "builtin");
+  RunOptions options;
+  options.limits = {std::chrono::seconds(60), milliseconds(1000), true};
+  options.poll_interval = milliseconds(100);
+  options.term_grace = milliseconds(1000);
+  SteadyClock clock;
+  double seconds = 0;
+  std::size_t steps = 0, done = 0;
+  for (auto _ : state) {
+    for (const RankAssignment& r : plan.ranks) fs::remove(r.log_path);
+    steps = done = 0;
+    proc::PosixProcessRunner runner;
+    RunResult result =
+        execute_plan(plan, runner, clock, options, [&](const logs::Record& r, RecordSource) {
+          if (std::holds_alternative<logs::StepRecord>(r)) ++steps;
+          if (std::holds_alternative<logs::DoneRecord>(r)) ++done;
+        });
+    if (result.status != RunStatus::kSucceeded || steps != 3u * static_cast<std::size_t>(ranks) ||
+        done != static_cast<std::size_t>(ranks)) {
+      state.SkipWithError(
+          fmt::format("wrong verdict: {}; {} steps, {} done read", result.summary(), steps, done)
+              .c_str());
+      return;
+    }
+    const double wall = std::chrono::duration<double>(result.duration).count();
+    state.SetIterationTime(wall);
+    seconds += wall;
+  }
+  const double bytes = static_cast<double>(ranks) * static_cast<double>(mib << 20) *
+                       static_cast<double>(state.iterations());
+  state.counters["MB_per_s"] = bytes / seconds / 1e6;
+  state.counters["per_rank_MB_per_s"] = bytes / seconds / 1e6 / ranks;
+}
+BENCHMARK(BM_LiveIngestion)
+    ->Args({1, 1024})
+    ->Args({4, 256})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime()
+    ->Iterations(3);
 
 }  // namespace
 }  // namespace bigmac::launch

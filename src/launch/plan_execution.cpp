@@ -131,22 +131,47 @@ void Execution::observe(const logs::Record& record, int rank, Clock::time_point 
 }
 
 void Execution::follow_log_files(bool at_end) {
+  // A poll reads up to kChunksPerPoll chunks of each file, so one flooding rank does not starve
+  // the watchdog; at the end every file is read to its end before anything is judged (a rank
+  // writing 25 MB/s was judged on the first 4 MiB a poll read: "no `done` event").
+  constexpr std::size_t kChunk = std::size_t{4} << 20;
+  constexpr int kChunksPerPoll = 16;
   const Clock::time_point now = clock_.now();
   const double now_wall = clock_.wall_seconds();
   for (RankLogFile& file : log_files_) {
-    file_bytes_.clear();
-    scratch_.clear();
-    if (file.tail.read(file_bytes_) > 0) file.stream.feed(file_bytes_, scratch_);
-    if (at_end) file.stream.finish(scratch_);
-    for (const logs::Record& record : scratch_) {
-      const int rank = logs::origin_of(record).rank;
-      observe(record, rank < 0 ? file.rank : rank, now, now_wall, file.source);
-      if (file.source == RecordSource::kStderr) {
-        if (const auto* text = std::get_if<logs::TextLine>(&record)) {
-          if (note_stderr_line(nullptr, file.rank, true, text->text)) continue;
+    auto handle_records = [&] {
+      for (const logs::Record& record : scratch_) {
+        const int rank = logs::origin_of(record).rank;
+        observe(record, rank < 0 ? file.rank : rank, now, now_wall, file.source);
+        if (file.source == RecordSource::kStderr) {
+          if (const auto* text = std::get_if<logs::TextLine>(&record)) {
+            if (note_stderr_line(nullptr, file.rank, true, text->text)) continue;
+          }
         }
+        if (on_record_) on_record_(record, file.source);
       }
-      if (on_record_) on_record_(record, file.source);
+    };
+    bool pending = true;
+    for (int chunk = 0; pending && (at_end || chunk < kChunksPerPoll); ++chunk) {
+      file_bytes_.clear();
+      scratch_.clear();
+      const std::size_t read = file.tail.read(file_bytes_, kChunk);
+      pending = read >= kChunk;
+      if (read > 0) file.stream.feed(file_bytes_, scratch_);
+      handle_records();
+    }
+    if (pending) {
+      // Bytes not read yet are bytes the rank wrote: a rank the reader is behind is never
+      // silent, whatever the times of the lines read so far (they are placed in the past).
+      ProgressEvent output;
+      output.rank = file.rank;
+      output.time = clock_.now();
+      watchdog_.observe(output);
+    }
+    if (at_end) {
+      scratch_.clear();
+      file.stream.finish(scratch_);
+      handle_records();
     }
   }
 }

@@ -146,6 +146,29 @@ TEST_F(PlanExecutionProcessTest, EventsWrittenToTheRankLogFileAreFollowed) {
   expect_nothing_left();
 }
 
+// Issue 30 item 2: a rank that wrote its log faster than a poll read it (4 MiB a poll) was
+// judged on what had been read: its steps and `done` were lost, or, while it still wrote, its
+// lines' own (past) times made it look silent. Every byte is read before the result, and a
+// rank with unread bytes is never silent.
+TEST_F(PlanExecutionProcessTest, AFloodedLogIsReadToItsEndAndItsRankIsNeverSilent) {
+  // A stall limit far below the time 256 MiB takes to read on a loaded machine.
+  options_.limits.stall_timeout = milliseconds(1000);
+  std::size_t steps = 0, done = 0, traces = 0;
+  on_record_ = [&](const logs::Record& r) {
+    if (std::holds_alternative<logs::StepRecord>(r)) ++steps;
+    if (std::holds_alternative<logs::DoneRecord>(r)) ++done;
+    if (std::holds_alternative<logs::TextLine>(r)) ++traces;
+  };
+  LaunchPlan p = plan(1, {"train", "3", "log-file", "{log_file}", "flood-mb", "256"});
+  RunResult result = run(p);
+  EXPECT_EQ(result.status, RunStatus::kSucceeded) << result.summary();
+  EXPECT_EQ(steps, 3u);
+  EXPECT_EQ(done, 1u);
+  // Every flood line read: 256 MiB of lines of 217 or 218 bytes.
+  EXPECT_GT(traces, (std::size_t{256} << 20) / 220);
+  expect_nothing_left();
+}
+
 TEST_F(PlanExecutionProcessTest, FailingRankIsTheRootCauseWithItsErrorLine) {
   LaunchPlan p = plan(3, {"hang-after"});
   set_args(p, 1, {"train", "2", "exit", "3"});

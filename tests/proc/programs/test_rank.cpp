@@ -61,6 +61,7 @@ int train(int argc, char** argv) {
   int eval_at = -1;
   int eval_ms = 0;
   int linger_ms = 0;
+  long flood_mb = 0;
   bool pg = true;
   std::FILE* log = stdout;
   for (int i = 3; i < argc; ++i) {
@@ -73,6 +74,7 @@ int train(int argc, char** argv) {
     if (a == "eval-at" && i + 1 < argc) eval_at = std::atoi(argv[++i]);
     if (a == "eval-ms" && i + 1 < argc) eval_ms = std::atoi(argv[++i]);
     if (a == "linger-ms" && i + 1 < argc) linger_ms = std::atoi(argv[++i]);
+    if (a == "flood-mb" && i + 1 < argc) flood_mb = std::atol(argv[++i]);
     if (a == "no-pg") pg = false;
     if (a == "log-file" && i + 1 < argc) log = std::fopen(argv[++i], "w");
   }
@@ -86,6 +88,18 @@ int train(int argc, char** argv) {
   if (pg) {
     std::fprintf(log, "{\"ev\":\"pg_ready\",\"rank\":%d,\"t\":%.6f,\"world_size\":%d}\n", rank,
                  now_s(), world);
+  }
+  if (flood_mb > 0) {
+    // Valid lines as fast as the rank can write them before its steps (NCCL_DEBUG=INFO, a
+    // verbose data loader, tensors printed each step): each carries its own time.
+    std::setvbuf(log, nullptr, _IOFBF, 1 << 20);
+    const std::string pad(160, 'x');
+    const long total = flood_mb << 20;
+    for (long written = 0; written < total;) {
+      written += std::fprintf(log, "{\"ev\":\"trace\",\"rank\":%d,\"t\":%.6f,\"detail\":\"%s\"}\n",
+                              rank, now_s(), pad.c_str());
+    }
+    std::fflush(log);
   }
   for (int s = 0; s < steps; ++s) {
     if (s == hang_at) {
