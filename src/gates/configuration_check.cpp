@@ -37,7 +37,7 @@ void check_placeholders(const config::Config& config, Errors& errors) {
                       "is",
                       name, arg),
           near ? fmt::format("did you mean {{{}}}?", *near)
-               : "see README.md, External trainers, for the placeholders"));
+               : "see docs/configuration.md, External trainers, for the placeholders"));
     }
   }
 }
