@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <sstream>
 
 #include "attempt/attempt_files.h"
@@ -52,15 +51,8 @@ Expected<BaselineRecording> record_run_baseline(const RunContext& context, const
   if (auto ok = baseline::check_recordable(b); !ok) {
     std::string message = ok.error().format();
     // The metric a step lacks, with the line (or probe setting) that provides it.
-    for (const char* metric : {"loss", "grad_norm", "lr"}) {
-      const bool lacks = std::any_of(b.steps.begin(), b.steps.end(), [&](const auto& s) {
-        const std::string_view m = metric;
-        return !(m == "loss" ? s.loss : m == "grad_norm" ? s.grad_norm : s.lr);
-      });
-      if (lacks) {
-        message += "; to make it: " + gates::missing_field(metric).what_to_log;
-        break;
-      }
+    if (!ok.error().key.empty()) {
+      message += "; to make it: " + gates::missing_field(ok.error().key).what_to_log;
     }
     return BaselineRecording{false, std::move(message)};
   }

@@ -126,10 +126,13 @@ std::optional<PartlyLogged> partly_logged(const Baseline& b) {
 }  // namespace
 
 Expected<void> check_recordable(const Baseline& b) {
-  auto refuse = [&](std::string message, std::string hint = {}) -> Expected<void> {
-    return tl::unexpected(make_error(ErrorKind::kInput,
-                                     fmt::format("baseline '{}': {}", b.name, std::move(message)),
-                                     std::move(hint)));
+  auto refuse = [&](std::string message, std::string hint = {},
+                    std::string metric = {}) -> Expected<void> {
+    Error e =
+        make_error(ErrorKind::kInput, fmt::format("baseline '{}': {}", b.name, std::move(message)),
+                   std::move(hint));
+    e.key = std::move(metric);  // the metric a step lacks, so a caller can say what to log
+    return tl::unexpected(std::move(e));
   };
   if (b.steps.empty()) return refuse("no step records to record", "was the gate's log empty?");
   for (std::size_t i = 0; i < b.steps.size(); ++i) {
@@ -146,10 +149,11 @@ Expected<void> check_recordable(const Baseline& b) {
   // unobservable, while every per-step comparison can still be made.
   if (auto partial = partly_logged(b); partial) {
     return refuse(fmt::format("step {} has no {} while other steps have one",
-                              b.steps[partial->index].global_step, partial->metric));
+                              b.steps[partial->index].global_step, partial->metric),
+                  {}, partial->metric);
   }
   for (const BaselineStep& s : b.steps) {
-    if (!s.loss) return refuse(fmt::format("step {} has no loss", s.global_step));
+    if (!s.loss) return refuse(fmt::format("step {} has no loss", s.global_step), {}, "loss");
     const std::pair<const char*, const std::optional<double>*> values[] = {
         {"loss", &s.loss}, {"grad_norm", &s.grad_norm}, {"lr", &s.lr}};
     for (const auto& [metric, value] : values) {

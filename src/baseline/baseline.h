@@ -68,8 +68,9 @@ struct Baseline {
 Baseline summarize_records(const std::vector<logs::Record>& records, std::string name,
                            std::string config_digest);
 
-/// Refuses a summary that must not become a baseline: no steps, a non-finite or missing loss,
-/// grad_norm or lr, a missing param count. The error names the step and the value.
+/// Refuses a summary that must not become a baseline: no steps, steps out of order, a missing
+/// or non-finite loss, grad_norm or lr on some steps and not others, a non-finite value. The
+/// error names the step and the value; for a value a step lacks, its key is the metric.
 Expected<void> check_recordable(const Baseline& baseline);
 
 nlohmann::json to_json(const Baseline& baseline);

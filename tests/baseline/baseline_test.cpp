@@ -187,6 +187,7 @@ TEST(Baseline, AMetricNeverLoggedIsRecordableAndOneLoggedOnSomeStepsIsNot) {
   EXPECT_NE(partial.error().message.find("step 0 has no lr while other steps have one"),
             std::string::npos)
       << partial.error().format();
+  EXPECT_EQ(partial.error().key, "lr") << "the metric to log, for the gate's advice";
 }
 
 TEST(Baseline, AMalformedTableIsNamed) {
