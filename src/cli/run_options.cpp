@@ -8,6 +8,7 @@
 #include "config/config_printer.h"
 #include "core/atomic_file.h"
 #include "core/json_file.h"
+#include "core/map_changes.h"
 
 namespace bigmac::cli {
 namespace fs = std::filesystem;
@@ -89,16 +90,14 @@ std::vector<std::string> config_changes(const config::Config& before, const conf
   flatten(config::config_to_json(before, {}), "", old_values);
   flatten(config::config_to_json(after, {}), "", new_values);
   std::vector<std::string> out;
-  for (const auto& [key, value] : new_values) {
-    auto it = old_values.find(key);
-    if (it == old_values.end()) {
-      out.push_back(fmt::format("{} = {} (new)", key, value));
-    } else if (it->second != value) {
-      out.push_back(fmt::format("{}: {} -> {}", key, it->second, value));
+  for (const MapChange& c : map_changes(old_values, new_values)) {
+    if (!c.after) {
+      out.push_back(fmt::format("{} = {} (gone)", c.key, *c.before));
+    } else if (!c.before) {
+      out.push_back(fmt::format("{} = {} (new)", c.key, *c.after));
+    } else {
+      out.push_back(fmt::format("{}: {} -> {}", c.key, *c.before, *c.after));
     }
-  }
-  for (const auto& [key, value] : old_values) {
-    if (!new_values.contains(key)) out.push_back(fmt::format("{} = {} (gone)", key, value));
   }
   return out;
 }

@@ -45,7 +45,8 @@ Expected<Invocation> with_recorded_invocation(RunCommandOptions options,
                                               const std::filesystem::path& run_path);
 
 /// Every effective value that differs between two configurations, one `key: old -> new` line
-/// each (`key = value (new)` / `(gone)` for keys only one has), in key order.
+/// each (`key = value (new)` / `(gone)` for keys only one has), changed and gone keys in key order,
+/// then new ones.
 std::vector<std::string> config_changes(const config::Config& before, const config::Config& after);
 
 /// Loads the configuration the options name and everything a run needs beside it.

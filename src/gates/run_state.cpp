@@ -6,6 +6,7 @@
 
 #include "core/checked_integer.h"
 #include "core/json_file.h"
+#include "core/map_changes.h"
 #include "gates/gate_spec.h"
 
 namespace bigmac::gates {
@@ -70,16 +71,14 @@ std::string_view phase_name(RunPhase phase) {
 
 std::string GateInputs::difference(const GateInputs& now) const {
   std::vector<std::string> parts;
-  for (const auto& [key, value] : config) {
-    auto it = now.config.find(key);
-    if (it == now.config.end()) {
-      parts.push_back(fmt::format("{} no longer set (was {})", key, value));
-    } else if (it->second != value) {
-      parts.push_back(fmt::format("{} changed {} -> {}", key, value, it->second));
+  for (const MapChange& c : map_changes(config, now.config)) {
+    if (!c.after) {
+      parts.push_back(fmt::format("{} no longer set (was {})", c.key, *c.before));
+    } else if (!c.before) {
+      parts.push_back(fmt::format("{} newly set to {}", c.key, *c.after));
+    } else {
+      parts.push_back(fmt::format("{} changed {} -> {}", c.key, *c.before, *c.after));
     }
-  }
-  for (const auto& [key, value] : now.config) {
-    if (!config.count(key)) parts.push_back(fmt::format("{} newly set to {}", key, value));
   }
   std::string out;
   const std::size_t shown = std::min<std::size_t>(parts.size(), 3);
