@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -170,9 +171,15 @@ Error no_step(const TrialRun& run, const std::vector<std::string>& cmd, const Tr
                                    run.seconds, quoted_lines(lines)),
                        "give it more time with --timeout, or fewer steps; " + kept);
   }
+  const bool no_torch = std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.find("No module named 'torch") != std::string::npos;
+  });
   return input_error(fmt::format("`{}` ended with {} after {:.1f} s, before logging any step{}",
                                  command, run.exit.describe(), run.seconds, quoted_lines(lines)),
-                     "run the command by hand until it trains; " + kept);
+                     std::string(no_torch ? "`bigmac-bringup env` shows which Python "
+                                            "interpreters here import torch; "
+                                          : "") +
+                         "run the command by hand until it trains; " + kept);
 }
 
 Error no_loss(const TrialRun& run, const std::vector<std::string>& cmd, const TrialFolder& folder) {
@@ -513,7 +520,9 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   if (auto found = proc::find_program(options.command.front()); !found) {
     Error e = found.error();
     e.kind = ErrorKind::kInfrastructure;
-    e.hint = "give the program's path, or run adopt where it is on PATH";
+    e.hint =
+        "give the program's path, or run adopt where it is on PATH; `bigmac-bringup env` "
+        "lists the Python interpreters found and which import torch";
     return tl::unexpected(e);
   }
   for (const std::string& word : options.command) {
