@@ -48,7 +48,11 @@ std::filesystem::path stages_directory(const std::string& given) {
   if (!given.empty()) return given;
   std::error_code ec;
   if (std::filesystem::is_directory("stages", ec)) return "stages";
-  return BIGMAC_STAGES_DIR;
+  const auto defaults = default_stages_directories();
+  for (const auto& dir : defaults) {
+    if (std::filesystem::is_directory(dir, ec)) return dir;
+  }
+  return defaults.back();  // load_gate_specs names both places
 }
 
 tl::expected<GateCatalog, Errors> check_configuration(const config::Config& config,

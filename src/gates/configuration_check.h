@@ -10,7 +10,7 @@
 namespace bigmac::gates {
 
 /// The gate files' folder: `given` (--stages), else ./stages when there is one, else the one
-/// installed with the program.
+/// installed with the program, else the source tree's (default_stages_directories).
 std::filesystem::path stages_directory(const std::string& given);
 
 /// The one validation every command runs on a loaded configuration before it does anything,

@@ -330,6 +330,16 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
     }
   }
   if (ec) {
+    const auto defaults = default_stages_directories();
+    if (std::find(defaults.begin(), defaults.end(), dir) != defaults.end() &&
+        !std::filesystem::exists(dir)) {
+      // Neither the installed gate files nor the source tree's: name both places looked in.
+      return tl::unexpected(
+          Errors{make_error(ErrorKind::kInput,
+                            fmt::format("the gate files are missing (no {} nor {})",
+                                        defaults.front().string(), defaults.back().string()),
+                            "reinstall bigmac-bringup, or give the gate directory with --stages")});
+    }
     Error e = make_error(ErrorKind::kInput, "cannot read the gate directory: " + ec.message());
     e.file = dir.string();
     return tl::unexpected(Errors{e});
@@ -388,6 +398,14 @@ tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesyste
   }
   if (!errors.empty()) return tl::unexpected(errors);
   return specs;
+}
+
+std::vector<std::filesystem::path> default_stages_directories() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path installed =
+      (self.parent_path() / ".." / "share" / "bigmac-bringup" / "stages").lexically_normal();
+  return {installed, std::filesystem::path(BIGMAC_STAGES_DIR)};
 }
 
 tl::expected<GateSpec, Errors> apply_overrides(

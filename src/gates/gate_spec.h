@@ -70,6 +70,11 @@ Expected<GateSpec> load_gate_spec(const std::filesystem::path& path);
 /// Orders must be unique; all errors together.
 tl::expected<std::vector<GateSpec>, Errors> load_gate_specs(const std::filesystem::path& dir);
 
+/// Where the gate files are when none is given and there is no ./stages, in the order looked
+/// in: installed beside the program (`<exe>/../share/bigmac-bringup/stages`), then the source
+/// tree's stages/ the program was built from. A missing last one is an error naming both.
+std::vector<std::filesystem::path> default_stages_directories();
+
 /// Applies `[gates.<id>]` overrides: each key must exist in the gate's [launch] or [params]
 /// (did-you-mean otherwise) and keep its type. Errors name where the override was written.
 tl::expected<GateSpec, Errors> apply_overrides(

@@ -81,5 +81,36 @@ TEST(ConfigurationCheck, StagesDirectory) {
   EXPECT_FALSE(stages_directory("").empty());
 }
 
+// An install has the gate files beside the program (<prefix>/share/bigmac-bringup/stages,
+// looked in first); a build tree has none there and falls back to the source tree's.
+TEST(ConfigurationCheck, StagesInstalledBesideTheProgramThenTheSourceTree) {
+  const auto dirs = default_stages_directories();
+  ASSERT_EQ(dirs.size(), 2u);
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  EXPECT_EQ(dirs.front(),
+            (self.parent_path() / ".." / "share" / "bigmac-bringup" / "stages").lexically_normal());
+  EXPECT_EQ(dirs.back(), kStages);
+  if (!std::filesystem::is_directory("stages") && !std::filesystem::is_directory(dirs.front())) {
+    EXPECT_EQ(stages_directory(""), kStages);
+  }
+}
+
+// A default place that is missing: the error names both places looked in.
+TEST(ConfigurationCheck, MissingStagesNameBothPlaces) {
+  const auto dirs = default_stages_directories();
+  auto specs = load_gate_specs("/nonexistent/stages");
+  ASSERT_FALSE(specs);
+  EXPECT_NE(specs.error().front().message.find("cannot read the gate directory"),
+            std::string::npos);
+  if (std::filesystem::exists(dirs.front())) return;  // this test binary is installed
+  auto installed = load_gate_specs(dirs.front());
+  ASSERT_FALSE(installed);
+  const std::string& message = installed.error().front().message;
+  EXPECT_NE(message.find("the gate files are missing"), std::string::npos) << message;
+  EXPECT_NE(message.find(dirs.front().string()), std::string::npos) << message;
+  EXPECT_NE(message.find(dirs.back().string()), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace bigmac::gates
