@@ -81,10 +81,48 @@ Expected<std::string> write_attempt_plan(const AttemptPlan& plan) {
   return note;
 }
 
-std::string format_attempt_plan(const AttemptPlan& plan) {
-  return fmt::format("== gate {}/{} {}: {}\n", plan.index + 1, plan.total, plan.spec->id,
-                     plan.spec->title) +
-         gates::format_plan(plan.gate) + launch::render_text(plan.launch) + "\n";
+std::string format_attempt_plan(const AttemptPlan& plan, bool verbose) {
+  std::string out = fmt::format("== gate {}/{} {}: {}\n", plan.index + 1, plan.total, plan.spec->id,
+                                plan.spec->title) +
+                    gates::format_plan(plan.gate);
+  if (verbose) return out + launch::render_text(plan.launch) + "\n";
+  const launch::LaunchPlan& l = plan.launch;
+  out += fmt::format("launcher {}: {} rank{} on {} node{}, master {}:{}, devices {}, logs in {}\n",
+                     launch::launcher_name(l.launcher), l.world_size, l.world_size == 1 ? "" : "s",
+                     l.nnodes, l.nnodes == 1 ? "" : "s", l.master_addr,
+                     l.master_port == 0 ? std::string("<a free port, picked as the gate starts>")
+                                        : std::to_string(l.master_port),
+                     l.devices, l.log_dir.string());
+  if (!l.processes.empty()) {
+    out +=
+        fmt::format("  argv {}{}\n", launch::join_argv(l.processes.front().spec.argv),
+                    l.processes.size() > 1
+                        ? fmt::format("  (and {} more process{}; -v for each, with its env)",
+                                      l.processes.size() - 1, l.processes.size() == 2 ? "" : "es")
+                        : std::string("  (-v for its env)"));
+  }
+  return out + "\n";
+}
+
+nlohmann::json attempt_plan_json(const AttemptPlan& plan) {
+  const gates::GatePlan& g = plan.gate;
+  const config::Config& c = g.config;
+  return {{"gate", plan.spec->id},
+          {"number", plan.index + 1},
+          {"title", plan.spec->title},
+          {"applicable", true},
+          {"processes", g.nproc},
+          {"pp_size", c.parallel.pp_size},
+          {"tp_size", c.parallel.tp_size},
+          {"dp", c.derived.dp},
+          {"schedule", c.parallel.schedule},
+          {"micro_batch_size", c.train.micro_batch_size},
+          {"gradient_accumulation_steps", c.train.gradient_accumulation_steps},
+          {"samples_per_step", g.samples_per_step},
+          {"micro_batches", c.derived.micro_batches},
+          {"rescaled", g.rescaled},
+          {"inputs", g.inputs},
+          {"launch", launch::to_json(plan.launch)}};
 }
 
 }  // namespace bigmac::attempt

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,12 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
 /// otherwise). The error names the file that could not be written.
 Expected<std::string> write_attempt_plan(const AttemptPlan& plan);
 
-/// `plan`'s text for one gate: the batch arithmetic and layout, then every rank's launch.
-std::string format_attempt_plan(const AttemptPlan& plan);
+/// `plan`'s text for one gate: the batch arithmetic and layout, the launcher and the first
+/// process's argv; `verbose` gives every rank's launch instead (argv, environment, files).
+std::string format_attempt_plan(const AttemptPlan& plan, bool verbose = false);
+
+/// `plan` as JSON (`plan --json`): the gate's layout and batch arithmetic, the values it reads,
+/// and the launch (launch::to_json).
+nlohmann::json attempt_plan_json(const AttemptPlan& plan);
 
 }  // namespace bigmac::attempt

@@ -185,6 +185,15 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
       return watch.certain->check + ": " + watch.certain->message;
     };
   }
+  options.on_poll = [&](const std::optional<launch::Watchdog::Quietest>& quietest) {
+    if (!quietest) {
+      services.progress->tick(std::nullopt);
+      return;
+    }
+    services.progress->tick(report::Progress::Silence{
+        quietest->rank, std::chrono::duration<double>(quietest->silent).count(),
+        std::chrono::duration<double>(quietest->limit).count()});
+  };
   watch.result = launch::execute_plan(
       plan.launch, *runner, *services.clock, options,
       [&](const logs::Record& record, launch::RecordSource source) {

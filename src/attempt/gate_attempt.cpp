@@ -127,9 +127,9 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
 
   report::Progress& progress = *services.progress;
   const gates::GatePlan& gp = plan->gate;
-  progress.message(fmt::format("gate {}/{} {}: {} ({} rank{}, {} samples/step{})", plan->index + 1,
-                               plan->total, gate, spec->title, gp.nproc, gp.nproc == 1 ? "" : "s",
-                               gp.samples_per_step, gp.rescaled.empty() ? "" : "; " + gp.rescaled));
+  progress.detail(fmt::format("gate {}/{} {}: {} ({} rank{}, {} samples/step{})", plan->index + 1,
+                              plan->total, gate, spec->title, gp.nproc, gp.nproc == 1 ? "" : "s",
+                              gp.samples_per_step, gp.rescaled.empty() ? "" : "; " + gp.rescaled));
   progress.gate_started(
       {plan->index + 1, plan->total, gate, attempt, gp.nproc, gp.config.train.max_steps});
 
@@ -149,11 +149,13 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
                                          reference ? &reference->baseline : nullptr);
   }
   std::vector<diagnose::Diagnosis> diagnoses;
+  std::string note;
   if (verdict.passed && plan->index == 0 && !reference) {
     auto recorded = record_run_baseline(context, run_dir, *plan, evidence);
     if (!recorded) return aborted(recorded.error().format());
     if (recorded->recorded) {
-      progress.message(recorded->message);
+      note = "baseline recorded";
+      progress.detail(recorded->message);
     } else {
       fail_unrecordable(verdict, spec->id, recorded->message);
     }
@@ -166,7 +168,8 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
     std::ostringstream text;
     text << watch.result.summary() << "\n";
     diagnose::print_diagnoses(text, diagnoses);
-    progress.message(text.str());
+    // The final block shows the first diagnosis as the verdict card; all of them under -v.
+    progress.detail(text.str());
   }
   if (auto w = persist_attempt(*plan, watch, evidence, verdict, diagnoses); !w) {
     return aborted(w.error().format());
@@ -175,9 +178,7 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   if (!diagnoses.empty() && diagnoses.front().klass == diagnose::kPortInUseClass) {
     return aborted("master port collision: " + diagnoses.front().symptom);
   }
-  progress.gate_finished(gate,
-                         verdict.passed ? gates::GateStatus::kPassed : gates::GateStatus::kFailed,
-                         verdict.summary());
+  progress.gate_finished(verdict, note);
 
   gates::GateOutcome outcome;
   outcome.verdict = std::move(verdict);

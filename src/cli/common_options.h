@@ -1,10 +1,10 @@
 #pragma once
 
+#include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iosfwd>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "config/config.h"
 #include "logs/parser_options.h"
@@ -30,6 +30,17 @@ tl::expected<config::Config, Errors> load_config(const CommonOptions& options);
 /// How the commands that read logs by hand (parse, diagnose, compare) read them: the
 /// configuration's logs::parser_options when one is named (-c or --set), else `auto`.
 tl::expected<logs::ParserOptions, Errors> log_parser_options(const CommonOptions& options);
+
+/// Records argv[0] as the program was started (before any change of directory), for commands
+/// printed for the user to paste.
+void set_invoked_as(const char* argv0);
+
+/// The program as the user can type it from `cwd`: `bigmac-bringup` when that name on PATH is
+/// this program (or it was started by name), else its path, relative to `cwd` when shorter.
+std::string invoked_program(const std::filesystem::path& cwd);
+
+/// `path` relative to `base` when that is shorter to type, else absolute.
+std::string shorter_path(const std::filesystem::path& path, const std::filesystem::path& base);
 
 /// Prints errors as `bigmac-bringup: error: file:line:col: key: message (hint)`.
 void print_errors(std::ostream& err, const Errors& errors);

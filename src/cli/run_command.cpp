@@ -1,7 +1,9 @@
 #include "cli/run_command.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -13,12 +15,14 @@
 #include "cli/run_options.h"
 #include "core/atomic_file.h"
 #include "core/disk_reserve.h"
+#include "core/edit_distance.h"
 #include "core/printable.h"
 #include "diagnose/catalog.h"
 #include "gates/gate_applicability.h"
 #include "gates/run_directory.h"
 #include "gates/run_status.h"
 #include "launch/clock.h"
+#include "launch/launch_plan.h"
 #include "report/line_printer.h"
 #include "report/progress.h"
 #include "report/report_files.h"
@@ -67,8 +71,12 @@ std::optional<std::string> resolve_gate(const gates::GateCatalog& catalog, const
   if (name.empty()) return std::string();
   if (const gates::GateSpec* spec = catalog.find(name)) return spec->id;
   const auto ids = catalog.ids();
+  const std::vector<std::string_view> views(ids.begin(), ids.end());
+  const auto near = closest_match(name, views);
   print_errors(std::cerr,
-               {make_error(ErrorKind::kUsage, fmt::format("{}: unknown gate '{}'", option, name),
+               {make_error(ErrorKind::kUsage,
+                           fmt::format("{}: unknown gate '{}'{}", option, name,
+                                       near ? fmt::format(" (did you mean '{}'?)", *near) : ""),
                            fmt::format("one of {} or 1-{}", fmt::join(ids, ", "), ids.size()))});
   return std::nullopt;
 }
@@ -92,8 +100,26 @@ void say_what_changed(const RunCommandOptions& recorded, const config::Config& n
   for (const std::string& line : changes) std::cout << "  " << printable(line) << "\n";
 }
 
+/// How the run prints: -q/-v, --color (and NO_COLOR, TERM) and the resume command as the user
+/// would paste it here.
+report::OutputStyle output_style(const RunCommandOptions& options, const fs::path& user_cwd,
+                                 const fs::path& run_path, bool terminal) {
+  report::OutputStyle style;
+  style.verbosity = options.quiet     ? report::Verbosity::kQuiet
+                    : options.verbose ? report::Verbosity::kVerbose
+                                      : report::Verbosity::kNormal;
+  const auto choice =
+      report::parse_color_choice(options.color).value_or(report::ColorChoice::kAuto);
+  style.color = report::use_color(choice, terminal, std::getenv("NO_COLOR"), std::getenv("TERM"));
+  style.resume_command = fmt::format("{} resume {}", invoked_program(user_cwd),
+                                     launch::quote_for_display(shorter_path(run_path, user_cwd)));
+  return style;
+}
+
 int run(const RunRequest& request, RunMode mode) {
   const fs::path run_path = fs::absolute(choose_run_dir(request, mode));
+  // Where the user typed the command: printed paths are relative to it.
+  const fs::path user_cwd = fs::current_path();
   auto invocation =
       mode == RunMode::kAll
           ? Expected<Invocation>(Invocation{request.options, fs::current_path(), std::nullopt})
@@ -185,27 +211,34 @@ int run(const RunRequest& request, RunMode mode) {
   if (!diagnoser) return fail({diagnoser.error()});
 
   report::LinePrinter printer = report::LinePrinter::for_stdout(request.options.ci);
-  report::TerminalProgress progress(printer, [] {
-    return launch::seconds_of(std::chrono::steady_clock::now().time_since_epoch());
-  });
-  progress.message(fmt::format("run directory: {}", run_path.string()));
+  const report::OutputStyle style =
+      output_style(request.options, user_cwd, run_path, isatty(STDOUT_FILENO) != 0);
+  report::TerminalProgress progress(
+      printer,
+      [] { return launch::seconds_of(std::chrono::steady_clock::now().time_since_epoch()); },
+      style);
+  progress.detail(fmt::format("run directory: {}", run_path.string()));
   progress.run_started(state.run_id, state.gates.size());
   const std::atomic<bool>& cancel = install_interrupt_flag();
   attempt::AttemptExecutor executor(*context, run_path,
                                     attempt::host_services(cancel, progress, *diagnoser));
   gates::RunOutput output{[&](const gates::RunState& s) { return dir->save(s); },
-                          [&](const std::string& line) { progress.message(line); }};
+                          [&](const std::string& line) { progress.message(line); },
+                          [&](const std::string& line) { progress.detail(line); }};
   gates::RunLoopResult result = gates::run_gates(std::move(state), start, executor, output);
 
   // Reports are written whatever the outcome, so CI always has its JUnit file.
   const fs::path reference = context->stored_baseline;
   const fs::path baseline_file =
       !reference.empty() && fs::exists(reference) ? reference : run_path / "baseline.json";
+  std::string report_path;
   if (auto written = report::generate_reports(run_path, baseline_file, context->parser); !written) {
     progress.message("could not write the reports: " + written.error().format());
+  } else {
+    report_path = shorter_path(run_path / "report.html", user_cwd);
   }
   if (auto input = report::load_report_input(run_path, baseline_file, context->parser)) {
-    progress.run_finished(*input);
+    progress.run_finished(*input, report_path);
   } else {
     progress.message(gates::format_action(result.last));
   }
@@ -255,9 +288,19 @@ int plan(const RunRequest& request) {
   if (!context) return fail(context.error());
   const fs::path run_path = reports_root() / "<run-id>";
   Errors errors;
+  nlohmann::json gates_json = nlohmann::json::array();
+  std::string text;
+  std::size_t number = 0;
   for (const gates::GateSpec& spec : context->catalog.specs) {
+    ++number;
     if (auto why = gates::not_applicable_reason(spec, context->config)) {
-      std::cout << fmt::format("gate {}: not applicable: {}\n\n", spec.id, *why);
+      text += fmt::format("== gate {}/{} {}: not applicable: {}\n\n", number,
+                          context->catalog.specs.size(), spec.id, *why);
+      gates_json.push_back({{"gate", spec.id},
+                            {"number", number},
+                            {"title", spec.title},
+                            {"applicable", false},
+                            {"reason", *why}});
       continue;
     }
     auto reference = context->load_reference(run_path, spec.id);
@@ -269,25 +312,48 @@ int plan(const RunRequest& request) {
       errors.push_back(planned.error());
       continue;
     }
-    std::cout << attempt::format_attempt_plan(*planned);
+    text += attempt::format_attempt_plan(*planned, request.options.verbose);
+    gates_json.push_back(attempt::attempt_plan_json(*planned));
   }
   if (!errors.empty()) return fail(errors);
+  if (request.json) {
+    std::cout << nlohmann::json{{"gates", gates_json}}.dump(2) << "\n";
+  } else {
+    std::cout << text;
+  }
   return 0;
 }
 
-void add_run_options(CLI::App& cmd, RunRequest& request) {
+/// -c, --set, --baseline, --no-baseline and --stages: what a run and its plan read.
+void add_input_options(CLI::App& cmd, RunRequest& request) {
   add_config_options(cmd, request.options.common);
-  cmd.add_option("--run-dir", request.options.run_dir,
-                 "run directory (default: a new reports/<run-id>)")
-      ->check(named_value("a run directory"));
   cmd.add_option("--baseline", request.options.baseline,
                  "stored baseline to compare with; it must exist (default: "
                  "baselines/<config name>-<devices>.json when it exists, else the first gate "
-                 "records this run's own)");
+                 "records this run's own)")
+      ->option_text("FILE");
   cmd.add_flag("--no-baseline", request.options.no_baseline,
                "ignore any stored baseline: the first gate records this run's own");
-  cmd.add_option("--stages", request.options.stages, "gate definitions (default: ./stages)");
+  cmd.add_option("--stages", request.options.stages,
+                 "gate definitions (default: ./stages, else the installed ones)")
+      ->option_text("DIR");
+}
+
+void add_run_options(CLI::App& cmd, RunRequest& request) {
+  add_input_options(cmd, request);
+  cmd.add_option("--run-dir", request.options.run_dir,
+                 "run directory (default: a new reports/<run-id>)")
+      ->check(named_value("a run directory"))
+      ->option_text("DIR");
   cmd.add_flag("--ci", request.options.ci, "plain output for CI logs");
+  cmd.add_flag("-q,--quiet", request.options.quiet, "print the verdict alone");
+  cmd.add_flag("-v,--verbose", request.options.verbose,
+               "also print every check, state change and step milestone");
+  cmd.add_option("--color", request.options.color,
+                 "colour the status words: auto (a terminal, unless NO_COLOR is set), always, "
+                 "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->option_text("WHEN");
   cmd.add_flag("--strict", request.options.strict,
                "every check the trainer's logs cannot answer (unobservable) fails its gate, not "
                "only the gate's required_checks");
@@ -338,8 +404,11 @@ void add_run_commands(CLI::App& app, int& exit_code) {
       [request, format, out, &exit_code] { exit_code = render(*request, *format, *out); });
 
   CLI::App* plan_cmd = app.add_subcommand(
-      "plan", "Print every gate's effective configuration and the launch of every rank");
-  add_run_options(*plan_cmd, *request);
+      "plan", "Print every gate's effective configuration and launch, without running anything");
+  add_input_options(*plan_cmd, *request);
+  plan_cmd->add_flag("-v,--verbose", request->options.verbose,
+                     "every rank's argv, environment and files");
+  plan_cmd->add_flag("--json", request->json, "print JSON");
   plan_cmd->callback([request, &exit_code] { exit_code = plan(*request); });
 }
 

@@ -21,6 +21,9 @@ struct RunCommandOptions {
   std::string stages;        ///< --stages DIR; empty: ./stages, else the installed one
   bool ci = false;           ///< --ci: no terminal animation, JUnit always written
   bool strict = false;       ///< --strict: every unobservable check fails its gate
+  bool quiet = false;        ///< -q: the verdict alone
+  bool verbose = false;      ///< -v: every check, transition and step milestone too
+  std::string color = "auto";  ///< --color auto|always|never
 };
 
 /// The -c/--set/--baseline a run was started with and where it was started, kept in its

@@ -197,7 +197,7 @@ std::string format_verdict(const GateVerdict& v) {
   for (const UnobservableFinding& u : v.unobservable) {
     const bool required = !u.required.empty();
     out += fmt::format(
-        "  {} {:<24} {}\n", required ? "BLND" : "warn",
+        "  {} {:<24} {}\n", required ? "FAIL" : "warn",
         fmt::format("{}", fmt::join(u.checks, ", ")),
         fmt::format(
             "unobservable{}: the trainer logs no {}",
@@ -255,8 +255,8 @@ GateVerdict verdict_from_json(const nlohmann::json& j) {
     if (c.contains("certain_at") && c["certain_at"].is_number_integer())
       r.certain_at = c["certain_at"].get<std::int64_t>();
     for (const auto& e : c.value("evidence", nlohmann::json::array())) {
-      r.evidence.push_back(CheckEvidence{json_int(e, "rank", -1),
-                                         json_int(e, "line", std::int64_t{0}), e.value("text", "")});
+      r.evidence.push_back(CheckEvidence{
+          json_int(e, "rank", -1), json_int(e, "line", std::int64_t{0}), e.value("text", "")});
     }
     if (const auto d = c.find("divergence"); d != c.end() && d->is_object()) {
       r.divergence = divergence_from_json(*d);

@@ -32,7 +32,15 @@ RunLoopResult run_gates(RunState state, const Observation& start, GateExecutor& 
   for (;;) {
     Decision d = decide(state, next);
     state = std::move(d.state);
-    for (const std::string& line : d.log) output.print(line);
+    for (const std::string& line : d.log) {
+      // A transition line reads "pp2: pending -> not applicable (why)" (run_transition.cpp).
+      const bool lasting =
+          line.find("-> " + std::string(status_name(GateStatus::kNotApplicable))) !=
+              std::string::npos ||
+          line.find("-> " + std::string(status_name(GateStatus::kInvalidated))) !=
+              std::string::npos;
+      (lasting || !output.detail ? output.print : output.detail)(line);
+    }
     // Saved before acting: a SIGKILL during the gate leaves it `running`, which resume reruns.
     if (auto saved = output.persist(state); !saved) {
       output.print("cannot save the run state: " + saved.error().format());
@@ -49,7 +57,9 @@ RunLoopResult run_gates(RunState state, const Observation& start, GateExecutor& 
     }
     const GateRecord* g = state.find(launch->gate);
     GateOutcome outcome = executor.execute(launch->gate, g ? g->attempts : 1);
-    if (outcome.kind == GateOutcome::Kind::kVerdict) output.print(format_verdict(outcome.verdict));
+    if (outcome.kind == GateOutcome::Kind::kVerdict) {
+      (output.detail ? output.detail : output.print)(format_verdict(outcome.verdict));
+    }
     next = observe(launch->gate, std::move(outcome));
   }
 }

@@ -36,6 +36,9 @@ class GateExecutor {
 struct RunOutput {
   std::function<Expected<void>(const RunState&)> persist;  ///< called after every transition
   std::function<void(const std::string&)> print;           ///< one line or block, no newline needed
+  /// What only -v shows: every transition but those that say a gate will not run or will rerun
+  /// (not applicable, invalidated), and each verdict's list of checks. Unset: print.
+  std::function<void(const std::string&)> detail;
 };
 
 struct RunLoopResult {

@@ -36,8 +36,6 @@ std::string quote_for_display(const std::string& arg) {
   return out + "'";
 }
 
-namespace {
-
 std::string join_argv(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& a : argv) {
@@ -46,6 +44,8 @@ std::string join_argv(const std::vector<std::string>& argv) {
   }
   return out;
 }
+
+namespace {
 
 std::string join_env(const std::map<std::string, std::string>& env) {
   std::string out;

@@ -109,4 +109,7 @@ Expected<void> write_plan(const LaunchPlan& plan, const std::filesystem::path& p
 /// Quotes one argument for display the way a POSIX shell would need it.
 std::string quote_for_display(const std::string& arg);
 
+/// An argv for display: each argument quoted as a POSIX shell would need, joined by spaces.
+std::string join_argv(const std::vector<std::string>& argv);
+
 }  // namespace bigmac::launch

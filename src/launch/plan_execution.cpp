@@ -405,6 +405,7 @@ RunResult Execution::run() {
   std::optional<RunStatus> status;
   while (!(status = verdict_now())) {
     const Clock::time_point now = clock_.now();
+    if (options_.on_poll) options_.on_poll(watchdog_.quietest(now));
     Clock::duration wait = options_.poll_interval;
     const Clock::time_point deadline = watchdog_.next_deadline();
     if (deadline != Clock::time_point::max()) wait = std::min(wait, deadline - now);

@@ -47,6 +47,9 @@ struct RunOptions {
   /// Count only the probe's steps for stop_at_step: a trainer's own lines may number other
   /// things too (evaluations, closure calls) and never stop a run the probe bounds.
   bool bound_by_probe = false;
+  /// Called at every look of the loop (at most poll_interval apart while ranks run) with the rank
+  /// nearest its silence limit, so a status line can run its clock and show the silence.
+  std::function<void(const std::optional<Watchdog::Quietest>&)> on_poll;
 };
 
 /// Where a record was read: a process's stdout or stderr, the rank's own log file, or the

@@ -212,4 +212,23 @@ Clock::time_point Watchdog::next_deadline() const {
   return earliest;
 }
 
+std::optional<Watchdog::Quietest> Watchdog::quietest(Clock::time_point now) const {
+  std::optional<Quietest> out;
+  double worst = -1;
+  for (const auto& [rank, state] : ranks_) {
+    if (state.exited) continue;
+    const Clock::duration limit = limit_for(state).limit;
+    const Clock::duration silent = std::max(Clock::duration::zero(), now - state.last_progress);
+    const double share = limit > Clock::duration::zero()
+                             ? std::chrono::duration<double>(silent).count() /
+                                   std::chrono::duration<double>(limit).count()
+                             : 0;
+    if (share > worst) {
+      worst = share;
+      out = Quietest{rank, silent, limit};
+    }
+  }
+  return out;
+}
+
 }  // namespace bigmac::launch

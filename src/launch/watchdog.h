@@ -134,6 +134,14 @@ class Watchdog {
   /// The earliest time at which a running rank becomes stalled unless it shows progress;
   /// time_point::max() when nothing runs.
   Clock::time_point next_deadline() const;
+  /// The running rank nearest its limit (the largest silence / limit): what a status line shows
+  /// while nothing arrives. nullopt when nothing runs.
+  struct Quietest {
+    int rank = 0;
+    Clock::duration silent{};
+    Clock::duration limit{};
+  };
+  std::optional<Quietest> quietest(Clock::time_point now) const;
   /// The limit that applies to `state` now, with its derivation.
   SilenceLimit limit_for(const RankState& state) const;
 

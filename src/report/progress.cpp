@@ -12,11 +12,30 @@
 
 namespace bigmac::report {
 
-TerminalProgress::TerminalProgress(LinePrinter& printer, std::function<double()> now_s)
-    : printer_(printer), now_s_(std::move(now_s)) {}
+TerminalProgress::TerminalProgress(LinePrinter& printer, std::function<double()> now_s,
+                                   OutputStyle style)
+    : printer_(printer), now_s_(std::move(now_s)), style_(std::move(style)) {
+  last_printed_s_ = now_s_();
+}
+
+void TerminalProgress::lasting(const std::string& text) {
+  printer_.print_on_new_line(text);
+  last_printed_s_ = now_s_();
+}
+
+void TerminalProgress::show_status(bool plain) {
+  if (style_.verbosity == Verbosity::kQuiet) return;
+  if (printer_.smart()) {
+    printer_.print(status_line());
+    last_drawn_s_ = now_s_();
+  } else if (plain) {
+    printer_.print(status_line());
+    last_printed_s_ = now_s_();
+  }
+}
 
 void TerminalProgress::run_started(const std::string& run_id, std::size_t gates) {
-  printer_.print_on_new_line(fmt::format("bigmac-bringup run {}: {} gates", run_id, gates));
+  detail(fmt::format("bigmac-bringup run {}: {} gates", run_id, gates));
 }
 
 void TerminalProgress::gate_started(const GateStart& gate) {
@@ -26,13 +45,14 @@ void TerminalProgress::gate_started(const GateStart& gate) {
   step_.reset();
   loss_.reset();
   baseline_loss_.reset();
-  printer_.print(status_line());
+  silence_.reset();
+  show_status(style_.verbosity == Verbosity::kVerbose);
 }
 
 void TerminalProgress::ranks_up(int up) {
   if (up == up_) return;
   up_ = up;
-  if (printer_.smart() || up_ >= gate_.ranks) printer_.print(status_line());
+  show_status(style_.verbosity == Verbosity::kVerbose && up_ >= gate_.ranks);
 }
 
 void TerminalProgress::step(std::int64_t global_step, std::optional<double> loss,
@@ -40,22 +60,59 @@ void TerminalProgress::step(std::int64_t global_step, std::optional<double> loss
   step_ = global_step;
   loss_ = loss;
   baseline_loss_ = baseline_loss;
-  if (printer_.smart() || worth_a_plain_line(global_step)) printer_.print(status_line());
+  silence_.reset();
+  show_status(style_.verbosity == Verbosity::kVerbose && worth_a_plain_line(global_step));
 }
 
-void TerminalProgress::gate_finished(const std::string& id, gates::GateStatus status,
-                                     const std::string& summary) {
-  printer_.print(status_line());
-  printer_.print_on_new_line(
-      fmt::format("[{}/{}] {} {} in {}{}{}", gate_.number, gate_.total, id,
-                  status == gates::GateStatus::kFailed ? "FAILED" : gates::status_name(status),
-                  format_duration(now_s_() - gate_start_s_), summary.empty() ? "" : ": ", summary));
+void TerminalProgress::tick(const std::optional<Silence>& quietest) {
+  silence_ = quietest;
+  const double now = now_s_();
+  if (printer_.smart()) {
+    // Ten frames a second at most: the clock runs, the terminal is not flooded.
+    if (now - last_drawn_s_ >= 0.1) show_status(false);
+  } else if (now - last_printed_s_ >= 60) {
+    // A CI log that shows nothing for minutes looks hung (and some CI systems kill it).
+    show_status(true);
+  }
 }
 
-void TerminalProgress::message(const std::string& text) { printer_.print_on_new_line(text); }
+void TerminalProgress::gate_finished(const gates::GateVerdict& verdict, const std::string& note) {
+  if (style_.verbosity == Verbosity::kQuiet) return;
+  lasting(format_gate_line(gate_.number, gate_.total, verdict, now_s_() - gate_start_s_, note,
+                           style_.color));
+}
 
-void TerminalProgress::run_finished(const ReportInput& input) {
-  printer_.print_on_new_line(format_final_block(input));
+void TerminalProgress::message(const std::string& text) {
+  if (style_.verbosity != Verbosity::kQuiet) lasting(text);
+}
+
+void TerminalProgress::detail(const std::string& text) {
+  if (style_.verbosity == Verbosity::kVerbose) lasting(paint_check_lines(text, style_.color));
+}
+
+void TerminalProgress::run_finished(const ReportInput& input, const std::string& report_path) {
+  std::string text = format_final_block(input, style_);
+  if (!report_path.empty()) {
+    const bool no_card = !verdict_card(input);
+    std::string line = "report: " + report_path;
+    // A run without a failure says its result on the report's line: one line, not two.
+    if (no_card && style_.verbosity != Verbosity::kVerbose) {
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      if (text.empty()) {
+        const int passed = input.count(gates::GateStatus::kPassed);
+        text = fmt::format("{} gate{} passed", passed, passed == 1 ? "" : "s");
+      }
+      const std::size_t unobservable = count_unobservable(input);
+      line = text + "; " + line;
+      if (unobservable > 0) {
+        line += fmt::format(" ({} check{} unobservable: listed there and with -v)", unobservable,
+                            unobservable == 1 ? "" : "s");
+      }
+      text.clear();
+    }
+    text += line + "\n";
+  }
+  lasting(text);
 }
 
 std::string TerminalProgress::status_line() const {
@@ -72,7 +129,13 @@ std::string TerminalProgress::status_line() const {
     if (baseline_loss_) line += " (baseline " + format_value(*baseline_loss_) + ")";
   }
   const double elapsed = now_s_() - gate_start_s_;
-  return line + "  " + (elapsed > 0 ? format_duration(elapsed) : "0.0 s");
+  line += "  " + (elapsed > 0 ? format_duration(elapsed) : std::string("0.0 s"));
+  // A second of silence is worth showing: the wait is measured against the limit that ends it.
+  if (silence_ && silence_->silent_s >= 1.0) {
+    line += fmt::format("  silent {:.1f} s / {:.1f} s", silence_->silent_s, silence_->limit_s);
+    if (gate_.ranks > 1) line += fmt::format(" (rank {})", silence_->rank);
+  }
+  return line;
 }
 
 bool TerminalProgress::worth_a_plain_line(std::int64_t global_step) const {
@@ -96,8 +159,9 @@ std::string labelled(std::string_view label, std::string_view text) {
   return out + printable(text) + "\n";
 }
 
-std::string card_block(const VerdictCard& card) {
-  std::string out = (card.failed ? "FAILED " : "STOPPED: ") + card.headline + "\n";
+std::string card_block(const VerdictCard& card, const OutputStyle& style) {
+  std::string out = paint(card.failed ? "FAILED " : "STOPPED: ", Paint::kFail, style.color) +
+                    paint(card.headline, Paint::kBold, style.color) + "\n";
   if (!card.check_message.empty() && card.check_message != card.symptom) {
     out += "  " + printable(card.check_message) + "\n";
   }
@@ -108,7 +172,8 @@ std::string card_block(const VerdictCard& card) {
   out += labelled("Cause", card.cause);
   out += labelled("Fix", card.fix);
   out += labelled("Go back to", card.go_back_to.empty() ? "(unknown)" : card.go_back_to);
-  out += labelled("Resume", card.resume + "   (" + card.resume_note + ")");
+  const std::string& resume = style.resume_command.empty() ? card.resume : style.resume_command;
+  out += labelled("Resume", resume + "   (" + card.resume_note + ")");
   for (const auto& other : card.other_diagnoses) out += labelled("Also likely", other);
   return out;
 }
@@ -135,7 +200,7 @@ std::string metric_block(const FailingMetric& m, const std::string& gate_id) {
   return out;
 }
 
-std::string gate_table(const ReportInput& input) {
+std::string gate_table(const ReportInput& input, bool color) {
   std::size_t id_width = 4;
   for (const auto& g : input.gates) id_width = std::max(id_width, g.record.id.size());
   std::string out = fmt::format("{:>2}  {:<{}}  {:<11}  {:>9}  {:>6}  {}\n", "#", "gate", id_width,
@@ -157,9 +222,12 @@ std::string gate_table(const ReportInput& input) {
     const std::string status = g.record.status == gates::GateStatus::kFailed
                                    ? "FAILED"
                                    : std::string(gates::status_name(g.record.status));
+    // Padded before it is painted: colour codes take no columns.
+    const std::string padded = fmt::format("{:<11}", status);
     std::string row =
-        fmt::format("{:>2}  {:<{}}  {:<11}  {:>9}  {:>6}  {}", g.index + 1, g.record.id, id_width,
-                    status, format_duration(g.duration_s()), checks, failure);
+        fmt::format("{:>2}  {:<{}}  {}{}  {:>9}  {:>6}  {}", g.index + 1, g.record.id, id_width,
+                    paint_status_word(status, color), padded.substr(status.size()),
+                    format_duration(g.duration_s()), checks, failure);
     while (!row.empty() && row.back() == ' ') row.pop_back();
     out += row + "\n";
   }
@@ -176,20 +244,60 @@ std::string gate_table(const ReportInput& input) {
 
 }  // namespace
 
-std::string format_final_block(const ReportInput& input) {
+std::string format_final_block(const ReportInput& input, const OutputStyle& style) {
   const baseline::Baseline* reference = input.baseline ? &*input.baseline : nullptr;
+  const bool verbose = style.verbosity == Verbosity::kVerbose;
   std::string out;
   // Failure first, as in report.html and summary.md: the card, the failing metric, the gates.
   if (const auto card = verdict_card(input)) {
-    out += card_block(*card) + "\n";
+    out += card_block(*card, style);
     const GateReport& gate = input.gates.at(card->gate_index);
-    if (auto metric = failing_metric(gate, reference)) {
-      out += metric_block(*metric, gate.record.id) + "\n";
+    if (auto metric = failing_metric(gate, reference);
+        metric && style.verbosity != Verbosity::kQuiet) {
+      out += "\n" + metric_block(*metric, gate.record.id);
     }
   } else if (!input.state.message.empty()) {
-    out += input.state.message + "\n\n";
+    out += input.state.message + "\n";
   }
-  return out + gate_table(input);
+  if (!verbose) return out;
+  return out + "\n" + gate_table(input, style.color);
+}
+
+std::string format_gate_line(std::size_t number, std::size_t total, const gates::GateVerdict& v,
+                             double duration_s, const std::string& note, bool color) {
+  const std::string status = v.passed ? "passed" : "FAILED";
+  std::string what;
+  if (v.passed) {
+    what = fmt::format("{} check{}", v.results.size(), v.results.size() == 1 ? "" : "s");
+    if (!v.unobservable.empty()) {
+      what +=
+          ", " + paint(fmt::format("{} unobservable", v.unobservable.size()), Paint::kWarn, color);
+    }
+  } else if (const gates::CheckResult* f = v.first_failure()) {
+    what = printable(f->name + ": " + f->message.substr(0, f->message.find('\n')));
+  } else {
+    // No failed check: a required check no log answers, or a gate stopped before any check.
+    const std::string summary = v.summary();
+    const std::string prefix = v.gate_id + " failed";
+    what = summary.rfind(prefix, 0) == 0 ? summary.substr(prefix.size()) : summary;
+    while (!what.empty() && (what.front() == ':' || what.front() == ' ')) what.erase(0, 1);
+    what = printable(what);
+  }
+  // A gate stopped before its last step says so: the verdict came early, not from a hang.
+  if (!v.stopped_early.empty() && what.find(v.stopped_early) == std::string::npos) {
+    what += "; " + printable(v.stopped_early);
+  }
+  if (!note.empty()) what += "; " + printable(note);
+  return fmt::format("[{}/{}] {:<6}  {}  {:>7}  {}", number, total, v.gate_id,
+                     paint_status_word(status, color), format_duration(duration_s), what);
+}
+
+std::size_t count_unobservable(const ReportInput& input) {
+  std::size_t n = 0;
+  for (const GateReport& g : input.gates) {
+    if (g.verdict) n += g.verdict->unobservable.size();
+  }
+  return n;
 }
 
 }  // namespace bigmac::report

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -38,14 +39,18 @@ class RecordingProgress final : public report::Progress {
     steps.push_back(global_step);
     if (baseline_loss) baseline_steps.push_back(global_step);
   }
-  void gate_finished(const std::string& id, gates::GateStatus status, const std::string&) override {
-    finished.emplace_back(id, status);
+  void tick(const std::optional<Silence>&) override { ++ticks; }
+  void gate_finished(const gates::GateVerdict& verdict, const std::string&) override {
+    finished.emplace_back(verdict.gate_id,
+                          verdict.passed ? gates::GateStatus::kPassed : gates::GateStatus::kFailed);
   }
   void message(const std::string& text) override { messages += text + "\n"; }
-  void run_finished(const report::ReportInput&) override {}
+  void detail(const std::string& text) override { messages += text + "\n"; }
+  void run_finished(const report::ReportInput&, const std::string&) override {}
 
   std::vector<GateStart> started;
   int ranks = 0;
+  int ticks = 0;
   std::vector<std::int64_t> steps, baseline_steps;
   std::vector<std::pair<std::string, gates::GateStatus>> finished;
   std::string messages;
@@ -294,9 +299,18 @@ TEST_F(GateAttempt, PlanIsTheSameCodeForPrintingAndRunning) {
   ASSERT_TRUE(planned) << planned.error().format();
   EXPECT_EQ(planned->dir, run_dir_ / "02-dp.1");
   EXPECT_EQ(planned->launch.world_size, 4);
-  const std::string text = format_attempt_plan(*planned);
+  const std::string text = format_attempt_plan(*planned, /*verbose=*/true);
   EXPECT_NE(text.find("== gate 2/5 dp"), std::string::npos) << text;
   EXPECT_NE(text.find("BIGMAC_GATE"), std::string::npos) << "the ranks' environment is shown";
+  // The summary is a few lines a gate: the layout, the launcher, one argv, no environment.
+  const std::string summary = format_attempt_plan(*planned);
+  EXPECT_EQ(summary.find("BIGMAC_GATE"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("launcher builtin: 4 ranks on 1 node"), std::string::npos) << summary;
+  EXPECT_LE(std::count(summary.begin(), summary.end(), '\n'), 6) << summary;
+  const nlohmann::json j = attempt_plan_json(*planned);
+  EXPECT_EQ(j["gate"], "dp");
+  EXPECT_EQ(j["launch"]["world_size"], 4);
+  EXPECT_EQ(j["dp"], 4);
 }
 
 }  // namespace

@@ -52,7 +52,9 @@ TEST_F(RunAll, ARunDirectoryThatLostItsStateGetsFreshAttemptFolders) {
 }
 
 TEST_F(RunAll, ResumeAfterAFailedGateRerunsWhatTheChangedConfigInvalidated) {
-  ProgramResult failed = bringup(run_args(), {"faults.lr_scale_by_world=true"});
+  std::vector<std::string> verbose = run_args();
+  verbose.push_back("-v");  // the table of gates is -v's
+  ProgramResult failed = bringup(verbose, {"faults.lr_scale_by_world=true"});
   ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
   EXPECT_EQ(gate_status("dp"), "failed");
   // The fix names demo.toml's train.lr and the factor, not the warmup lr logged at step 0.
@@ -182,7 +184,9 @@ TEST_F(RunAll, CtrlCStopsTheRanksSavesTheStateAndResumeFinishes) {
 }
 
 TEST_F(RunAll, ATrimmedPipelineBoundaryIsDiagnosedAsAShapeMismatchWithTheGateToReturnTo) {
-  ProgramResult r = bringup(run_args(), {"faults.boundary_seq_trim=4"});
+  std::vector<std::string> verbose = run_args();
+  verbose.push_back("-v");  // every diagnosis, numbered, is -v's
+  ProgramResult r = bringup(verbose, {"faults.boundary_seq_trim=4"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_status("pp2"), "failed");
   // The diagnosis names both stages and both shapes. Its catalog entry's gate is `shapes`, a
@@ -319,7 +323,7 @@ TEST_F(PythonTrainer, UnderTorchrunPassesAllFiveGates) {
 TEST_F(PythonTrainer, MegatronLinesAloneBringUpEveryGateThatAppliesAndSayWhatTheyCannotShow) {
   ProgramResult r =
       bringup({"run-all", "-c", std::string(BIGMAC_SOURCE_DIR) + "/configs/megatron-style.toml",
-               "--run-dir", (root_ / "run").string(), "--no-baseline"});
+               "--run-dir", (root_ / "run").string(), "--no-baseline", "-v"});
   // The lines carry step, loss, grad_norm and lr: what every gate's comparisons need. The
   // events they lack are warnings that say what to log. Issue 30 item 20: single passed but
   // refused to record its baseline ("no param_count"), and dp failed with "no baseline"; and

@@ -56,10 +56,8 @@ class SeveralNodes : public ::testing::Test {
   std::vector<std::string> argv_of(const std::string& config, std::vector<std::string> extra,
                                    const std::vector<std::string>& sets) const {
     // The first gate's run is the reference: no stored baseline.
-    std::vector<std::string> argv = {kBinary,     "run-all",
-                                     "-c",        config,
-                                     "--run-dir", (root_ / "run").string(),
-                                     "--no-baseline"};
+    std::vector<std::string> argv = {
+        kBinary, "run-all", "-c", config, "--run-dir", (root_ / "run").string(), "--no-baseline"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     std::vector<std::string> all = {
         "launch.master_port=" + std::to_string(port_), "launch.stall_timeout_s=30",
@@ -222,7 +220,7 @@ TEST_F(SlurmCluster, PythonExamplePassesUnderSlurmTorchrun) {
 }
 
 TEST_F(SlurmCluster, RankAbortingAtStep3StopsSingleOnNodeN1) {
-  ProgramResult r = bringup(kDemo, {}, {"faults.crash_rank=0:3"});
+  ProgramResult r = bringup(kDemo, {"-v"}, {"faults.crash_rank=0:3"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_field("single", "status"), "failed");
   EXPECT_EQ(gate_field("single", "failed_check"), "exit_status");

@@ -101,6 +101,23 @@ TEST_F(RunLoop, RunAllPassesEveryGateInOrderAndSavesEachTransition) {
   EXPECT_NE(printed_.find("gate single: PASSED"), std::string::npos) << printed_;
 }
 
+// -v's lines go to `detail`; a gate that will not run (not applicable) or reruns (invalidated)
+// is said whatever the verbosity.
+TEST_F(RunLoop, TransitionsAndVerdictsAreDetailsButAGateThatWillNotRunIsSaid) {
+  std::string details;
+  output_.detail = [&](const std::string& line) { details += line + "\n"; };
+  FakeExecutor exec(root_);
+  Begin begin;
+  begin.not_applicable = {{"pp2", "no pipeline stages"}, {"shapes", "no pipeline stages"}};
+  const RunLoopResult r = run_gates(RunState::fresh("r", kGates), begin, exec, output_);
+  EXPECT_EQ(r.code, ExitCode::kOk);
+  EXPECT_NE(details.find("single: pending -> running"), std::string::npos) << details;
+  EXPECT_NE(details.find("gate single: PASSED"), std::string::npos) << details;
+  EXPECT_EQ(printed_.find("-> running"), std::string::npos) << printed_;
+  EXPECT_NE(printed_.find("pp2: pending -> not applicable (no pipeline stages)"), std::string::npos)
+      << printed_;
+}
+
 TEST_F(RunLoop, StopsAtTheFirstFailureAndResumeContinuesThere) {
   FakeExecutor exec;
   exec.script["pp2"].push_back(fail_outcome("pp2", "layer_coverage", "pp2"));

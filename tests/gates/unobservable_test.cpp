@@ -84,7 +84,11 @@ TEST(Unobservable, ARequiredCheckThatCannotBeMadeFailsTheGate) {
   const UnobservableFinding* g = finding(v, "grad_norm");
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->required, (std::vector<std::string>{"grad_norm_nonzero"}));
-  EXPECT_NE(format_verdict(v).find("BLND"), std::string::npos);
+  // A required check no log answers fails its gate, and says so in words.
+  EXPECT_NE(format_verdict(v).find("  FAIL fields_present, grad_norm_nonzero"), std::string::npos)
+      << format_verdict(v);
+  EXPECT_NE(format_verdict(v).find("unobservable (required: grad_norm_nonzero)"),
+            std::string::npos);
 }
 
 TEST(Unobservable, NoLossAtAllLeavesTheRequiredFiniteLossUnobservable) {

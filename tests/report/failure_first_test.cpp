@@ -16,6 +16,8 @@
 namespace bigmac::report {
 namespace {
 
+const OutputStyle kVerbose{Verbosity::kVerbose, false, ""};
+
 using testing::fixtures;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -181,7 +183,7 @@ TEST(FailureFirst, SummaryMdAndTheTerminalFollowTheSameOrder) {
                    "| 3 | 3.98141 | 3.93141 | 0.0127 | ✗ ← first divergent step |", "### Gates",
                    "| 3 | `pp2` |", "<details open><summary>❌ Gate 3", "✗&nbsp;fail",
                    "<details><summary>✅ Gate 1"});
-  expect_in_order(format_final_block(input),
+  expect_in_order(format_final_block(input, kVerbose),
                   {"FAILED gate 3 pp2 failed: loss_vs_baseline", "Symptom:", "Evidence:", "Cause:",
                    "Fix:", "Go back to: dp", "Resume:", "loss first outside",
                    "<- first divergent step", " #  gate", " 3  pp2     FAILED"});

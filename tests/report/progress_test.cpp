@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "report/line_printer.h"
 #include "report/markup_text.h"
+#include "report/terminal_style.h"
 #include "report_fixture.h"
 
 namespace bigmac::report {
@@ -70,29 +72,144 @@ TEST(TerminalProgress, StatusLineShowsGateRanksStepLossBesideBaselineAndElapsed)
   EXPECT_NE(text.find("[2/5] dp  ranks 0/4  0.0 s"), std::string::npos) << text;
 }
 
-TEST(TerminalProgress, PlainModePrintsMilestonesNotEveryStep) {
-  std::ostringstream out;
-  LinePrinter printer(out, false);
-  FakeSeconds clock;
-  TerminalProgress progress(printer, clock.clock());
+gates::CheckResult check(std::string name, bool passed, std::string message) {
+  gates::CheckResult r;
+  r.name = std::move(name);
+  r.passed = passed;
+  r.message = std::move(message);
+  return r;
+}
+
+gates::GateVerdict passed_dp(std::size_t checks, std::size_t unobservable) {
+  gates::GateVerdict v;
+  v.gate_id = "dp";
+  v.passed = true;
+  for (std::size_t i = 0; i < checks; ++i)
+    v.results.push_back(check("check" + std::to_string(i), true, ""));
+  for (std::size_t i = 0; i < unobservable; ++i) v.unobservable.push_back({});
+  return v;
+}
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+/// Drives one 20-step gate of 4 ranks, a second apart, as a run does.
+void run_dp_gate(TerminalProgress& progress, FakeSeconds& clock) {
   progress.run_started("20251129-104000", 5);
   progress.gate_started(dp_gate());
   for (int up = 1; up <= 4; ++up) progress.ranks_up(up);
   for (int s = 0; s < 20; ++s) {
     clock.now += 1;
+    progress.tick(std::nullopt);
     progress.step(s, 4.0 - 0.1 * s, std::nullopt);
   }
-  progress.gate_finished("dp", gates::GateStatus::kPassed, "dp passed (9 checks)");
+  progress.detail("dp: pending -> running");
+  progress.gate_finished(passed_dp(9, 2), "");
+}
+
+TEST(TerminalProgress, PlainModePrintsOneLinePerGateByDefault) {
+  std::ostringstream out;
+  LinePrinter printer(out, false);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock());
+  run_dp_gate(progress, clock);
+  const std::string text = out.str();
+  EXPECT_EQ(text, "[2/5] dp      passed   20.0 s  9 checks, 2 unobservable\n");
+}
+
+TEST(TerminalProgress, VerbosePlainModeAddsMilestonesAndDetailsNotEveryStep) {
+  std::ostringstream out;
+  LinePrinter printer(out, false);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock(), {Verbosity::kVerbose, false, ""});
+  run_dp_gate(progress, clock);
   const std::string text = out.str();
   EXPECT_EQ(text.find('\r'), std::string::npos);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
-  std::size_t lines = 0;
-  for (char c : text) lines += c == '\n' ? 1 : 0;
-  // run line, gate start, all ranks up (once), steps 1,2,4,...,20 (11), final status, verdict
-  EXPECT_EQ(lines, 1u + 1u + 1u + 11u + 1u + 1u) << text;
+  // run line, gate start, all ranks up (once), steps 1,2,4,...,20 (11), a detail, the gate line
+  EXPECT_EQ(count_lines(text), 1u + 1u + 1u + 11u + 1u + 1u) << text;
   EXPECT_NE(text.find("ranks 4/4  step 20/20  loss 2.1"), std::string::npos) << text;
-  EXPECT_NE(text.find("[2/5] dp passed in 20.0 s: dp passed (9 checks)\n"), std::string::npos)
+  EXPECT_NE(text.find("dp: pending -> running\n"), std::string::npos) << text;
+}
+
+TEST(TerminalProgress, QuietPrintsNothingBeforeTheVerdict) {
+  std::ostringstream out;
+  LinePrinter printer(out, true);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock(), {Verbosity::kQuiet, false, ""});
+  run_dp_gate(progress, clock);
+  progress.message("a port moved");
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST(TerminalProgress, TheLiveLineTicksWithoutLinesAndShowsTheSilenceAgainstItsLimit) {
+  std::ostringstream out;
+  LinePrinter printer(out, true, 200);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock());
+  progress.gate_started(dp_gate());
+  progress.ranks_up(4);
+  clock.now += 3.2;
+  progress.tick(Progress::Silence{1, 3.1, 5.0});
+  std::string text = out.str();
+  EXPECT_EQ(text.substr(text.rfind('\r') + 1),
+            "[2/5] dp  ranks 4/4  3.2 s  silent 3.1 s / 5.0 s (rank 1)\x1b[K");
+  // Under a second of silence is not worth a word; the clock still runs.
+  clock.now += 0.5;
+  progress.tick(Progress::Silence{0, 0.4, 5.0});
+  text = out.str();
+  EXPECT_EQ(text.substr(text.rfind('\r') + 1), "[2/5] dp  ranks 4/4  3.7 s\x1b[K");
+}
+
+TEST(TerminalProgress, APlainLogShowsALongGateIsAliveOnceAMinute) {
+  std::ostringstream out;
+  LinePrinter printer(out, false);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock());
+  progress.gate_started(dp_gate());
+  for (int i = 0; i < 10 * 25; ++i) {  // 125 s in ticks of 0.5 s
+    clock.now += 0.5;
+    progress.tick(Progress::Silence{2, 30, 60});
+  }
+  const std::string text = out.str();
+  EXPECT_EQ(count_lines(text), 2u) << text;
+  EXPECT_NE(text.find("[2/5] dp  ranks 0/4  1 m 00 s  silent 30.0 s / 60.0 s (rank 2)\n"),
+            std::string::npos)
       << text;
+}
+
+TEST(TerminalProgress, ColourPaintsTheStatusWordsOnlyWhenAsked) {
+  const gates::GateVerdict v = passed_dp(3, 1);
+  EXPECT_EQ(format_gate_line(2, 5, v, 4.7, "", false),
+            "[2/5] dp      passed    4.7 s  3 checks, 1 unobservable");
+  EXPECT_EQ(
+      format_gate_line(2, 5, v, 4.7, "", true),
+      "[2/5] dp      \x1b[32mpassed\x1b[0m    4.7 s  3 checks, \x1b[33m1 unobservable\x1b[0m");
+  EXPECT_EQ(paint_check_lines("  ok   finite_loss  fine\n  FAIL lr  bad\nplain\n", true),
+            "  \x1b[32mok\x1b[0m   finite_loss  fine\n  \x1b[1;31mFAIL\x1b[0m lr  bad\nplain\n");
+  EXPECT_EQ(paint_check_lines("  ok   x\n", false), "  ok   x\n");
+}
+
+TEST(TerminalStyle, NoColorAndDumbTerminalsAndPipesGetPlainText) {
+  EXPECT_TRUE(use_color(ColorChoice::kAuto, true, nullptr, "xterm-256color"));
+  EXPECT_FALSE(use_color(ColorChoice::kAuto, true, "1", "xterm"));
+  EXPECT_TRUE(use_color(ColorChoice::kAuto, true, "", "xterm")) << "an empty NO_COLOR is unset";
+  EXPECT_FALSE(use_color(ColorChoice::kAuto, true, nullptr, "dumb"));
+  EXPECT_FALSE(use_color(ColorChoice::kAuto, false, nullptr, "xterm")) << "a pipe";
+  EXPECT_TRUE(use_color(ColorChoice::kAlways, false, "1", "dumb"));
+  EXPECT_FALSE(use_color(ColorChoice::kNever, true, nullptr, "xterm"));
+  EXPECT_EQ(parse_color_choice("always"), ColorChoice::kAlways);
+  EXPECT_EQ(parse_color_choice("yes"), std::nullopt);
+}
+
+TEST(TerminalProgress, AFailedGateLineGivesItsFirstFailedCheckAndMessage) {
+  gates::GateVerdict v;
+  v.gate_id = "dp";
+  v.results.push_back(check("finite_loss", true, "fine"));
+  v.results.push_back(check("lr_vs_baseline", false, "lr diverges at step 0\nmore"));
+  EXPECT_EQ(format_gate_line(2, 5, v, 1.9, "", false),
+            "[2/5] dp      FAILED    1.9 s  lr_vs_baseline: lr diverges at step 0");
 }
 
 TEST(TerminalProgress, FinalBlockPutsTheFailureAndItsDiagnosisFirst) {
@@ -102,9 +219,9 @@ TEST(TerminalProgress, FinalBlockPutsTheFailureAndItsDiagnosisFirst) {
   std::ostringstream out;
   LinePrinter printer(out, true);
   FakeSeconds clock;
-  TerminalProgress progress(printer, clock.clock());
+  TerminalProgress progress(printer, clock.clock(), {Verbosity::kVerbose, false, ""});
   progress.gate_started({3, 5, "pp2", 1, 2, 8});
-  progress.run_finished(*input);
+  progress.run_finished(*input, "reports/failed/report.html");
   const std::string text = out.str();
   EXPECT_NE(text.find("\x1b[K\n"), std::string::npos) << "status line not ended before the table";
   EXPECT_NE(text.find(" 3  pp2     FAILED"), std::string::npos) << text;
@@ -114,6 +231,46 @@ TEST(TerminalProgress, FinalBlockPutsTheFailureAndItsDiagnosisFirst) {
   EXPECT_NE(text.find("Fix:        compare the logged lr"), std::string::npos);
   EXPECT_NE(text.find("Go back to: dp"), std::string::npos);
   EXPECT_LT(text.find("Symptom:"), text.find(" 3  pp2     FAILED")) << "failure first";
+  EXPECT_NE(text.find("\nreport: reports/failed/report.html\n"), std::string::npos) << text;
+}
+
+TEST(TerminalProgress, ByDefaultAFailurePrintsItsCardOnceAndThePasteableResume) {
+  auto input =
+      load_report_input(testing::fixtures() / "failed", testing::fixtures() / "baseline.json");
+  ASSERT_TRUE(input);
+  std::ostringstream out;
+  LinePrinter printer(out, false);
+  FakeSeconds clock;
+  TerminalProgress progress(
+      printer, clock.clock(),
+      {Verbosity::kNormal, false, "build/bin/bigmac-bringup resume reports/x"});
+  progress.run_finished(*input, "reports/x/report.html");
+  const std::string text = out.str();
+  EXPECT_EQ(text.find("Symptom:"), text.rfind("Symptom:")) << text;
+  EXPECT_EQ(text.find(" 3  pp2     FAILED"), std::string::npos) << "the table is -v's";
+  EXPECT_NE(text.find("Resume:     build/bin/bigmac-bringup resume reports/x   ("),
+            std::string::npos)
+      << text;
+  const std::string last = "\nreport: reports/x/report.html\n";
+  EXPECT_EQ(text.substr(text.size() - last.size()), last) << text;
+}
+
+TEST(TerminalProgress, APassedRunEndsInOneLineWithItsReport) {
+  auto input =
+      load_report_input(testing::fixtures() / "passed", testing::fixtures() / "baseline.json");
+  ASSERT_TRUE(input);
+  std::ostringstream out;
+  LinePrinter printer(out, false);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock());
+  progress.run_finished(*input, "reports/p/report.html");
+  const std::string text = out.str();
+  EXPECT_EQ(count_lines(text), 1u) << text;
+  const std::string said =
+      input->state.message.empty()
+          ? std::to_string(input->count(gates::GateStatus::kPassed)) + " gates passed"
+          : input->state.message;
+  EXPECT_EQ(text.rfind(said + "; report: reports/p/report.html", 0), 0u) << text;
 }
 
 TEST(MarkupText, EscapesAndFormats) {

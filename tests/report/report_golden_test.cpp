@@ -90,7 +90,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(GoldenTerminal, FinalBlockOfTheFailedRun) {
   auto input = load_report_input(fixtures() / "failed", fixtures() / "baseline.json");
   ASSERT_TRUE(input) << input.error().format();
-  expect_golden(normalized(format_final_block(*input)), "failed.final.txt");
+  expect_golden(normalized(format_final_block(*input, {Verbosity::kVerbose, false, ""})),
+                "failed.final.txt");
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ TEST(UnobservableReport, SummaryMdHtmlAndTerminalWarn) {
   const std::string html = render_html(input);
   EXPECT_NE(html.find("⚠ unobservable"), std::string::npos);
   EXPECT_NE(html.find(", 2 unobservable"), std::string::npos);
-  const std::string table = format_final_block(input);
+  const std::string table = format_final_block(input, {Verbosity::kVerbose, false, ""});
   EXPECT_NE(table.find("warning (single): grad_norm_nonzero, grad_norm_stable — unobservable"),
             std::string::npos)
       << table;
