@@ -13,8 +13,11 @@
 #include "cli/adopt_command.h"
 #include "cli/audit_command.h"
 #include "cli/baseline_command.h"
+#include "cli/command_help.h"
+#include "cli/common_options.h"
 #include "cli/config_command.h"
 #include "cli/diagnose_command.h"
+#include "cli/env_command.h"
 #include "cli/parse_command.h"
 #include "cli/run_command.h"
 #include "core/edit_distance.h"
@@ -55,8 +58,12 @@ std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv)
 }  // namespace
 
 int run_cli(int argc, char** argv) {
-  CLI::App app{"bigmac-bringup: bring a training program from one GPU to many, gate by gate"};
-  app.set_version_flag("--version", std::string("bigmac-bringup ") + BIGMAC_VERSION);
+  if (argc > 0) set_invoked_as(argv[0]);
+  // Named here, not from argv[0]: help says "Usage: bigmac-bringup ...", not a build path.
+  CLI::App app{"bigmac-bringup: bring a training program from one GPU to many, gate by gate",
+               "bigmac-bringup"};
+  app.set_version_flag("--version", std::string("bigmac-bringup ") + BIGMAC_VERSION + " (commit " +
+                                        BIGMAC_COMMIT + ")");
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 all requested gates passed / command succeeded; 1 a gate failed; "
@@ -71,6 +78,9 @@ int run_cli(int argc, char** argv) {
   add_diagnose_command(app, exit_code);
   add_audit_command(app, exit_code);
   add_adopt_command(app, exit_code);
+  add_env_command(app, exit_code);
+  add_completion_command(app, exit_code);
+  finish_help(app);
 
   if (auto unknown = unknown_command(app, argc, argv)) {
     std::cerr << "bigmac-bringup: error: " << *unknown << "\n";
@@ -79,6 +89,10 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (auto unknown_option = unknown_option_message(app, e)) {
+      std::cerr << "bigmac-bringup: error: " << *unknown_option << "\n";
+      return to_int(ExitCode::kBadInput);
+    }
     const int code = app.exit(e);
     // Help and version are successes; every other parse problem is a usage error.
     return code == 0 ? 0 : to_int(ExitCode::kBadInput);
