@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "report/diagnosis_text.h"
 #include "report/failing_metric.h"
@@ -195,6 +196,16 @@ std::string gate_section(const GateReport& gate, const baseline::Baseline* refer
   if (!gate.attempt_dir.empty())
     out += " · folder <code>" + escape_xml(gate.attempt_dir) + "</code>";
   out += "</p>\n";
+  if (!gate.files.empty() && !gate.attempt_dir.empty()) {
+    // Relative to report.html, which sits in the run directory beside the attempt folders: the
+    // links work wherever the run directory is copied.
+    out += "<p class=\"files\">files:";
+    for (const std::string& f : gate.files) {
+      const std::string href = escape_xml(gate.attempt_dir + "/" + f);
+      out += fmt::format(" <a href=\"{}\">{}</a>", href, escape_xml(f));
+    }
+    out += "</p>\n";
+  }
   if (!gate.record.note.empty()) out += "<p>" + escape_xml(gate.record.note) + "</p>\n";
   for (const auto& n : gate.notes) out += "<p class=\"note\">" + escape_xml(n) + "</p>\n";
   if (gate.verdict) out += checks_table(*gate.verdict);
@@ -204,6 +215,78 @@ std::string gate_section(const GateReport& gate, const baseline::Baseline* refer
     out += "<h3>Pipeline schedule</h3>\n" + schedule_chart(gate.micro_batches);
   }
   return out + "</details>\n";
+}
+
+/// Every gate's loss over the baseline, side by side, open on the page: a passed run shows its
+/// curves without a click. Gates without a logged loss are left out.
+std::string loss_overview(const ReportInput& input, const baseline::Baseline* reference) {
+  std::string charts;
+  for (const GateReport& gate : input.gates) {
+    ChartSeries run{gate.record.id, "run", {}};
+    for (const auto& s : gate.steps) {
+      if (s.loss) run.points.emplace_back(static_cast<double>(s.global_step), *s.loss);
+    }
+    if (run.points.empty()) continue;
+    std::vector<ChartSeries> series{std::move(run)};
+    if (reference) {
+      ChartSeries base{"baseline", "baseline", {}};
+      for (const auto& s : reference->steps) {
+        if (s.loss) base.points.emplace_back(static_cast<double>(s.global_step), *s.loss);
+      }
+      series.push_back(std::move(base));
+    }
+    charts += line_chart(fmt::format("{}. {} — loss", gate.index + 1, gate.record.id),
+                         "global step", series);
+  }
+  if (charts.empty()) return {};
+  return "<section class=\"overview\" id=\"loss\"><h2>Loss of every gate" +
+         std::string(reference ? " over the baseline" : "") + "</h2>\n<div class=\"plots\">\n" +
+         charts + "</div></section>\n";
+}
+
+/// Where and how the run was started (invocation.json), and each gate's effective configuration
+/// file, as the run directory holds them.
+std::string run_section(const ReportInput& input) {
+  std::string rows;
+  const nlohmann::json& inv = input.invocation;
+  auto row = [&](const char* name, const std::string& value) {
+    if (!value.empty()) {
+      rows +=
+          fmt::format("<tr><th>{}</th><td><code>{}</code></td></tr>\n", name, escape_xml(value));
+    }
+  };
+  if (inv.is_object()) {
+    // Paths as the user gave them, relative to where the run started when inside it.
+    const std::filesystem::path cwd = inv.value("cwd", std::string());
+    auto relative = [&](const std::string& path) {
+      if (path.empty() || cwd.empty()) return path;
+      const std::filesystem::path rel = std::filesystem::path(path).lexically_relative(cwd);
+      return rel.empty() || rel.string().rfind("..", 0) == 0 ? path : rel.string();
+    };
+    const std::string config = inv.value("config", std::string());
+    row("configuration", config.empty() ? "(the built-in defaults)" : relative(config));
+    if (inv.contains("set") && inv["set"].is_array()) {
+      std::string sets;
+      for (const auto& v : inv["set"])
+        sets += (sets.empty() ? "" : " ") + ("--set " + v.get<std::string>());
+      row("overrides", sets);
+    }
+    row("baseline", relative(inv.value("baseline", std::string())));
+  }
+  if (!input.tool_version.empty()) row("tool", "bigmac-bringup " + input.tool_version);
+  for (const GateReport& g : input.gates) {
+    for (const std::string& f : g.files) {
+      if (f == "gate.toml") {
+        rows += fmt::format(
+            "<tr><th>{} configuration</th><td><a href=\"{}/gate.toml\">{}/gate.toml</a> "
+            "(effective, "
+            "every value and where it came from)</td></tr>\n",
+            escape_xml(g.record.id), escape_xml(g.attempt_dir), escape_xml(g.attempt_dir));
+      }
+    }
+  }
+  if (rows.empty()) return {};
+  return "<h2>Run</h2>\n<table class=\"run\">" + rows + "</table>\n";
 }
 
 /// The failed gate's verdict, first on the page: what a user acts on without scrolling.
@@ -272,6 +355,7 @@ std::string render_html(const ReportInput& input) {
   } else if (!s.message.empty()) {
     out += "<p>" + escape_xml(s.message) + "</p>\n";
   }
+  if (!card) out += loss_overview(input, reference);
   out += "<h2>Gates</h2>\n";
   if (reference) {
     out += fmt::format("<p>Baseline <code>{}</code>, {} steps.</p>\n", escape_xml(reference->name),
@@ -295,7 +379,7 @@ std::string render_html(const ReportInput& input) {
     if (card && g.index == card->gate_index) continue;  // shown above
     if (g.record.attempts > 0 || g.verdict) out += gate_section(g, reference);
   }
-  return out + "</body></html>\n";
+  return out + run_section(input) + "</body></html>\n";
 }
 
 }  // namespace bigmac::report

@@ -66,12 +66,26 @@ std::vector<Case> cases_of(const GateReport& gate) {
   // A regression against the stored baseline leads every failure of the gate, so the CI page
   // says it in one line whichever case it shows.
   const std::string regression = regression_headline(gate);
+  // The first failed check carries the gate's diagnosis: its class is the failure's type, which
+  // CI pages group by. A later failed check of the gate is marked as coming after it: the
+  // diagnosis explains the first, and the others are often its consequences (a crashed rank
+  // also leaves steps missing).
+  const gates::CheckResult* first = gate.verdict->first_failure();
+  const std::string klass = gate.diagnoses.empty() ? std::string() : gate.diagnoses.front().klass;
   for (const auto& r : gate.verdict->results) {
     Case c{r.name, Case::Kind::kPass, r.message, {}, {}};
     if (!r.passed) {
       if (!regression.empty()) c.message = regression + ": " + r.message;
       c.kind = Case::Kind::kFailure;
-      c.type = r.route_back.empty() ? "check_failed" : "route_back:" + r.route_back;
+      if (&r != first && first != nullptr) {
+        c.type = "after:" + first->name;
+        c.message =
+            fmt::format("after {} failed (its diagnosis comes first): {}", first->name, c.message);
+      } else if (!klass.empty()) {
+        c.type = klass;
+      } else {
+        c.type = r.route_back.empty() ? "check_failed" : "route_back:" + r.route_back;
+      }
       c.body = r.message + "\n";
       for (const auto& e : r.evidence) {
         c.body += fmt::format("  rank {} line {}: {}\n", e.rank, e.line, e.text);

@@ -95,6 +95,15 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
     gate.notes.push_back("attempt folder " + gate.attempt_dir + " is missing");
     return gate;
   }
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file(ec) && (ext == ".log" || ext == ".stdout" || ext == ".stderr" ||
+                                      ext == ".toml" || ext == ".json" || ext == ".jsonl")) {
+      gate.files.push_back(name);
+    }
+  }
+  std::sort(gate.files.begin(), gate.files.end());
   const bool finished =
       record.status == gates::GateStatus::kPassed || record.status == gates::GateStatus::kFailed;
   std::vector<std::string> missing;
@@ -179,6 +188,12 @@ Expected<ReportInput> load_report_input(const fs::path& run_dir, const fs::path&
   for (std::size_t i = 0; i < input.state.gates.size(); ++i) {
     input.gates.push_back(read_gate(run_dir, input.state.gates[i], i, parser));
   }
+  // The file cli/run_options.h names kInvocationFile; a damaged one is a note, not an error.
+  std::error_code ec;
+  if (fs::exists(run_dir / "invocation.json", ec)) {
+    if (auto json = read_json(run_dir / "invocation.json", input.notes)) input.invocation = *json;
+  }
+  input.tool_version = BIGMAC_VERSION;
   return input;
 }
 

@@ -35,8 +35,11 @@ struct GateReport {
   int ranks_logged = 0;                               ///< rank logs found
   /// Field -> "trainer", "probe" or both, when the probe ran (AttemptRecords::field_sources).
   std::map<std::string, std::string> field_sources;
-  double first_t = 0, last_t = 0;                     ///< wall-time range of the logs (0: none)
-  std::vector<std::string> notes;                     ///< what was missing or unreadable, in words
+  double first_t = 0, last_t = 0;  ///< wall-time range of the logs (0: none)
+  std::vector<std::string> notes;  ///< what was missing or unreadable, in words
+  /// The attempt folder's files worth opening (rank<N>.log/.stdout/.stderr, gate.toml,
+  /// launch-plan.json, ...), by name, in name order: the report links them.
+  std::vector<std::string> files;
 
   /// Seconds the attempt ran: result.json, else the logs' time range, else 0.
   double duration_s() const;
@@ -53,6 +56,10 @@ struct ReportInput {
   std::string baseline_path;  ///< as given; empty when none
   std::vector<GateReport> gates;
   std::vector<std::string> notes;  ///< run-level problems (unreadable baseline, ...)
+  /// invocation.json as the run recorded it (configuration, --set, baseline, where it started);
+  /// null when the run directory has none.
+  nlohmann::json invocation;
+  std::string tool_version;  ///< of the tool writing the report
 
   int count(gates::GateStatus status) const;
 };

@@ -62,6 +62,8 @@ nlohmann::json gate_json(const GateReport& gate, const baseline::Baseline* refer
   // Which values the trainer logged itself and which the probe supplied (docs/probe.md).
   out["field_sources"] = gate.field_sources;
   out["notes"] = gate.notes;
+  out["started_at"] = gate.started_at() > 0 ? number(gate.started_at()) : nlohmann::json(nullptr);
+  out["files"] = gate.files;
   return out;
 }
 
@@ -96,8 +98,17 @@ nlohmann::json summary_json(const ReportInput& input) {
                     {"name", reference->name},
                     {"steps", reference->steps.size()}};
   }
+  double started = 0;
+  for (const GateReport& gate : input.gates) {
+    if (gate.started_at() > 0 && (started == 0 || gate.started_at() < started)) {
+      started = gate.started_at();
+    }
+  }
   return {{"format", "bigmac-report-summary/1"},
+          {"tool_version", input.tool_version},
           {"run_id", input.state.run_id},
+          {"started_at", started > 0 ? number(started) : nlohmann::json(nullptr)},
+          {"invocation", input.invocation},
           {"phase", gates::phase_name(input.state.phase())},
           {"passed", input.state.phase() == gates::RunPhase::kPassed},
           {"message", input.state.message},

@@ -121,7 +121,8 @@ std::optional<VerdictCard> verdict_card(const ReportInput& input) {
                               "the gate could not be launched (exit code 3): its ranks never "
                               "started or the run directory could not be written",
                               "fix what the message names (trainer binary, port, permissions, "
-                              "disk), then resume");
+                              "disk), then resume; `bigmac-bringup env` shows what this host "
+                              "offers (interpreter and torch, launchers, ports, limits)");
     case gates::RunPhase::kInterrupted:
       return stopped_run_card(input, "run interrupted during gate " + gate,
                               "interrupted (Ctrl-C or SIGTERM); the ranks were stopped",

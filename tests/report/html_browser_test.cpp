@@ -141,9 +141,12 @@ TEST(HtmlInBrowser, ChromiumRendersThePlotsAndTheSchedule) {
   ASSERT_TRUE(rendered);
 
   const std::string& dom = rendered->dom;
-  EXPECT_EQ(count(dom, "<svg class=\"plot\""), 5u * 3u) << dom.substr(0, 2000);
-  EXPECT_GE(count(dom, "<polyline class=\"run\""), 15u);
-  EXPECT_GE(count(dom, "<polyline class=\"baseline\""), 15u);
+  // Three per gate in its section, and each gate's loss in the overview at the top.
+  EXPECT_EQ(count(dom, "<svg class=\"plot\""), 5u * 3u + 5u) << dom.substr(0, 2000);
+  EXPECT_GE(count(dom, "<polyline class=\"run\""), 20u);
+  EXPECT_GE(count(dom, "<polyline class=\"baseline\""), 20u);
+  EXPECT_EQ(count(dom, "<section class=\"overview\" id=\"loss\">"), 1u);
+  EXPECT_GE(count(dom, "<a href=\"01-single.1/rank0.log\">"), 1u) << "the rank logs are linked";
   EXPECT_EQ(count(dom, "<svg class=\"schedule\""), 2u);  // pp2 and shapes
   EXPECT_GE(count(dom, "<rect class=\"mb F\""), 2u * 2u * 4u);
   EXPECT_EQ(count(dom, "<svg class=\"timeline\""), 1u);
@@ -154,9 +157,11 @@ TEST(HtmlInBrowser, ChromiumRendersThePlotsAndTheSchedule) {
   const std::size_t total = std::size_t{image.width} * image.height;
   const std::size_t white = pixels_near(image, 255, 255, 255, 8);
   EXPECT_LT(white, total * 98 / 100) << "screenshot is (nearly) blank";
-  // Every passed gate is collapsed, so its plots are in the DOM but not painted: the timeline
-  // bars and the gate table are what shows.
+  // Every passed gate is collapsed, but the overview paints every gate's loss at the top: the
+  // run's curves (blue) and the baseline's (orange) show without a click, beside the timeline.
   EXPECT_GT(pixels_near(image, 0x81, 0xc9, 0x95, 20), 500u) << "no passed bar in the timeline";
+  EXPECT_GT(pixels_near(image, 0x1a, 0x73, 0xe8, 30), 500u) << "no run curve painted";
+  EXPECT_GT(pixels_near(image, 0xe3, 0x74, 0x00, 30), 300u) << "no baseline curve painted";
 }
 
 /// Rows of the image with at least `min_pixels` pixels near the colour, grouped into runs of
