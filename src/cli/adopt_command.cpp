@@ -5,9 +5,11 @@
 #include <memory>
 
 #include "adopt/adoption.h"
+#include "cli/common_options.h"
 #include "core/atomic_file.h"
 #include "core/exit_code.h"
 #include "launch/clock.h"
+#include "launch/launch_plan.h"
 #include "proc/posix_process_runner.h"
 
 namespace bigmac::cli {
@@ -45,8 +47,9 @@ int run_adopt(const AdoptCommandOptions& options) {
   }
   if (auto written = write_file_atomically(options.output, adoption->config_text); !written)
     return fail(written.error());
-  report << "wrote " << options.output << "; next: bigmac-bringup run-all -c " << options.output
-         << " --until single\n";
+  report << "wrote " << options.output
+         << "; next: " << invoked_program(std::filesystem::current_path()) << " run-all -c "
+         << launch::quote_for_display(options.output) << " --until single\n";
   return to_int(ExitCode::kOk);
 }
 

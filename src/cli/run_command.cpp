@@ -278,6 +278,11 @@ int render(const RunRequest& request, const std::string& format, const std::stri
 int status(const RunRequest& request) {
   fs::path dir = !request.run_dir.empty() ? fs::path(request.run_dir) : reports_root() / "latest";
   gates::StatusOutput out = gates::status_command(dir.string(), request.json);
+  // The next-step line names the program as the user can type it here.
+  const std::string next = "next: bigmac-bringup ";
+  if (const auto at = out.text.find(next); at != std::string::npos && !request.json) {
+    out.text.replace(at, next.size(), "next: " + invoked_program(fs::current_path()) + " ");
+  }
   std::cout << out.text;
   if (!out.text.empty() && out.text.back() != '\n') std::cout << '\n';
   return to_int(out.code);

@@ -92,6 +92,11 @@ TEST_F(RunAll, AFailingGatePrintsItsCardOnceColouredOnlyWhenAskedAndQuietPrintsT
   EXPECT_EQ(count_of(quiet.out, "Symptom:"), 1u);
   EXPECT_EQ(quiet.out.find("[1/5]"), std::string::npos) << "no gate lines under -q";
   EXPECT_EQ(quiet.out.find('\x1b'), std::string::npos);
+
+  // The next step status prints is one to paste: this binary, not on PATH, by its path.
+  const ProgramResult status = run_program({kBinary, "status", (root_ / "run").string()});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("bin/bigmac-bringup resume ")) << status.out;
 }
 
 }  // namespace
