@@ -6,8 +6,10 @@ first sign of a training program (a process group, a training forward, a backwar
 transfer, a save, a load); a Python process that does none of these (torchrun's own agent, a
 tool) leaves no file.
 
-The one thing the probe does to a program on purpose is the step bound (BIGMAC_PROBE_MAX_STEPS):
-refuse_step() raises SystemExit(0) outside the failsafe, instead of the step past the bound."""
+The probe does two things to a program on purpose, both outside the failsafe: the step bound
+(BIGMAC_PROBE_MAX_STEPS: refuse_step() raises SystemExit(0) instead of the step past the bound),
+and, with BIGMAC_PROBE_SPAWN_IN_PLACE, a torch.multiprocessing.spawn worker run in this process
+as the rank the launcher made it (run_in_place, in_place_init)."""
 import math
 import os
 import sys
@@ -44,6 +46,24 @@ def _file_path(f):
 # Set by the probe in a program that calls torch.multiprocessing.spawn, before its workers
 # start: each worker's `run` event says it was spawned, and by how many (docs/probe.md).
 SPAWNED_ENV = "BIGMAC_PROBE_SPAWNED_NPROCS"
+# The launcher's rendezvous, which a spawning program overwrites (`os.environ["MASTER_PORT"] =
+# "12355"`) for workers that, run in place, join the launcher's process group instead.
+RENDEZVOUS_ENV = ("MASTER_ADDR", "MASTER_PORT")
+
+
+class _FinishedSpawn:
+    """What spawn(join=False) returns when its one worker already ran in place: a context whose
+    join() says every worker has ended."""
+
+    def __init__(self):
+        self.processes = []
+        self.error_files = []
+
+    def join(self, timeout=None):  # noqa: ARG002 - torch's ProcessContext.join signature
+        return True
+
+    def pids(self):
+        return [os.getpid()]
 
 
 def _env_int(environ, name, default):
@@ -77,6 +97,9 @@ class Probe:
         self.saved_paths = set()  # what torch.save wrote: a rename of one moves a checkpoint
         self.batch_written = False  # the model's first training forward is logged
         self.rearm_forward = None  # puts the nn.Module.__call__ wrapper back (torch_patches)
+        # Read at start-up, before the program can overwrite it: the rendezvous in place workers use.
+        self.rendezvous = {k: self.environ[k] for k in RENDEZVOUS_ENV if k in self.environ}
+        self.in_place = None  # {"nprocs": asked, ...} once a spawn's worker runs in this process
 
     def attach(self, torch):
         """torch has been imported: the hooks are going in."""
@@ -114,6 +137,8 @@ class Probe:
         spawned = _env_int(self.environ, SPAWNED_ENV, 0)
         if spawned > 0:  # a worker torch.multiprocessing.spawn started (its parent said so)
             fields["spawned_nprocs"] = spawned
+        if self.in_place is not None:  # a spawn's worker, run in this process instead
+            fields["spawn_in_place"] = self.in_place["nprocs"]
         self.log.write("run", fields)
 
     def _report_failure(self, where, exc, trace):
@@ -127,6 +152,32 @@ class Probe:
                                                "traceback": trace[-4000:]})
             except OSError:
                 pass
+
+    # ---- a spawned worker, in place -----------------------------------------------------
+    def run_in_place(self, fn, fn_args, nprocs, join):
+        """spawn(fn, args, nprocs) in a process the launcher already made one rank of its world:
+        fn(LOCAL_RANK, *args) here, once, as torchrun would run a per-process script; nprocs
+        (the program's own count, often torch.cuda.device_count()) is recorded, not obeyed.
+        Exceptions reach the program's caller directly, as spawn would re-raise them."""
+        local_rank = _env_int(self.environ, "LOCAL_RANK", 0)
+        self.in_place = {"nprocs": nprocs, "local_rank": local_rank}
+        fn(local_rank, *fn_args)
+        return None if join else _FinishedSpawn()
+
+    def in_place_init(self, bound):
+        """init_process_group's arguments (an inspect.BoundArguments) for a worker run in place:
+        the launcher's rank and world size, and its rendezvous from the environment, in place of
+        the ones the program worked out for the workers it meant to spawn. A program that hands
+        in its own store keeps it (the launcher's rank and world size still apply)."""
+        arguments = bound.arguments
+        if "rank" in bound.signature.parameters:
+            arguments["rank"] = _env_int(self.environ, "RANK", 0)
+        if "world_size" in bound.signature.parameters:
+            arguments["world_size"] = _env_int(self.environ, "WORLD_SIZE", 1)
+        if arguments.get("store") is None and "init_method" in bound.signature.parameters:
+            arguments["init_method"] = "env://"
+            os.environ.update(self.rendezvous)
+        return bound
 
     # ---- process group -----------------------------------------------------------------
     def begin_init(self, args, kwargs):

@@ -25,6 +25,7 @@ class ProbeSettings:
     input_digest: bool = True  # SHA-256 of each step's first training input (its first 1 MiB)
     fault: str = None  # test only: the hook that raises inside the probe
     max_steps: int = None  # end the program before the counted optimizer's step number max_steps
+    spawn_in_place: bool = False  # run a torch.multiprocessing.spawn worker in this process
 
     @property
     def enabled(self):
@@ -73,4 +74,5 @@ def read_settings(environ=None):
     return ProbeSettings(log_template=log, shapes=_flag(environ, "BIGMAC_PROBE_SHAPES", True),
                          digest=_flag(environ, "BIGMAC_PROBE_DIGEST", True),
                          input_digest=_flag(environ, "BIGMAC_PROBE_INPUT_DIGEST", True), fault=fault,
-                         max_steps=_step_bound(environ, "BIGMAC_PROBE_MAX_STEPS"))
+                         max_steps=_step_bound(environ, "BIGMAC_PROBE_MAX_STEPS"),
+                         spawn_in_place=_flag(environ, "BIGMAC_PROBE_SPAWN_IN_PLACE", False))

@@ -3,10 +3,12 @@ arguments and returns its result untouched; the probe's part runs through Probe.
 error in it never reaches the program, and the program's own exceptions pass through as they
 are. Once the probe is off every wrapper is a plain pass-through.
 
-The exception is the step bound (BIGMAC_PROBE_MAX_STEPS): once it is reached, the step wrappers
+The exceptions are the step bound (BIGMAC_PROBE_MAX_STEPS): once it is reached, the step wrappers
 end the program (Probe.refuse_step) instead of calling the original, whether the probe is still
-on or not."""
+on or not; and a spawned worker run in place (BIGMAC_PROBE_SPAWN_IN_PLACE): spawn calls the
+worker itself, and init_process_group gets the launcher's rank, world size and rendezvous."""
 import functools
+import inspect
 
 MARK = "_bigmac_probe"  # set on every wrapper, so nothing is wrapped twice
 
@@ -135,8 +137,13 @@ def wrap_batch_p2p(probe, original, sends):
 
 
 def wrap_init_process_group(probe, original):
+    signature = inspect.signature(original)
+
     @functools.wraps(original)
     def init_process_group(*args, **kwargs):
+        if probe.in_place is not None:  # on purpose, outside the failsafe (Probe.in_place_init)
+            bound = probe.in_place_init(signature.bind(*args, **kwargs))
+            args, kwargs = bound.args, bound.kwargs
         started = probe.guard("run", probe.begin_init, args, kwargs) if probe.failsafe.active else None
         result = original(*args, **kwargs)
         if started is not None:
@@ -253,17 +260,30 @@ def instrument_distributed(probe, patches, torch):
         patches.replace(c10d, "_check_op", _marked(_check_op))
 
 
-def wrap_spawn(original, nprocs_of):
-    """torch.multiprocessing.spawn / start_processes: the workers inherit the environment, so
-    they learn that a spawn started them, and by how many, before they import torch."""
+def wrap_spawn(probe, original):
+    """torch.multiprocessing.spawn / start_processes(fn, args=(), nprocs=1, join=True, ...).
+    With BIGMAC_PROBE_SPAWN_IN_PLACE (a launcher made this process one rank already) the worker
+    runs here instead (Probe.run_in_place), once: a worker that spawns again spawns for real.
+    Otherwise the workers inherit the environment, so they learn that a spawn started them, and
+    by how many, before they import torch."""
+    signature = inspect.signature(original)
+
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         from bigmac_probe.probe import SPAWNED_ENV  # noqa: PLC0415 - no import cycle at load
         import os  # noqa: PLC0415
         try:
-            nprocs = int(nprocs_of(args, kwargs))
-        except (TypeError, ValueError):
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:  # the original says what is wrong with the call
+            return original(*args, **kwargs)
+        bound.apply_defaults()
+        call = bound.arguments
+        try:
+            nprocs = int(call["nprocs"])
+        except (KeyError, TypeError, ValueError):
             nprocs = 0
+        if probe.settings.spawn_in_place and probe.in_place is None:  # on purpose: no failsafe
+            return probe.run_in_place(call["fn"], tuple(call.get("args", ())), nprocs, call.get("join", True))
         if nprocs > 0:
             os.environ[SPAWNED_ENV] = str(nprocs)
         return original(*args, **kwargs)
@@ -311,7 +331,5 @@ def instrument_torch(probe, patches, torch):
     multiprocessing = getattr(torch, "multiprocessing", None)
     spawn_module = getattr(multiprocessing, "spawn", None)
     # spawn(fn, args=(), nprocs=1, ...) and start_processes(fn, args=(), nprocs=1, ...)
-    _replace_everywhere(patches, (multiprocessing, spawn_module), "spawn", lambda f: wrap_spawn(
-        f, lambda args, kwargs: args[2] if len(args) > 2 else kwargs.get("nprocs", 1)))
-    _replace_everywhere(patches, (multiprocessing, spawn_module), "start_processes", lambda f: wrap_spawn(
-        f, lambda args, kwargs: args[2] if len(args) > 2 else kwargs.get("nprocs", 1)))
+    for name in ("spawn", "start_processes"):
+        _replace_everywhere(patches, (multiprocessing, spawn_module), name, lambda f: wrap_spawn(probe, f))

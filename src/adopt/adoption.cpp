@@ -108,6 +108,7 @@ std::map<std::string, std::string> trial_environment(const fs::path& probe_dir,
           {"PYTHONPATH", rest.empty() ? probe_dir.string() : probe_dir.string() + ":" + rest},
           {"BIGMAC_PROBE_LOG", probe_log.string()},
           {"BIGMAC_PROBE_MAX_STEPS", std::to_string(bound)},
+          {"BIGMAC_PROBE_SPAWN_IN_PLACE", "1"},
           {"MASTER_ADDR", "127.0.0.1"},
           {"MASTER_PORT", std::to_string(trial_port())}};
 }
@@ -276,14 +277,16 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
                                for_rank(trial.spec.probe_log, 0)});
   if (!logs) return tl::unexpected(logs.error());
   trial.logs = std::move(*logs);
-  // A program that starts its own workers: the tool starts one process per rank itself, so
-  // every gate would run world_size x nprocs processes, and the gates' layouts never apply.
+  // The probe runs a spawn's worker in place (BIGMAC_PROBE_SPAWN_IN_PLACE), once: workers
+  // spawned for real (a spawn inside the worker) would make every gate run world_size x nprocs
+  // processes, and the gates' layouts never apply.
   if (const logs::RunRecord* r = trial.logs.probe.run(); r && r->spawned_nprocs) {
     return tl::unexpected(input_error(
-        fmt::format("`{}` starts its own {} worker processes with torch.multiprocessing.spawn "
-                    "(seen by the probe in the trial's rank 0): the tool starts one process per "
-                    "rank itself, and cannot set how many workers the program spawns, so no "
-                    "gate's layout would be the one it ran",
+        fmt::format("`{}` starts {} worker processes of its own with torch.multiprocessing.spawn "
+                    "that the probe could not run in place (seen in the trial's rank 0: a spawn "
+                    "inside a spawned worker): the tool starts one process per rank itself, and "
+                    "cannot set how many workers the program spawns, so no gate's layout would "
+                    "be the one it ran",
                     fmt::join(options.command, " "), *r->spawned_nprocs),
         "run the spawned function once per process as torchrun would: call it with "
         "int(os.environ[\"LOCAL_RANK\"]) when $RANK is set (and init_process_group from the "

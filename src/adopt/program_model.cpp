@@ -96,6 +96,12 @@ void measure_distribution(const TrialLogs& logs, ProgramModel& model) {
         "the probe saw it train and never call torch.distributed.init_process_group: it is not "
         "distributed yet, so the dp gate will stop and say what to add";
   }
+  if (const logs::RunRecord* r = logs.probe.run(); r && r->spawn_in_place) {
+    model.distributed_evidence += fmt::format(
+        "{}it calls torch.multiprocessing.spawn(nprocs={}): each rank the tool starts runs that "
+        "worker itself, in the gate's world (the program's own count and rendezvous are not used)",
+        model.distributed_evidence.empty() ? "" : "; ", *r->spawn_in_place);
+  }
 }
 
 void measure_two_processes(const TrialLogs& one, const std::vector<TrialLogs>& two,

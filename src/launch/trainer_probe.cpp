@@ -40,6 +40,9 @@ std::map<std::string, std::string> trainer_environment(const config::Config& con
     // The probe ends every rank cleanly once the gate's steps are done, so a program with no
     // step flag, or one that counts its steps otherwise, runs exactly the gate's steps.
     env["BIGMAC_PROBE_MAX_STEPS"] = std::to_string(std::max(1, config.train.max_steps));
+    // A program that starts its own workers with torch.multiprocessing.spawn runs its worker
+    // in each rank the launcher starts instead, in the gate's world (docs/probe.md).
+    env.emplace("BIGMAC_PROBE_SPAWN_IN_PLACE", "1");
   }
   for (const auto& [name, setting] : config.trainer_env) {
     if (name == "PYTHONPATH" && config.trainer.probe) continue;  // kept after the probe above

@@ -65,7 +65,8 @@
   X(kSeedNote, "seed_note")                      \
   X(kInputDigest, "input_digest")                \
   X(kGradNormPreclip, "grad_norm_preclip")       \
-  X(kSpawnedNprocs, "spawned_nprocs")
+  X(kSpawnedNprocs, "spawned_nprocs")            \
+  X(kSpawnInPlace, "spawn_in_place")
 
 // X(enumerator, spelling) for every event (`ev`) of the contract.
 #define BIGMAC_CONTRACT_EVENTS(X) \

@@ -58,6 +58,7 @@ void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out
   bag.read(FieldKey::kToolVersion, r.tool_version);
   bag.read(FieldKey::kBound, r.bound);
   bag.read(FieldKey::kSpawnedNprocs, r.spawned_nprocs);
+  bag.read(FieldKey::kSpawnInPlace, r.spawn_in_place);
 }
 
 void build_pg_ready(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

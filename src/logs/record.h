@@ -34,6 +34,9 @@ struct RunRecord {
   std::optional<std::int64_t> bound{};
   /// How many workers torch.multiprocessing.spawn started, when this rank is one (the probe's).
   std::optional<std::int64_t> spawned_nprocs{};
+  /// The workers torch.multiprocessing.spawn was asked for when, instead, this rank ran the
+  /// worker function itself (the probe's BIGMAC_PROBE_SPAWN_IN_PLACE).
+  std::optional<std::int64_t> spawn_in_place{};
 };
 
 /// `pg_ready`: the process group formed.

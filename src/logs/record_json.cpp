@@ -56,6 +56,7 @@ struct Writer {
     put(FieldKey::kToolVersion, r.tool_version);
     put(FieldKey::kBound, r.bound);
     put(FieldKey::kSpawnedNprocs, r.spawned_nprocs);
+    put(FieldKey::kSpawnInPlace, r.spawn_in_place);
   }
   void operator()(const PgReadyRecord& r) {
     put(FieldKey::kInitMs, r.init_ms);

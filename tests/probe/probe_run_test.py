@@ -331,6 +331,27 @@ class Bounded(ProbeCase):
         for r in (0, 1):
             self.assert_ended_at_the_bound(d / f"p{r}.jsonl", out, r)
 
+
+    def test_a_spawn_under_a_launcher_runs_its_worker_in_place_in_the_launchers_world(self):
+        # Each of torchrun's 2 ranks calls mp.spawn(train, nprocs=4) with its own file store:
+        # in place, each runs train(LOCAL_RANK) once, in torchrun's world of 2 (its rendezvous,
+        # not the program's store), and stops at the bound; no worker process, no store file.
+        d = self.dir("in_place")
+        store = d / "programs-own-store"
+        rc, out, err = ex.run(ex.torchrun(2, d, ["--spawn", "4", "--init", f"file://{store}"],
+                                          program=ENDLESS), d,
+                              env_with(BIGMAC_PROBE_LOG=d / "p{rank}.jsonl", BIGMAC_PROBE_MAX_STEPS=self.BOUND,
+                                       BIGMAC_PROBE_SPAWN_IN_PLACE=1))
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(sorted(p.name for p in d.glob("p*.jsonl")), ["p0.jsonl", "p1.jsonl"])
+        self.assertFalse(store.exists(), "the program's own rendezvous was used")
+        for r in (0, 1):
+            evs = events(d / f"p{r}.jsonl")
+            run = of(evs, "run")[0]
+            self.assertEqual((run["spawn_in_place"], run["world_size"], run.get("spawned_nprocs")),
+                             (4, 2, None))
+            self.assertEqual(of(evs, "pg_ready")[0]["world_size"], 2)
+            self.assert_ended_at_the_bound(d / f"p{r}.jsonl", rank_output(d, r), r)
     def test_a_program_that_catches_the_exit_is_ended_at_the_fourth_refused_step(self):
         program = ("import atexit, torch\n"
                    "atexit.register(lambda: print('atexit ran', flush=True))\n"

@@ -36,6 +36,8 @@ PROGRAMS = {
         "distributed": True,
     },
     "rasbt_ddp_torchrun": {"command": ["DDP-script-torchrun.py"], "distributed": True},
+    # The same script as the book runs it: torch.multiprocessing.spawn starts the workers.
+    "rasbt_ddp_spawn": {"command": ["DDP-script.py"], "distributed": True},
     "vicreg": {
         "data": ["fake_image_folder.py", "data"],
         "command": ["main_vicreg.py", "--data-dir", "data", "--exp-dir", "exp", "--arch",
@@ -125,6 +127,9 @@ EXPECTED = {
     # No flags at all: each rank runs the single process's whole step.
     "rasbt_ddp_torchrun": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
                            "samples_per_step", "takes neither its batch size nor its accumulation"),
+    # Its workers run in place, one per rank the tool starts: the same verdict as torchrun's.
+    "rasbt_ddp_spawn": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+                        "samples_per_step", "takes neither its batch size nor its accumulation"),
     # Seeds nothing before its model: no run repeats the baseline.
     "vicreg": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
                "param_digest", "no torch.manual_seed ran before the model was built"),
@@ -162,6 +167,7 @@ PLANTS = {
 PLANTED = {
     "llama2c": ("lr_world", "not_wrapped", "no_sync", "same_samples", "summed"),
     "rasbt_ddp_torchrun": ("lr_world",),
+    "rasbt_ddp_spawn": ("lr_world",),
 }
 
 
