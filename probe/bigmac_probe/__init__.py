@@ -36,6 +36,11 @@ def install(settings, environ=None):
         probe.guard("install", hooks)
 
     PostImportHook("torch", on_torch).install()
+    if settings.argparse_path:
+        from .argparse_record import instrument_argparse
+
+        PostImportHook("argparse", lambda argparse: probe.guard(
+            "install", instrument_argparse, probe, patches, argparse)).install()
     atexit.register(probe.at_exit)
     os.register_at_fork(after_in_child=probe.failsafe.stand_down)
     _installed = (probe, patches)

@@ -26,6 +26,7 @@ class ProbeSettings:
     fault: str = None  # test only: the hook that raises inside the probe
     max_steps: int = None  # end the program before the counted optimizer's step number max_steps
     spawn_in_place: bool = False  # run a torch.multiprocessing.spawn worker in this process
+    argparse_path: str = None  # where the first command-line parse describes its parser (adopt)
 
     @property
     def enabled(self):
@@ -75,4 +76,5 @@ def read_settings(environ=None):
                          digest=_flag(environ, "BIGMAC_PROBE_DIGEST", True),
                          input_digest=_flag(environ, "BIGMAC_PROBE_INPUT_DIGEST", True), fault=fault,
                          max_steps=_step_bound(environ, "BIGMAC_PROBE_MAX_STEPS"),
-                         spawn_in_place=_flag(environ, "BIGMAC_PROBE_SPAWN_IN_PLACE", False))
+                         spawn_in_place=_flag(environ, "BIGMAC_PROBE_SPAWN_IN_PLACE", False),
+                         argparse_path=environ.get("BIGMAC_PROBE_ARGPARSE", "").strip() or None)

@@ -14,6 +14,7 @@
 #include "adopt/command_arguments.h"
 #include "adopt/config_draft.h"
 #include "adopt/gate_outlook.h"
+#include "adopt/parser_record.h"
 #include "adopt/program_model.h"
 #include "adopt/trial_logs.h"
 #include "adopt/trial_run.h"
@@ -87,6 +88,9 @@ class TrialFolder {
 // A port for the process group of the trial's one rank, above torchrun's default so that a
 // run on 29500 is left alone, starting where this process's id points so that trials run side
 // by side (parallel tests) try different ports first.
+// Where the first trial's probe describes the program's argparse parser.
+constexpr const char* kParserRecord = "argparse.json";
+
 int trial_port() {
   constexpr int kFirst = 29600, kCount = 400;
   const int start = static_cast<int>(::getpid() % kCount);
@@ -100,17 +104,21 @@ int trial_port() {
 // What every trial process gets besides its place (run_trial sets RANK, WORLD_SIZE, ...): the
 // probe with its step bound, and a rendezvous of its own.
 std::map<std::string, std::string> trial_environment(const fs::path& probe_dir,
-                                                     const fs::path& probe_log,
-                                                     std::int64_t bound) {
+                                                     const fs::path& probe_log, std::int64_t bound,
+                                                     const fs::path& parser_record = {}) {
   const char* inherited = std::getenv("PYTHONPATH");
   const std::string rest = inherited ? inherited : "";
-  return {{"PYTHONUNBUFFERED", "1"},
-          {"PYTHONPATH", rest.empty() ? probe_dir.string() : probe_dir.string() + ":" + rest},
-          {"BIGMAC_PROBE_LOG", probe_log.string()},
-          {"BIGMAC_PROBE_MAX_STEPS", std::to_string(bound)},
-          {"BIGMAC_PROBE_SPAWN_IN_PLACE", "1"},
-          {"MASTER_ADDR", "127.0.0.1"},
-          {"MASTER_PORT", std::to_string(trial_port())}};
+  std::map<std::string, std::string> env{
+      {"PYTHONUNBUFFERED", "1"},
+      {"PYTHONPATH", rest.empty() ? probe_dir.string() : probe_dir.string() + ":" + rest},
+      {"BIGMAC_PROBE_LOG", probe_log.string()},
+      {"BIGMAC_PROBE_MAX_STEPS", std::to_string(bound)},
+      {"BIGMAC_PROBE_SPAWN_IN_PLACE", "1"},
+      {"MASTER_ADDR", "127.0.0.1"},
+      {"MASTER_PORT", std::to_string(trial_port())}};
+  // The program's argparse parser, described at its first parse of the command line.
+  if (!parser_record.empty()) env.emplace("BIGMAC_PROBE_ARGPARSE", parser_record.string());
+  return env;
 }
 
 // The user's bigmac-bringup configuration when `--config` names one (TOML that load_config
@@ -257,7 +265,8 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
                                });
   const bool told = has_role(args, ArgumentRole::kMaxSteps) || user.has_value();
   const std::int64_t bound = told ? options.steps + kBeyondFlag : options.steps;
-  trial.spec.env = trial_environment(*probe_dir, trial.spec.probe_log, bound);
+  trial.spec.env =
+      trial_environment(*probe_dir, trial.spec.probe_log, bound, folder / kParserRecord);
   // The probe ends the program at its bound; a program it cannot bound (no probe in it, an
   // optimizer it does not see) is stopped a step later.
   trial.spec.stop_after_steps = bound + 1;
@@ -390,12 +399,13 @@ std::string format_comment(const TrialLogs& logs) {
   return "detected in " + logs.format_source + " by the trial";
 }
 
-DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<RecognisedArgument>& args,
+DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<std::string>& command,
+                         const std::vector<RecognisedArgument>& args,
                          const std::optional<UserConfig>& user, const Trial& trial) {
   DraftInputs in;
   in.original = options.command;
   in.command = substitute(
-      options.command, args,
+      command, args,
       [](const RecognisedArgument& a) -> std::optional<std::string> { return placeholder_of(a); });
   in.arguments = args;
   if (user) {
@@ -544,13 +554,23 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   if (!folder) return tl::unexpected(folder.error());
   auto trial = run_and_read(options, args, user, *folder, runner, clock);
   if (!trial) return tl::unexpected(trial.error());
+  // The program's own parser: positional arguments and flags the command leaves at their
+  // defaults, added so the gates can set them (and the second trial runs with them).
+  std::vector<std::string> command = options.command;
+  const std::vector<std::string> first_argv = trial->spec.argv;  // what the first trial ran
+  if (auto parser = read_parser_record(folder->dir() / kParserRecord)) {
+    const std::size_t given = command.size();
+    recognise_with_parser(*parser, command, args);
+    trial->spec.argv.insert(trial->spec.argv.end(),
+                            command.begin() + static_cast<std::ptrdiff_t>(given), command.end());
+  }
   run_second_trial(options, args, folder->dir(), runner, clock, *trial);
   // A flag that does not bound the steps is no step flag: the probe bounds them.
   if (trial->model.step_flag_ignored) {
     std::erase_if(args,
                   [](const RecognisedArgument& a) { return a.role == ArgumentRole::kMaxSteps; });
   }
-  DraftInputs inputs = draft_inputs(options, args, user, *trial);
+  DraftInputs inputs = draft_inputs(options, command, args, user, *trial);
   auto draft = checked_draft(inputs, *trial, folder->dir());
   if (!draft) return tl::unexpected(draft.error());
   if (!user && fit_gates(draft->second, inputs)) {
@@ -563,15 +583,9 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   }
   const std::vector<GateOutlook> outlook =
       gate_outlook(*catalog, draft->second, trial_evidence(*trial));
-  ReportInputs report{options.command,
-                      trial->spec.argv,
-                      trial->run,
-                      trial->logs,
-                      args,
-                      user ? user->path : "",
-                      outlook,
-                      trial->model,
-                      folder->kept() ? folder->dir().string() : ""};
+  ReportInputs report{options.command, first_argv,   trial->run,
+                      trial->logs,     args,         user ? user->path : "",
+                      outlook,         trial->model, folder->kept() ? folder->dir().string() : ""};
   return Adoption{draft->first, adoption_report(report)};
 }
 

@@ -80,7 +80,7 @@ std::string argument_lines(const ReportInputs& in) {
   std::string out = "arguments the gates will set:\n";
   if (in.arguments.empty()) out += "  none recognised\n";
   for (const RecognisedArgument& a : in.arguments) {
-    out += fmt::format("  {} {} -> {}", a.flag, a.value, placeholder_of(a));
+    out += fmt::format("  {} -> {}", shown_argument(a), placeholder_of(a));
     if (a.role == ArgumentRole::kConfig) out += " (each gate's configuration file)";
     if (a.role == ArgumentRole::kCheckpointPath)
       out += " (each gate starts fresh in its own folder)";

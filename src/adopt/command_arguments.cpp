@@ -74,24 +74,6 @@ bool is_number(std::string_view text) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
-bool value_fits(ArgumentRole role, std::string_view value) {
-  switch (role) {
-    case ArgumentRole::kSeed:
-    case ArgumentRole::kMaxSteps:
-    case ArgumentRole::kMicroBatchSize:
-    case ArgumentRole::kGradAccum:
-    case ArgumentRole::kSeqLength:
-      return is_integer(value);
-    case ArgumentRole::kLr:
-      return is_number(value);
-    case ArgumentRole::kLogFile:
-    case ArgumentRole::kConfig:
-    case ArgumentRole::kCheckpointPath:
-      return !value.empty() && value.front() != '-';
-  }
-  return false;
-}
-
 }  // namespace
 
 std::string setting_key(ArgumentRole role) {
@@ -164,6 +146,31 @@ std::string snake_case(const std::string& flag) {
   return out;
 }
 
+bool value_fits(ArgumentRole role, std::string_view value) {
+  switch (role) {
+    case ArgumentRole::kSeed:
+    case ArgumentRole::kMaxSteps:
+    case ArgumentRole::kMicroBatchSize:
+    case ArgumentRole::kGradAccum:
+    case ArgumentRole::kSeqLength:
+      return is_integer(value);
+    case ArgumentRole::kLr:
+      return is_number(value);
+    case ArgumentRole::kLogFile:
+    case ArgumentRole::kConfig:
+    case ArgumentRole::kCheckpointPath:
+      return !value.empty() && value.front() != '-';
+  }
+  return false;
+}
+
+std::string shown_argument(const RecognisedArgument& a) {
+  std::string out = a.flag + " " + a.value;
+  if (a.found_by == "positional") out += " (positional)";
+  if (a.found_by == "default") out += " (its argparse default, added to the command)";
+  return out;
+}
+
 std::optional<ArgumentRole> role_of_flag(const std::string& flag) {
   if (flag.size() < 3 || flag.rfind("--", 0) != 0) return std::nullopt;
   const std::string name = audit::normalise_name(flag);
@@ -223,9 +230,9 @@ std::vector<RecognisedArgument> recognise_arguments(const std::vector<std::strin
     if (joined) {
       const std::string value = word.substr(eq + 1);
       if (value_fits(*role, value))
-        last.insert_or_assign(key, RecognisedArgument{*role, flag, value, i, true});
+        last.insert_or_assign(key, RecognisedArgument{*role, flag, value, i, true, ""});
     } else if (i + 1 < argv.size() && value_fits(*role, argv[i + 1])) {
-      last.insert_or_assign(key, RecognisedArgument{*role, flag, argv[i + 1], i + 1, false});
+      last.insert_or_assign(key, RecognisedArgument{*role, flag, argv[i + 1], i + 1, false, ""});
       ++i;
     }
   }

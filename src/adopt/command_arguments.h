@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bigmac::adopt {
@@ -30,7 +31,17 @@ struct RecognisedArgument {
   std::string value;        ///< as written: "20"
   std::size_t value_index;  ///< index of the argv entry holding the value
   bool joined = false;      ///< `--flag=value` (one entry) rather than two entries
+  /// How it was found when not by its flag's spelling: "positional" (the parser's `dest` names
+  /// it) or "default" (the parser's default, added to the command so the gates can set it).
+  std::string found_by;
 };
+
+/// How an argument is shown: `--lr 0.1`, `batch_size 32 (positional)`, `--batch_size 32 (its
+/// argparse default, added to the command)`.
+std::string shown_argument(const RecognisedArgument& argument);
+
+/// Whether `value` reads as the type of what `role` sets.
+bool value_fits(ArgumentRole role, std::string_view value);
 
 /// The schema key a role sets ("train.seed"); empty for kLogFile and kConfig.
 std::string setting_key(ArgumentRole role);

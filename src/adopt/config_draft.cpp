@@ -133,7 +133,7 @@ void train_values(ConfigDraft& draft, const DraftInputs& in) {
   for (const RecognisedArgument& a : in.arguments) {
     const std::string key = setting_key(a.role);
     if (key.empty()) continue;
-    std::string note = fmt::format("{} {} -> {}", a.flag, a.value, placeholder(a.role));
+    std::string note = fmt::format("{} -> {}", shown_argument(a), placeholder(a.role));
     if (a.role == ArgumentRole::kMaxSteps) {
       // The flag's value was the program's full run; a gate runs a few steps.
       set(draft, key, "20",

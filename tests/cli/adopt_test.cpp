@@ -166,9 +166,9 @@ TEST_F(Adopt, OwnFormatTrainerGetsAFieldsMapAndPassesSingle) {
 }
 
 // Without a step-count flag the probe ends the trial cleanly after its steps (no flag is
-// needed: the probe bounds every gate too), and the report names each setting no flag hands
-// over.
-TEST_F(Adopt, ACommandWithoutAStepCountIsEndedByTheProbeAfterItsStepsAndTheMissingFlagsAreNamed) {
+// needed: the probe bounds every gate too). The flags the command leaves at their argparse
+// defaults (--seed, --lr) are added to it, so the gates can set them.
+TEST_F(Adopt, ACommandWithoutAStepCountIsEndedByTheProbeAndItsParsersDefaultsAreAdded) {
   ProgramResult r =
       adopt({kPython, "examples/plain_ddp/train.py", "--batch-size", "8", "--grad-accum", "2"},
             {"--steps", "3"});
@@ -176,11 +176,11 @@ TEST_F(Adopt, ACommandWithoutAStepCountIsEndedByTheProbeAfterItsStepsAndTheMissi
   EXPECT_THAT(r.out, HasSubstr("no step flag: the probe ended the trial after 3 steps"));
   EXPECT_THAT(r.out, HasSubstr("exit code 0"));
   EXPECT_THAT(r.out, Not(HasSubstr("train.max_steps")));
-  EXPECT_THAT(r.out, HasSubstr("missing: no flag hands over train.seed"));
-  EXPECT_THAT(r.out, Not(HasSubstr("missing: no flag hands over train.micro_batch_size")));
-  // The lr the trial ran with, measured by the probe, is the configuration's.
+  EXPECT_THAT(r.out, HasSubstr("--seed 0 (its argparse default, added to the command) -> {seed}"));
+  EXPECT_THAT(r.out, HasSubstr("--lr 0.05 (its argparse default, added to the command) -> {lr}"));
+  EXPECT_THAT(r.out, Not(HasSubstr("missing: no flag hands over")));
   EXPECT_THAT(written(), HasSubstr("lr = 0.05"));
-  EXPECT_THAT(written(), HasSubstr("measured in the trial"));
+  EXPECT_THAT(written(), HasSubstr("'--seed', '{seed}', '--lr', '{lr}'"));
 }
 
 TEST_F(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {

@@ -7,6 +7,7 @@ failsafe, the gradient norm and the post-import hook, against Debian's python3-t
 import contextlib
 import hashlib
 import io
+import json
 import math
 import sys
 import tempfile
@@ -19,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "probe"))
 
 import bigmac_probe  # noqa: E402
+from bigmac_probe.argparse_record import describe, instrument_argparse  # noqa: E402
 from bigmac_probe.digests import INPUT_DIGEST_LIMIT, input_digest, is_digest_step  # noqa: E402
 from bigmac_probe.event_log import EventLog, expand_path  # noqa: E402
 from bigmac_probe.failsafe import Failsafe  # noqa: E402
@@ -184,6 +186,58 @@ class ImportHook(unittest.TestCase):
                 hook.remove()
                 sys.path.remove(tmp)
                 sys.modules.pop("bigmac_probe_fake_mod", None)
+
+
+class ArgparseRecord(unittest.TestCase):
+    """The program's parser as adopt reads it (BIGMAC_PROBE_ARGPARSE): written once, at the
+    first parse of sys.argv, with each action's words, type and default; the parse unchanged."""
+
+    def parser(self):
+        import argparse  # noqa: PLC0415
+        p = argparse.ArgumentParser()
+        p.add_argument("total_epochs", type=int)
+        p.add_argument("--batch_size", "-b", default=32, type=int)
+        p.add_argument("--lr", default=0.5, type=float)
+        p.add_argument("--layers", nargs="+", type=int, default=[1])
+        p.add_argument("--dry-run", action="store_true")
+        return p
+
+    def test_actions_carry_words_type_and_default(self):
+        actions = {a["dest"]: a for a in describe(self.parser())["actions"]}
+        self.assertEqual(actions["total_epochs"]["options"], [])
+        self.assertEqual((actions["batch_size"]["nargs"], actions["batch_size"]["takes_value"],
+                          actions["batch_size"]["type"], actions["batch_size"]["default"]),
+                         (None, True, "int", 32))
+        self.assertEqual(actions["lr"]["default"], 0.5)
+        self.assertEqual((actions["layers"]["nargs"], actions["layers"]["default"]), ("+", None))
+        self.assertEqual((actions["dry_run"]["takes_value"], actions["dry_run"]["store"]), (False, False))
+
+    def test_the_first_parse_of_sys_argv_writes_it_once_and_parses_as_before(self):
+        import argparse  # noqa: PLC0415
+        from bigmac_probe.patch_set import PatchSet  # noqa: PLC0415
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, "sub", "argparse.json")
+            settings = read_settings({"BIGMAC_PROBE_LOG": str(Path(tmp, "p.jsonl")),
+                                      "BIGMAC_PROBE_ARGPARSE": str(path)})
+            from bigmac_probe.probe import Probe  # noqa: PLC0415
+            probe = Probe(settings, {})
+            patches = PatchSet()
+            instrument_argparse(probe, patches, argparse)
+            argv = sys.argv
+            try:
+                parsed = self.parser().parse_args(["7"])  # an explicit list: not the command line
+                self.assertFalse(path.exists())
+                sys.argv = ["train.py", "5", "-b", "8"]
+                parsed = self.parser().parse_args()
+                self.assertEqual((parsed.total_epochs, parsed.batch_size, parsed.lr), (5, 8, 0.5))
+                record = json.loads(path.read_text())
+                self.assertEqual(record["argv"], ["train.py", "5", "-b", "8"])
+                sys.argv = ["train.py", "6"]
+                self.parser().parse_args()
+                self.assertEqual(json.loads(path.read_text())["argv"][1], "5", "written once")
+            finally:
+                sys.argv = argv
+                patches.restore()
 
 
 if __name__ == "__main__":
