@@ -2,7 +2,8 @@
 `bigmac-bringup adopt -- CMD` then `run-all` with the drafted configuration unchanged, each
 reaching the verdict the program deserves; and with planted data-parallel faults (`lr x
 world_size`, the model not wrapped in DDP, every rank reading the same samples, gradient sync
-never switched on, gradients summed instead of averaged), the distributed ones stop at `dp`
+never switched on, gradients summed instead of averaged, accumulation reduced at the wrong
+micro-step), the distributed ones stop at `dp`
 with the check that names the fault.
 
 Each case copies the program into a scratch folder, applies its platform patches (CUDA -> CPU,
@@ -99,7 +100,10 @@ def bring_up(name, root, planted=None):
     """adopt then run-all in the program's folder: (adopt result, run-all result, summary)."""
     spec = PROGRAMS[name]
     folder = prepare(name, root, planted)
-    adopt = run([TOOL, "adopt", "-o", "bringup.toml", "--"] + [PY] + spec["command"], folder,
+    # A plant may need other flags to show (accumulation left after dividing by the world).
+    changed = PLANTS[planted][3] if planted and len(PLANTS[planted]) > 3 else {}
+    command = [changed.get(word, word) for word in spec["command"]]
+    adopt = run([TOOL, "adopt", "-o", "bringup.toml", "--"] + [PY] + command, folder,
                 spec.get("env"))
     if adopt[0] != 0:
         return adopt, None, None
@@ -161,12 +165,17 @@ PLANTS = {
                      "read the same micro-batch at step 0"),
     # A comm hook that sums: replicas agree, gradients are world_size x the baseline's.
     "summed": ("planted-summed.patch", None, None),
+    # Gradients reduced after the first micro-step, not the last: the later micro-steps'
+    # gradients stay each rank's own (4 micro-steps in one process: 2 a rank at dp 2).
+    "unsynced_accum": ("planted-unsynced-accum.patch", "replicas_in_sync",
+                       "the data-parallel replicas drift apart",
+                       {"--gradient_accumulation_steps=2": "--gradient_accumulation_steps=4"}),
 }
 # Which plants each program runs (the others already stop at dp for their own reason, or are
 # not distributed). rasbt_ddp_torchrun stops at dp healthy too (no batch knob): its lr plant
 # shows the fault does not turn that stop into a pass.
 PLANTED = {
-    "llama2c": ("lr_world", "not_wrapped", "no_sync", "same_samples", "summed"),
+    "llama2c": ("lr_world", "not_wrapped", "no_sync", "same_samples", "summed", "unsynced_accum"),
     "rasbt_ddp_torchrun": ("lr_world",),
     "rasbt_ddp_spawn": ("lr_world",),
 }
@@ -204,7 +213,7 @@ class Programs(unittest.TestCase):
         self.assertEqual(result[0], 1, result[1][-3000:])
         got = statuses(summary)
         self.assertEqual((got["single"], got["dp"]), ("passed", "failed"), result[1][-4000:])
-        _, check, phrase = PLANTS[plant]
+        _, check, phrase = PLANTS[plant][:3]
         if check is not None:
             failed = next(g for g in summary["gates"] if g["id"] == "dp")
             self.assertEqual(failed.get("failed_check"), check, result[1][-4000:])
