@@ -136,12 +136,20 @@ def wrap_batch_p2p(probe, original, sends):
     return _marked(batch_isend_irecv)
 
 
+def _signature(function):
+    """inspect.signature, or None for a callable it cannot read (the wrapper then binds nothing)."""
+    try:
+        return inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+
+
 def wrap_init_process_group(probe, original):
-    signature = inspect.signature(original)
+    signature = _signature(original)
 
     @functools.wraps(original)
     def init_process_group(*args, **kwargs):
-        if probe.in_place is not None:  # on purpose, outside the failsafe (Probe.in_place_init)
+        if probe.in_place is not None and signature is not None:  # on purpose: Probe.in_place_init
             bound = probe.in_place_init(signature.bind(*args, **kwargs))
             args, kwargs = bound.args, bound.kwargs
         started = probe.guard("run", probe.begin_init, args, kwargs) if probe.failsafe.active else None
@@ -266,7 +274,7 @@ def wrap_spawn(probe, original):
     runs here instead (Probe.run_in_place), once: a worker that spawns again spawns for real.
     Otherwise the workers inherit the environment, so they learn that a spawn started them, and
     by how many, before they import torch."""
-    signature = inspect.signature(original)
+    signature = _signature(original)
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
@@ -274,7 +282,7 @@ def wrap_spawn(probe, original):
         import os  # noqa: PLC0415
         try:
             bound = signature.bind(*args, **kwargs)
-        except TypeError:  # the original says what is wrong with the call
+        except (TypeError, AttributeError):  # the original says what is wrong with the call
             return original(*args, **kwargs)
         bound.apply_defaults()
         call = bound.arguments
