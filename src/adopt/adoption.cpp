@@ -85,12 +85,12 @@ class TrialFolder {
   bool keep_ = false;
 };
 
-// A port for the process group of the trial's one rank, above torchrun's default so that a
-// run on 29500 is left alone, starting where this process's id points so that trials run side
-// by side (parallel tests) try different ports first.
 // Where the first trial's probe describes the program's argparse parser.
 constexpr const char* kParserRecord = "argparse.json";
 
+// A port for the process group of the trial's one rank, above torchrun's default so that a
+// run on 29500 is left alone, starting where this process's id points so that trials run side
+// by side (parallel tests) try different ports first.
 int trial_port() {
   constexpr int kFirst = 29600, kCount = 400;
   const int start = static_cast<int>(::getpid() % kCount);

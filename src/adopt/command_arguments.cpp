@@ -166,8 +166,8 @@ bool value_fits(ArgumentRole role, std::string_view value) {
 
 std::string shown_argument(const RecognisedArgument& a) {
   std::string out = a.flag + " " + a.value;
-  if (a.found_by == "positional") out += " (positional)";
-  if (a.found_by == "default") out += " (its argparse default, added to the command)";
+  if (a.found_by == FoundBy::kPositional) out += " (positional)";
+  if (a.found_by == FoundBy::kDefault) out += " (its argparse default, added to the command)";
   return out;
 }
 
@@ -230,9 +230,11 @@ std::vector<RecognisedArgument> recognise_arguments(const std::vector<std::strin
     if (joined) {
       const std::string value = word.substr(eq + 1);
       if (value_fits(*role, value))
-        last.insert_or_assign(key, RecognisedArgument{*role, flag, value, i, true, ""});
+        last.insert_or_assign(key,
+                              RecognisedArgument{*role, flag, value, i, true, FoundBy::kSpelling});
     } else if (i + 1 < argv.size() && value_fits(*role, argv[i + 1])) {
-      last.insert_or_assign(key, RecognisedArgument{*role, flag, argv[i + 1], i + 1, false, ""});
+      last.insert_or_assign(
+          key, RecognisedArgument{*role, flag, argv[i + 1], i + 1, false, FoundBy::kSpelling});
       ++i;
     }
   }

@@ -24,6 +24,11 @@ enum class ArgumentRole {
   kCheckpointPath,
 };
 
+/// How an argument was found: by its flag's spelling, or from the program's argparse parser (a
+/// positional whose `dest` names it, or a default the parser has and the command left out, which
+/// is added to the command so that the gates can set it).
+enum class FoundBy { kSpelling, kPositional, kDefault };
+
 /// An argument of the command that the gates will set: `--seed 1` or `--seed=1`.
 struct RecognisedArgument {
   ArgumentRole role;
@@ -31,9 +36,7 @@ struct RecognisedArgument {
   std::string value;        ///< as written: "20"
   std::size_t value_index;  ///< index of the argv entry holding the value
   bool joined = false;      ///< `--flag=value` (one entry) rather than two entries
-  /// How it was found when not by its flag's spelling: "positional" (the parser's `dest` names
-  /// it) or "default" (the parser's default, added to the command so the gates can set it).
-  std::string found_by;
+  FoundBy found_by = FoundBy::kSpelling;
 };
 
 /// How an argument is shown: `--lr 0.1`, `batch_size 32 (positional)`, `--batch_size 32 (its

@@ -1,6 +1,7 @@
 #include "adopt/parser_record.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -171,8 +172,8 @@ void recognise_with_parser(const ParserRecord& record, std::vector<std::string>&
     const std::string value =
         o.joined ? command[o.index].substr(command[o.index].find('=') + 1) : command[o.index];
     if (!value_fits(*role, value)) continue;
-    arguments.push_back(
-        {*role, o.flag, value, o.index, o.joined, o.action->options.empty() ? "positional" : ""});
+    arguments.push_back({*role, o.flag, value, o.index, o.joined,
+                         o.action->options.empty() ? FoundBy::kPositional : FoundBy::kSpelling});
   }
   for (const ParserAction& a : record.actions) {
     if (a.options.empty() || !a.store || a.words != std::optional<std::size_t>(1) ||
@@ -197,7 +198,8 @@ void recognise_with_parser(const ParserRecord& record, std::vector<std::string>&
         [](const std::string& x, const std::string& y) { return x.size() < y.size(); });
     command.push_back(flag);
     command.push_back(*a.default_text);
-    arguments.push_back({*role, flag, *a.default_text, command.size() - 1, false, "default"});
+    arguments.push_back(
+        {*role, flag, *a.default_text, command.size() - 1, false, FoundBy::kDefault});
   }
   std::sort(arguments.begin(), arguments.end(),
             [](const RecognisedArgument& x, const RecognisedArgument& y) {

@@ -47,7 +47,7 @@ TEST_F(ParserRecordTest, AddsADefaultTheCommandLeavesOutSoTheGatesCanSetIt) {
   ASSERT_EQ(args.size(), 2u);
   EXPECT_EQ(args[0].role, ArgumentRole::kMicroBatchSize);
   EXPECT_EQ(args[0].value_index, 6u);
-  EXPECT_EQ(args[0].found_by, "default");
+  EXPECT_EQ(args[0].found_by, FoundBy::kDefault);
   EXPECT_EQ(shown_argument(args[0]),
             "--batch_size 32 (its argparse default, added to the command)");
   EXPECT_EQ(args[1].role, ArgumentRole::kLr);
