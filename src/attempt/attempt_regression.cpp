@@ -29,8 +29,8 @@ std::optional<diagnose::RegressionFacts> regression_facts(const RunContext& cont
   // Only the first gate compares with a stored baseline: a later one compares with whatever
   // the first recorded, and a mismatch there is that gate's own finding.
   if (plan.index != 0 || reference == nullptr) return std::nullopt;
-  baseline::Baseline observed =
-      baseline::summarize_records(evidence.all_records(), "observed", plan.gate.inputs_digest);
+  baseline::Baseline observed = baseline::summarize_records(
+      evidence.all_records(), "observed", plan.gate.inputs_digest, evidence.loss_rank);
   observed.recorded = context.recorded(plan.gate);
   const auto regression = baseline::find_regression(reference->baseline, reference->path.string(),
                                                     observed, gates::comparison_policy(*plan.spec));

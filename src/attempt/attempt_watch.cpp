@@ -56,13 +56,14 @@ logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
     if (moment == Moment::kLive && trainer_records) how.steps_logged_elsewhere = true;
     const bool trainer_silent = !how.steps_logged_elsewhere && out.steps.empty();
     out = logs::merge_probe_log(std::move(out), std::move(probe_log), how);
-    // The probe alone with several ranks: rank 0 owns the run's values, combined from every
-    // rank's. Another rank's own values are not the run's: were they kept, a live judgement
-    // made before rank 0 logged the step would take that rank for the loss owner.
+    // The probe alone with several ranks: the loss rank (0 unless trainer.loss_rank says
+    // otherwise) owns the run's values, combined from every rank's. Another rank's own values
+    // are not the run's: were they kept, a live judgement made before the loss rank logged the
+    // step would take that rank for the loss owner.
     if (trainer_silent && (model_parallel > 1 || data_parallel > 1)) {
       std::vector<const logs::RankLog*> ranks;
       for (const auto& [other, log] : from_probe) ranks.push_back(&log);
-      if (rank != 0) {
+      if (rank != loss_rank) {
         for (logs::StepRecord& s : out.steps) {
           s.loss.reset();
           if (model_parallel > 1) s.grad_norm.reset();
@@ -129,6 +130,7 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   watch.earlier_checkpoints = earlier_checkpoints(run_dir, plan.dir);
   watch.data_parallel = cfg.derived.dp;
   watch.tensor_parallel = cfg.parallel.tp_size;
+  watch.loss_rank = cfg.trainer.loss_rank < cfg.derived.world_size ? cfg.trainer.loss_rank : 0;
   if (reference && reference->baseline.structure.param_count) {
     watch.model_param_count = *reference->baseline.structure.param_count;
   }
@@ -153,6 +155,7 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
       if (static_cast<int>(ranks_started.size()) < plan.gate.nproc) return std::nullopt;
       gates::GateEvidence so_far;
       so_far.earlier_checkpoints = watch.earlier_checkpoints;
+      so_far.loss_rank = watch.loss_rank;
       for (int rank : ranks_seen) {
         so_far.add_rank_log(watch.rank_log(rank, AttemptWatch::Moment::kLive), gates::RankEnding{});
       }
@@ -229,6 +232,7 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
 gates::GateEvidence gather_evidence(const AttemptWatch& watch) {
   gates::GateEvidence evidence;
   evidence.earlier_checkpoints = watch.earlier_checkpoints;
+  evidence.loss_rank = watch.loss_rank;
   for (const launch::RankOutcome& outcome : watch.result.ranks) {
     evidence.add_rank_log(watch.rank_log(outcome.rank), launch::ending_of(outcome, watch.result));
   }

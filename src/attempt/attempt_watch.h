@@ -30,8 +30,11 @@ struct AttemptWatch {
   std::int64_t step_bound = 0;
   /// What earlier attempts of the run wrote as checkpoints (fresh_start judges a load of one).
   std::map<std::string, std::string> earlier_checkpoints;
-  int model_parallel = 1;   ///< pp × tp of the launch, for the probe's samples/step
-  int data_parallel = 1;    ///< dp of the launch
+  int model_parallel = 1;  ///< pp × tp of the launch, for the probe's samples/step
+  int data_parallel = 1;   ///< dp of the launch
+  /// trainer.loss_rank when the launch has that rank, else 0: the rank that speaks for the run
+  /// (its printed numbers; with the probe alone, the replicas' values combined on it).
+  int loss_rank = 0;
   int tensor_parallel = 1;  ///< tp of the launch
   /// The baseline's parameter count (0: none): whether a pipeline's stages hold a weight twice.
   std::int64_t model_param_count = 0;

@@ -46,7 +46,7 @@ Expected<BaselineRecording> record_run_baseline(const RunContext& context, const
                                                 const AttemptPlan& plan,
                                                 const gates::GateEvidence& evidence) {
   baseline::Baseline b = baseline::summarize_records(evidence.all_records(), context.baseline_name,
-                                                     plan.gate.inputs_digest);
+                                                     plan.gate.inputs_digest, evidence.loss_rank);
   b.recorded = context.recorded(plan.gate);
   if (auto ok = baseline::check_recordable(b); !ok) {
     std::string message = ok.error().format();

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "baseline/step_series.h"
 #include "core/atomic_file.h"
 #include "core/json_file.h"
 
@@ -62,11 +63,18 @@ Expected<std::optional<T>> optional_field(const nlohmann::json& obj, const std::
 }  // namespace
 
 Baseline summarize_records(const std::vector<logs::Record>& records, std::string name,
-                           std::string config_digest) {
+                           std::string config_digest, int loss_rank) {
   Baseline b;
   b.name = std::move(name);
   b.fingerprint.config_digest = std::move(config_digest);
-  int step_rank = -2;  // the first rank that logs steps owns the series
+  std::optional<int> step_rank;  // the rank that owns the series (step_series.h)
+  for (const logs::Record& record : records) {
+    if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
+      if (!step_rank || owns_series_before(step->at.rank, *step_rank, loss_rank)) {
+        step_rank = step->at.rank;
+      }
+    }
+  }
   for (const logs::Record& record : records) {
     if (const auto* run = std::get_if<logs::RunRecord>(&record)) {
       if (!b.fingerprint.torch_version.empty()) continue;
@@ -89,7 +97,6 @@ Baseline summarize_records(const std::vector<logs::Record>& records, std::string
         b.structure.param_digest = model->param_digest;
       }
     } else if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
-      if (step_rank == -2) step_rank = step->at.rank;
       if (step->at.rank != step_rank) continue;
       b.steps.push_back(BaselineStep{step->global_step, step->loss, step->grad_norm, step->lr,
                                      step->samples_per_step});

@@ -63,10 +63,11 @@ struct Baseline {
   std::vector<BaselineStep> steps;
 };
 
-/// The summary of a run's records: steps from the first rank that logged any (the loss owner),
-/// structure from `model`/`batch`, fingerprint from `run`. Never fails: missing parts stay empty.
+/// The summary of a run's records: steps from the rank that owns the series (`loss_rank` when
+/// it logged steps, else the lowest rank that did: step_series.h), structure from
+/// `model`/`batch`, fingerprint from `run`. Never fails: missing parts stay empty.
 Baseline summarize_records(const std::vector<logs::Record>& records, std::string name,
-                           std::string config_digest);
+                           std::string config_digest, int loss_rank = 0);
 
 /// Refuses a summary that must not become a baseline: no steps, steps out of order, a missing
 /// or non-finite loss, grad_norm or lr on some steps and not others, a non-finite value. The

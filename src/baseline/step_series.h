@@ -23,18 +23,22 @@ namespace bigmac::baseline {
 // logs::StepRecord (the gates keep records, the diagnosis keeps pointers with their file).
 
 /// Whether rank `a` owns the run's step series rather than rank `b` (both logged steps): the
-/// lowest rank does. Under data parallelism every rank logs the same steps and rank 0 speaks
-/// for all; under a pipeline only the rank that holds the loss logs steps.
-constexpr bool owns_series_before(int a, int b) { return a < b; }
+/// program's loss rank (trainer.loss_rank) does when it logged steps, else the lowest rank.
+/// Under data parallelism every rank logs the same steps and one speaks for all; under a
+/// pipeline only the ranks that hold the loss log steps, and the lowest of them speaks.
+constexpr bool owns_series_before(int a, int b, int loss_rank = 0) {
+  if (a == loss_rank || b == loss_rank) return a == loss_rank && b != loss_rank;
+  return a < b;
+}
 
 /// The rank whose step series is the run's; nullptr when no rank logged a step. `Log` is
 /// logs::RankLog or a type derived from it.
 template <class Log>
-const Log* series_owner(std::span<const Log> logs) {
+const Log* series_owner(std::span<const Log> logs, int loss_rank = 0) {
   const Log* owner = nullptr;
   for (const Log& log : logs) {
     if (log.steps.empty()) continue;
-    if (owner == nullptr || owns_series_before(log.rank, owner->rank)) owner = &log;
+    if (owner == nullptr || owns_series_before(log.rank, owner->rank, loss_rank)) owner = &log;
   }
   return owner;
 }

@@ -213,9 +213,9 @@ const std::vector<SchemaEntry>& entries() {
                    "the gates hand max_steps minus this",
                    0, 1000000),
       BIGMAC_FIELD("trainer", "loss_rank", kTrainer, kInt, trainer.loss_rank,
-                   "the rank whose own printed loss is the run's when several ranks print: 0, "
-                   "the lowest rank that logs steps (no other rank can be chosen yet)",
-                   0, 0),
+                   "the rank whose own printed loss is the run's when several ranks print; a "
+                   "gate without that rank (or where it logs no step) takes the lowest that does",
+                   0, 1048575),
       // [faults]
       BIGMAC_FIELD("faults", "nan_at_step", kFaults, kInt, faults.nan_at_step,
                    "loss becomes NaN at this step (-1: off)", -1, kNone),

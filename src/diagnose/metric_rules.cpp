@@ -39,12 +39,12 @@ std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(
 
 // The rank whose step series is the run's (baseline::owns_series_before), or nullptr.
 const std::vector<Sourced<logs::StepRecord>>* loss_owner(
-    const std::map<int, std::vector<Sourced<logs::StepRecord>>>& by_rank) {
+    const std::map<int, std::vector<Sourced<logs::StepRecord>>>& by_rank, int loss_rank) {
   const std::vector<Sourced<logs::StepRecord>>* owner = nullptr;
   int owner_rank = 0;
   for (const auto& [rank, steps] : by_rank) {
     if (steps.empty()) continue;
-    if (owner == nullptr || baseline::owns_series_before(rank, owner_rank)) {
+    if (owner == nullptr || baseline::owns_series_before(rank, owner_rank, loss_rank)) {
       owner = &steps;
       owner_rank = rank;
     }
@@ -379,7 +379,7 @@ std::optional<Finding> layout_dependent(const MetricInput& in,
 void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
   if (in.baseline == nullptr || in.baseline->loss.empty()) return;
   const auto by_rank = steps_by_rank(in.logs);
-  const auto* steps = loss_owner(by_rank);
+  const auto* steps = loss_owner(by_rank, in.configured.loss_rank);
   if (steps == nullptr) return;
   const auto& base = *in.baseline;
   const Sourced<logs::StepRecord>* diverged =

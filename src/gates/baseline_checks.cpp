@@ -56,8 +56,8 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
                                const std::string& prefix) {
   if (!ctx.baseline)
     return fail(name, "no baseline to compare against (record one with the single gate)");
-  const baseline::Baseline observed =
-      baseline::summarize_records(ctx.evidence.all_records(), "observed", {});
+  const baseline::Baseline observed = baseline::summarize_records(
+      ctx.evidence.all_records(), "observed", {}, ctx.evidence.loss_rank);
   baseline::Tolerance tol = metric_tolerance(ctx.params, metric);
   baseline::MetricComparison c = baseline::compare_metric(*ctx.baseline, observed, metric, tol);
   // "auto": step by step, unless the evidence proves the samples differ by the layout alone

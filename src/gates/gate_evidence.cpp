@@ -48,7 +48,7 @@ std::vector<logs::Record> GateEvidence::all_records() const {
 }
 
 const RankEvidence* GateEvidence::step_owner() const {
-  return baseline::series_owner(std::span<const RankEvidence>(ranks));
+  return baseline::series_owner(std::span<const RankEvidence>(ranks), loss_rank);
 }
 
 }  // namespace bigmac::gates

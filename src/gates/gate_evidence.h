@@ -26,6 +26,9 @@ struct GateEvidence {
   /// Checkpoints earlier gate attempts of this run wrote (their `ckpt` paths), with who wrote
   /// them ("gate single, attempt 1, step 15"): a gate that loads one did not start fresh.
   std::map<std::string, std::string> earlier_checkpoints;
+  /// The rank whose own numbers are the run's when several ranks log steps (trainer.loss_rank);
+  /// a rank the gate's world lacks, or one that logged no step, leaves it to the lowest.
+  int loss_rank = 0;
   /// All records of one rank's log and its exit.
   void add_rank(int rank, const std::vector<logs::Record>& records, RankEnding exit);
   /// One rank as it was read (live by the launcher, or by logs::load_logs) and its exit; an

@@ -43,6 +43,24 @@ TEST(SeriesOwner, IsTheLowestRankThatLoggedASteppedSeries) {
   EXPECT_EQ(series_owner(std::span<const logs::RankLog>()), nullptr);
 }
 
+TEST(SeriesOwner, TheConfiguredLossRankSpeaksWhenItLoggedSteps) {
+  std::vector<logs::RankLog> logs(3);
+  for (int r = 0; r < 3; ++r) {
+    logs[r].rank = r;
+    logs[r].steps = series({0, 1});
+  }
+  const std::span<const logs::RankLog> all(logs);
+  EXPECT_EQ(series_owner(all, 2)->rank, 2);
+  EXPECT_EQ(series_owner(all, 0)->rank, 0);
+  // A rank the world lacks, or one that logged no step, leaves it to the lowest that did.
+  EXPECT_EQ(series_owner(all, 7)->rank, 0);
+  logs[2].steps.clear();
+  EXPECT_EQ(series_owner(all, 2)->rank, 0);
+  EXPECT_TRUE(owns_series_before(2, 0, 2));
+  EXPECT_FALSE(owns_series_before(0, 2, 2));
+  EXPECT_TRUE(owns_series_before(0, 1, 2));
+}
+
 TEST(GradNormGrowth, CountsRatiosAboveTheFactorInARow) {
   std::vector<logs::StepRecord> steps;
   for (double g : {1.0, 1.1, 2.0, 4.0, 8.0, 9.0}) {
@@ -51,7 +69,7 @@ TEST(GradNormGrowth, CountsRatiosAboveTheFactorInARow) {
   const GrowthScan three = scan_grad_norm_growth(steps, GrowthRule{1.5, 3});
   ASSERT_TRUE(three.growth);
   EXPECT_EQ(three.growth->before, 1u);  // 1.1 -> 2.0 -> 4.0 -> 8.0
-  EXPECT_EQ(three.growth->last, 4u);  // 8.0 -> 9.0 ends it
+  EXPECT_EQ(three.growth->last, 4u);    // 8.0 -> 9.0 ends it
   EXPECT_EQ(three.compared, 5);
   EXPECT_DOUBLE_EQ(three.largest_ratio, 2.0);
   EXPECT_FALSE(scan_grad_norm_growth(steps, GrowthRule{1.5, 4}).growth);

@@ -26,6 +26,21 @@ TEST_F(BaselineChecks, LossMatchesExactly) {
   EXPECT_NE(r.message.find("all 3 steps, exactly"), std::string::npos) << r.message;
 }
 
+TEST_F(BaselineChecks, TheConfiguredLossRanksSeriesIsTheOneCompared) {
+  // Every rank prints its own loss; rank 1's is off from step 2.
+  GateEvidence two = run_;
+  RankEvidence other = two.ranks[0];
+  other.rank = 1;
+  for (logs::StepRecord& step : other.steps) step.at.rank = 1;
+  other.steps[2].loss = 9.0;
+  two.ranks.push_back(other);
+  EXPECT_TRUE(run_check(check_loss_vs_baseline, two, plan_, &base_, params_).passed);
+  two.loss_rank = 1;
+  const CheckResult r = run_check(check_loss_vs_baseline, two, plan_, &base_, params_);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("at step 2: 9 vs"), std::string::npos) << r.message;
+}
+
 TEST_F(BaselineChecks, NoBaselineOrNothingComparedFails) {
   EXPECT_FALSE(run_check(check_loss_vs_baseline, run_, plan_, nullptr, params_).passed);
   const baseline::Baseline empty;
