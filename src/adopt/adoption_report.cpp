@@ -121,9 +121,9 @@ std::string model_lines(const ProgramModel& m) {
                     : "    stages: none (no tensor sent point to point)\n";
     for (const std::string& path : m.resumed) {
       out += fmt::format(
-          "    warning: the second trial resumed {}, which the first one wrote: each gate must "
-          "start fresh; give the program a flag or variable for its checkpoint path, or remove "
-          "the file before every run\n",
+          "    resumes: the second trial loaded {}, which the first one wrote: drafted into "
+          "trainer.fresh_paths, so each gate sets it aside before its ranks start and puts it "
+          "back after (the file the trials left there stays as it is)\n",
           path);
     }
   } else if (!m.second_trial_problem.empty()) {

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "core/json_quote.h"
 
 namespace bigmac::adopt {
 namespace {
+namespace fs = std::filesystem;
 
 DraftTable& table(ConfigDraft& draft, const std::string& name) {
   for (DraftTable& t : draft.tables) {
@@ -165,6 +167,20 @@ void model_values(ConfigDraft& draft, const DraftInputs& in) {
     set(draft, "trainer.loss_rank", "0",
         fmt::format("ranks {} each print their own loss: rank 0's is the run's",
                     fmt::join(m.printing_ranks, ", ")));
+  }
+  if (!m.resumed.empty()) {
+    std::vector<std::string> paths;
+    std::error_code ec;
+    const fs::path here = fs::current_path(ec);
+    for (const std::string& p : m.resumed) {
+      const fs::path rel = ec ? fs::path(p) : fs::path(p).lexically_relative(here);
+      const bool inside = !rel.empty() && *rel.begin() != "..";
+      paths.push_back(toml_string(inside ? rel.string() : p));
+    }
+    set(draft, "trainer.fresh_paths", fmt::format("[{}]", fmt::join(paths, ", ")),
+        fmt::format("the second trial resumed {}, which the first one wrote, and no flag moves "
+                    "it: each gate sets it aside and puts it back after",
+                    fmt::join(m.resumed, ", ")));
   }
   if (m.stages) {
     set(draft, "parallel.pp_size", "2",

@@ -9,6 +9,9 @@ namespace fs = std::filesystem;
 
 std::map<std::string, std::string> earlier_checkpoints(const fs::path& run_dir,
                                                        const fs::path& current) {
+  // The last writer of each path: the latest attempt folder ("NN-" orders the gates), then the
+  // latest step of that attempt.
+  std::map<std::string, std::pair<std::string, std::int64_t>> last;
   std::map<std::string, std::string> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
@@ -28,7 +31,11 @@ std::map<std::string, std::string> earlier_checkpoints(const fs::path& run_dir,
       if (!logs) continue;
       for (const logs::RankLog& rank : logs->ranks) {
         for (const logs::CheckpointRecord& c : rank.checkpoints) {
-          out.emplace(c.path, fmt::format("{}, step {}", who, c.step));
+          const std::pair<std::string, std::int64_t> when{folder, c.step};
+          auto [it, fresh] = last.emplace(c.path, when);
+          if (!fresh && it->second > when) continue;
+          it->second = when;
+          out.insert_or_assign(c.path, fmt::format("{}, step {}", who, c.step));
         }
       }
     }

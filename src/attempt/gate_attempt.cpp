@@ -9,6 +9,7 @@
 #include "attempt/attempt_regression.h"
 #include "attempt/attempt_verdict.h"
 #include "attempt/attempt_watch.h"
+#include "attempt/fresh_paths.h"
 #include "baseline/baseline.h"
 #include "gates/early_stop.h"
 #include "gates/gate_applicability.h"
@@ -133,7 +134,30 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   progress.gate_started(
       {plan->index + 1, plan->total, gate, attempt, gp.nproc, gp.config.train.max_steps});
 
+  // A run that died with files set aside puts them back before anything else moves.
+  auto recovered = recover_set_aside(run_dir);
+  if (!recovered) return aborted(recovered.error().format());
+  for (const std::string& line : *recovered) progress.message(line);
+  std::error_code cwd_error;
+  const fs::path ranks_dir = fs::current_path(cwd_error);
+  auto aside = set_aside(gp.config.trainer.fresh_paths, ranks_dir, run_dir, plan->dir);
+  if (!aside) return aborted(aside.error().format());
+  for (const SetAside::Entry& e : aside->entries) {
+    if (!e.kept.empty()) {
+      progress.detail(fmt::format("set aside {} (trainer.fresh_paths): the gate starts fresh",
+                                  e.path.string()));
+    }
+  }
   const AttemptWatch watch = launch_and_watch(*plan, reference, run_dir, services);
+  // The ranks are gone: what they wrote at those paths stays with the attempt.
+  // A move that fails leaves the manifest: the run's next attempt tries again; the attempt's
+  // evidence is saved all the same.
+  if (auto back = put_back(*aside); back) {
+    for (const std::string& line : *back) progress.detail(line);
+  } else {
+    progress.message("warning: " + back.error().format() + " (" +
+                     (run_dir / kSetAsideManifest).string() + " says where each file is)");
+  }
   if (watch.result.status == launch::RunStatus::kInterrupted ||
       watch.result.status == launch::RunStatus::kLaunchFailed) {
     if (auto w = persist_launch_result(*plan, watch); !w) return aborted(w.error().format());

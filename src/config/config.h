@@ -103,6 +103,9 @@ struct TrainerSection {
   int max_steps_offset = 0;
   /// The rank whose own printed numbers (loss, grad norm) are the run's when several print.
   int loss_rank = 0;
+  /// Files the program resumes from when they exist, at paths no flag moves (relative to the
+  /// ranks' working directory): each gate starts without them (attempt/fresh_paths.h).
+  std::vector<std::string> fresh_paths;
 };
 
 /// [faults]: real failures the built-in trainer injects (empty/0/false = off).

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <limits>
 
 #include "config/layering.h"
@@ -154,6 +156,24 @@ Errors check_constraints(const Config& c) {
     errors.push_back(error_at_setting(t, "trainer.log_format",
                                       "log_format \"regex\" needs a [logs.fields] table",
                                       "map at least loss and step to regexes"));
+  }
+  for (std::size_t i = 0; i < c.trainer.fresh_paths.size(); ++i) {
+    // Moving one of these aside would move the ranks' working directory (or all of /).
+    const std::filesystem::path p =
+        std::filesystem::path(c.trainer.fresh_paths[i]).lexically_normal();
+    bool holds_cwd = p.empty() || p == p.root_path();
+    if (!holds_cwd && p.is_relative()) {
+      holds_cwd = std::all_of(p.begin(), p.end(), [](const std::filesystem::path& part) {
+        return part == "." || part == ".." || part.empty();
+      });
+    }
+    if (holds_cwd) {
+      errors.push_back(error_at_setting(
+          t, "trainer.fresh_paths",
+          fmt::format("entry {} \"{}\" is, or holds, the ranks' working directory", i + 1,
+                      c.trainer.fresh_paths[i]),
+          "name the files the program resumes from (e.g. \"snapshot.pt\") or their own folder"));
+    }
   }
   for (const char* key : {"faults.crash_rank", "faults.hang_rank", "faults.master_port_offset",
                           "faults.stage_stall"}) {

@@ -216,6 +216,10 @@ const std::vector<SchemaEntry>& entries() {
                    "the rank whose own printed loss is the run's when several ranks print; a "
                    "gate without that rank (or where it logs no step) takes the lowest that does",
                    0, 1048575),
+      BIGMAC_FIELD("trainer", "fresh_paths", kTrainer, kStringList, trainer.fresh_paths,
+                   "files the program resumes from when they exist, at paths no flag moves: "
+                   "each gate moves them aside before its ranks start and back after",
+                   kNone, kNone),
       // [faults]
       BIGMAC_FIELD("faults", "nan_at_step", kFaults, kInt, faults.nan_at_step,
                    "loss becomes NaN at this step (-1: off)", -1, kNone),

@@ -17,10 +17,11 @@ namespace {
 
 // Keys that say where to meet or how long to wait, not what to compute: changing them keeps a
 // passed gate valid.
-constexpr std::string_view kNotInputs[] = {"launch.master_addr",     "launch.master_port",
-                                           "launch.pick_free_port",  "launch.init_timeout_s",
-                                           "launch.stall_timeout_s", "launch.stall_min_s",
-                                           "launch.stall_factor"};
+constexpr std::string_view kNotInputs[] = {
+    "launch.master_addr", "launch.master_port", "launch.pick_free_port", "launch.init_timeout_s",
+    "launch.stall_timeout_s", "launch.stall_min_s", "launch.stall_factor",
+    // Where stale files are parked, not what trains.
+    "trainer.fresh_paths"};
 
 Error plan_error(const GateSpec& spec, std::string message, std::string hint) {
   Error e = make_error(ErrorKind::kConfig, std::move(message), std::move(hint));

@@ -39,14 +39,15 @@ class Adopt : public ::testing::Test {
 
   /// `adopt -o ROOT/adopted.toml -- command`, from the repository root as a user runs it.
   ProgramResult adopt(const std::vector<std::string>& command,
-                      std::vector<std::string> options = {}) {
+                      std::vector<std::string> options = {},
+                      const std::string& cwd = BIGMAC_SOURCE_DIR) {
     // The trial's output under this test's folder: kept, and removed with the folder.
     std::vector<std::string> argv = {
         kBinary, "adopt", "-o", config_file().string(), "--work-dir", (root_ / "trial").string()};
     argv.insert(argv.end(), options.begin(), options.end());
     argv.push_back("--");
     argv.insert(argv.end(), command.begin(), command.end());
-    return run_program(argv, {}, BIGMAC_SOURCE_DIR);
+    return run_program(argv, {}, cwd);
   }
 
   fs::path config_file() const { return root_ / "adopted.toml"; }
@@ -60,13 +61,14 @@ class Adopt : public ::testing::Test {
 
   /// run-all --until single with the written configuration, on a port of this test's own and
   /// with stall limits a loaded machine does not trip.
-  ProgramResult run_single(const std::string& until = "single") {
+  ProgramResult run_single(const std::string& until = "single",
+                           const std::string& cwd = BIGMAC_SOURCE_DIR) {
     return run_program(
         {kBinary, "run-all", "-c", config_file().string(), "--run-dir", (root_ / "run").string(),
          "--no-baseline", "--until", until, "--set", "launch.master_port=" + std::to_string(port_),
          "--set", "launch.stall_timeout_s=60", "--set", "launch.stall_min_s=30", "--set",
          "launch.init_timeout_s=60"},
-        {}, BIGMAC_SOURCE_DIR);
+        {}, cwd);
   }
 
   std::string gate_status(const std::string& gate) const {
@@ -113,6 +115,33 @@ TEST_F(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingleAndDp) {
   EXPECT_EQ(gates.exit_code, 0) << gates.out << gates.err;
   EXPECT_EQ(single_status(), "passed") << gates.out;
   EXPECT_EQ(gate_status("dp"), "passed") << gates.out;
+}
+
+// A program that resumes `snapshot.pt` from its working directory, a path no flag moves: the
+// trials see it resume, the draft lists it in trainer.fresh_paths, and each gate starts fresh
+// while the file the trials left comes back after every gate.
+TEST_F(Adopt, AProgramResumingAFixedPathGetsFreshPathsAndEachGateStartsFresh) {
+  const std::string script = std::string(BIGMAC_SOURCE_DIR) + "/tests/cli/snapshot_trainer.py";
+  ProgramResult r = adopt({kPython, script, "--batch-size", "4"}, {}, root_.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("resumes: the second trial loaded " + (root_ / "snapshot.pt").string()));
+  EXPECT_THAT(written(), HasSubstr("fresh_paths = ['snapshot.pt']"));
+  ASSERT_TRUE(fs::exists(root_ / "snapshot.pt"));
+  const auto trials_file = fs::file_size(root_ / "snapshot.pt");
+  const auto trials_time = fs::last_write_time(root_ / "snapshot.pt");
+
+  ProgramResult gates = run_single("dp", root_.string());
+  EXPECT_EQ(gates.exit_code, 0) << gates.out << gates.err;
+  EXPECT_EQ(single_status(), "passed") << gates.out;
+  EXPECT_EQ(gate_status("dp"), "passed") << gates.out;
+  EXPECT_THAT(gates.out, Not(HasSubstr("Resuming training")));
+  // The trials' file is back, untouched; each gate's own snapshot stays with its attempt.
+  EXPECT_EQ(fs::file_size(root_ / "snapshot.pt"), trials_file);
+  EXPECT_EQ(fs::last_write_time(root_ / "snapshot.pt"), trials_time);
+  EXPECT_TRUE(fs::exists(root_ / "run" / "01-single.1" / "wrote" / "0-snapshot.pt"));
+  EXPECT_TRUE(fs::exists(root_ / "run" / "02-dp.1" / "wrote" / "0-snapshot.pt"));
+  EXPECT_FALSE(fs::exists(root_ / "run" / "set-aside.json"));
 }
 
 TEST_F(Adopt, MegatronStyleProgramReadingTheGateConfigPassesSingle) {
