@@ -144,6 +144,18 @@ TEST_F(Adopt, AProgramResumingAFixedPathGetsFreshPathsAndEachGateStartsFresh) {
   EXPECT_FALSE(fs::exists(root_ / "run" / "set-aside.json"));
 }
 
+// mp.spawn runs in place once; a spawn inside the spawned worker starts processes of its own, which
+// no gate's layout could count: refused as bad input, with what to change.
+TEST_F(Adopt, ASpawnInsideASpawnedWorkerIsRefused) {
+  ProgramResult r = adopt({kPython, "tests/cli/nested_spawn.py"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("starts 2 worker processes of its own with "
+                        "torch.multiprocessing.spawn that the probe could not run in place"));
+  EXPECT_THAT(r.err, HasSubstr("int(os.environ[\"LOCAL_RANK\"])"));
+  EXPECT_FALSE(fs::exists(config_file()));
+}
+
 TEST_F(Adopt, MegatronStyleProgramReadingTheGateConfigPassesSingle) {
   ProgramResult r = adopt({kPython, "examples/megatron_style/pretrain_megatron_style.py",
                            "--config", "configs/megatron-style.toml"});
