@@ -311,7 +311,7 @@ void grad_norm_while_loss_matches(const MetricInput& in,
           {"grad_norm_scaled_up_dp",
            {{"ratio", fmt::format("{:.2f}", median)},
             {"dp", std::to_string(in.configured.dp)},
-            {"steps", std::to_string(ratios.size())},
+            {"steps", fmt::format("{} step{}", ratios.size(), ratios.size() == 1 ? "" : "s")},
             {"preclip", steps.front().record->grad_norm_preclip
                             ? std::string("before clipping, as clip_grad_norm_ measured it")
                             : std::string("as logged")}},

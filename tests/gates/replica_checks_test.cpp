@@ -70,6 +70,23 @@ TEST(NoDuplicateSamples, TwoRanksReadingTheSameMicroBatchFail) {
   EXPECT_EQ(r.certain_at, 0);
 }
 
+// Replicas in sync, reading different micro-batches, from the baseline's start: the data order
+// depends on the layout only when the first step's loss (its samples' alone) is not the
+// baseline's; a gradient fault (summed, not averaged) leaves that loss as it is.
+TEST(LayoutDependentOrder, IsSaidOnlyWhenTheFirstStepsLossIsNotTheBaselines) {
+  const baseline::Baseline base = baseline_of(single_evidence(3));
+  ASSERT_TRUE(base.steps.front().loss);
+  GateEvidence e = two_replicas();
+  const GatePlan p = plan("dp");
+  e.ranks[0].steps[0].loss = *base.steps.front().loss * (1 + 1e-7);  // another reduction order
+  EXPECT_FALSE(layout_dependent_order(CheckContext{e, p, &base, CheckParams({})}));
+  e.ranks[0].steps[0].loss = *base.steps.front().loss * 1.01;
+  const auto why = layout_dependent_order(CheckContext{e, p, &base, CheckParams({})});
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("the first step's loss is"), std::string::npos) << *why;
+  EXPECT_NE(why->find("the replicas stay in sync (3 digested steps)"), std::string::npos) << *why;
+}
+
 TEST(FreshStart, ALoadOfACheckpointAnEarlierGateWroteFailsBeforeStepZero) {
   GateEvidence e = two_replicas();
   e.ranks[0].loads.push_back(logs::LoadRecord{at(0, 5), "/w/ckpt/checkpoint.pth.tar", 0});
