@@ -127,6 +127,11 @@ struct FaultsConfig {
   bool middle_stage_loss = false;
   std::string stage_stall;  ///< "S:K"
   bool untied_sync = false;
+  // Data-parallel faults: each breaks an invariant every correct data-parallel run keeps.
+  bool unsharded_data = false;    ///< every replica reads replica 0's samples
+  bool unreduced_grads = false;   ///< the replicas' gradients are never all-reduced
+  bool rank_seeded_init = false;  ///< each replica initialises from seed + its dp rank
+  bool summed_grads = false;      ///< the replicas' gradients are summed, not averaged
 };
 
 /// [trace]

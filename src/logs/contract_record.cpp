@@ -178,6 +178,8 @@ void build_digest(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& 
   auto& r = start<DigestRecord>(bag, base, out);
   bag.read(FieldKey::kParamDigest, r.param_digest);
   bag.read(FieldKey::kGlobalStep, r.global_step);
+  read_digest(bag, FieldKey::kParamDigest, r.params);
+  read_digest(bag, FieldKey::kInputDigest, r.input_digest);
 }
 
 void build_done(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

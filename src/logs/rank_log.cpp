@@ -26,7 +26,19 @@ struct Adder {
   void operator()(ShapeRecord&& r) { log.shapes.push_back(std::move(r)); }
   void operator()(LossRecord&& r) { log.losses.push_back(r); }
   void operator()(CheckpointRecord&& r) { log.checkpoints.push_back(std::move(r)); }
-  void operator()(DigestRecord&& r) { log.digests.push_back(std::move(r)); }
+  void operator()(DigestRecord&& r) {
+    // A trainer's own per-step digests (bigmac-train) join the probe's: the same invariants.
+    if (r.params || r.input_digest) {
+      auto& d = log.step_digests;
+      if (!d.empty() && d.back().step == r.global_step) {
+        if (!d.back().input) d.back().input = r.input_digest;
+        if (!d.back().param) d.back().param = r.params;
+      } else {
+        d.push_back({r.global_step, r.input_digest, r.params, r.at});
+      }
+    }
+    log.digests.push_back(std::move(r));
+  }
   void operator()(DoneRecord&& r) { log.dones.push_back(r); }
   void operator()(EvalRecord&& r) { log.evals.push_back(std::move(r)); }
   void operator()(LoadRecord&& r) { log.loads.push_back(std::move(r)); }

@@ -38,8 +38,9 @@ struct RankLog {
   std::vector<DoneRecord> dones;
   std::vector<EvalRecord> evals;
   std::vector<LoadRecord> loads;  ///< files torch.load read (the probe's)
-  /// This rank's own digests by step (the probe's step events), whoever owns the run's step
-  /// series: what replicas_in_sync and no_duplicate_samples compare across ranks.
+  /// This rank's own digests by step (the probe's step events, a trainer's `digest` events),
+  /// whoever owns the run's step series: what replicas_in_sync and no_duplicate_samples
+  /// compare across ranks.
   struct StepDigests {
     std::int64_t step = 0;
     std::optional<std::uint64_t> input;  ///< the step's first micro-batch

@@ -164,11 +164,15 @@ struct CheckpointRecord {
   std::string path;
 };
 
-/// `digest`: the final parameters this rank holds.
+/// `digest`: this rank's own digests at `global_step` (bigmac-train writes one each step and
+/// one at the end): the parameters it holds after the update (at steps 0, 1, 2, 4, ... and the
+/// last) and its first micro-batch of the step. Either may be absent.
 struct DigestRecord {
   RecordOrigin at;
   std::string param_digest;
   std::int64_t global_step = 0;
+  std::optional<std::uint64_t> params;        ///< param_digest as a number, when it is one
+  std::optional<std::uint64_t> input_digest;  ///< the step's first micro-batch
 };
 
 /// `done`: last line of a clean exit.

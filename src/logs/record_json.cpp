@@ -136,8 +136,9 @@ struct Writer {
     put(FieldKey::kPath, r.path);
   }
   void operator()(const DigestRecord& r) {
-    put(FieldKey::kParamDigest, r.param_digest);
+    if (!r.param_digest.empty()) put(FieldKey::kParamDigest, r.param_digest);
     put(FieldKey::kGlobalStep, r.global_step);
+    if (r.input_digest) put(FieldKey::kInputDigest, fmt::format("{:016x}", *r.input_digest));
   }
   void operator()(const DoneRecord& r) {
     put(FieldKey::kSteps, r.steps);

@@ -142,22 +142,39 @@ std::string param_digest(const torch::nn::Module& module) {
   return param_digest(named);
 }
 
-std::string param_digest(const std::vector<std::pair<std::string, torch::Tensor>>& named) {
+namespace {
+
+// FNV-1a, 64 bits, over a byte range.
+struct Fnv {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
-  auto mix = [&hash](const void* data, std::size_t size) {
+  void operator()(const void* data, std::size_t size) {
     const auto* bytes = static_cast<const unsigned char*>(data);
     for (std::size_t i = 0; i < size; ++i) {
       hash ^= bytes[i];
       hash *= 0x100000001b3ULL;
     }
-  };
+  }
+};
+
+}  // namespace
+
+std::string tensor_digest(const at::Tensor& tensor) {
+  Fnv mix;
+  for (auto dim : tensor.sizes()) mix(&dim, sizeof(dim));
+  const auto values = tensor.detach().to(at::kCPU).contiguous();
+  mix(values.data_ptr(), static_cast<std::size_t>(values.numel()) * values.element_size());
+  return fmt::format("{:016x}", mix.hash);
+}
+
+std::string param_digest(const std::vector<std::pair<std::string, torch::Tensor>>& named) {
+  Fnv mix;
   for (const auto& [name, param] : named) {
     mix(name.data(), name.size());
     for (auto dim : param.sizes()) mix(&dim, sizeof(dim));
     auto values = param.detach().to(at::kCPU, at::kFloat).contiguous();
     mix(values.data_ptr(), static_cast<std::size_t>(values.numel()) * sizeof(float));
   }
-  return fmt::format("{:016x}", hash);
+  return fmt::format("{:016x}", mix.hash);
 }
 
 torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& labels) {

@@ -97,6 +97,10 @@ std::string param_digest(const torch::nn::Module& module);
 /// The same digest over a chosen list of named parameters (what one pipeline stage holds).
 std::string param_digest(const std::vector<std::pair<std::string, torch::Tensor>>& named);
 
+/// 16 hex digits of a tensor's shape and values (its bytes on the host, as stored): a
+/// micro-batch's `input_digest`, equal on two ranks exactly when they read the same samples.
+std::string tensor_digest(const at::Tensor& tensor);
+
 /// Mean next-token cross-entropy of logits [batch, seq, vocab] against labels [batch, seq].
 torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& labels);
 

@@ -49,6 +49,17 @@ class FaultInjector {
   /// What the first pipeline stage sends on (boundary_seq_trim drops positions,
   /// boundary_dtype casts it).
   at::Tensor outgoing_activation(at::Tensor hidden) const;
+  /// The data-parallel rank whose samples this replica reads (unsharded_data: replica 0's).
+  int data_rank(int dp_rank) const { return plan_.unsharded_data ? 0 : dp_rank; }
+  /// Whether the replicas' gradients are all-reduced (unreduced_grads: never).
+  bool reduces_gradients() const { return !plan_.unreduced_grads; }
+  /// The seed the model is initialised from (rank_seeded_init: seed + the dp rank, and
+  /// nothing broadcasts the result).
+  std::uint64_t init_seed(std::uint64_t seed, int dp_rank) const {
+    return plan_.rank_seeded_init ? seed + static_cast<std::uint64_t>(dp_rank) : seed;
+  }
+  /// How many replicas' gradients are averaged (summed_grads: 1, so the sum is applied).
+  int replicas_averaged(int dp) const { return plan_.summed_grads ? 1 : dp; }
   /// Whether this stage computes a loss although it is not the last (middle_stage_loss).
   bool computes_stray_loss() const { return plan_.middle_stage_loss && at_.stage + 1 < at_.stages; }
 

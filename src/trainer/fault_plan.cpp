@@ -56,6 +56,10 @@ Expected<FaultPlan> parse_fault_plan(const config::FaultsConfig& faults) {
   plan.ragged_microbatch = faults.ragged_microbatch;
   plan.middle_stage_loss = faults.middle_stage_loss;
   plan.untied_sync = faults.untied_sync;
+  plan.unsharded_data = faults.unsharded_data;
+  plan.unreduced_grads = faults.unreduced_grads;
+  plan.rank_seeded_init = faults.rank_seeded_init;
+  plan.summed_grads = faults.summed_grads;
   if (!plan.boundary_dtype.empty() && plan.boundary_dtype != "bf16" &&
       plan.boundary_dtype != "float16") {
     Error error = make_error(ErrorKind::kConfig,

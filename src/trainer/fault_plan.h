@@ -36,6 +36,11 @@ struct FaultPlan {
   bool middle_stage_loss = false;           ///< a stage before the last computes (and logs) a loss
   std::optional<RankAndValue> stage_stall;  ///< stage value.rank blocks at step value.value
   bool untied_sync = false;                 ///< the tied embedding's copies are not synchronised
+  // Data-parallel faults: each breaks an invariant of every correct data-parallel run.
+  bool unsharded_data = false;    ///< every replica reads replica 0's samples
+  bool unreduced_grads = false;   ///< gradients stay each replica's own
+  bool rank_seeded_init = false;  ///< the model is initialised from seed + the dp rank
+  bool summed_grads = false;      ///< gradients summed over the replicas, not averaged
 
   bool crashes(int rank, int step) const { return hits(crash_rank, rank, step); }
   bool hangs(int rank, int step) const { return hits(hang_rank, rank, step); }

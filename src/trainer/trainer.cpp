@@ -139,7 +139,8 @@ struct Trainer::State {
     // Every rank builds and initialises the whole model from the seed alone, so the initial
     // parameters are identical on every rank of every layout without a broadcast.
     model = BigMac(model_shape(setup.config));
-    model->initialize(static_cast<std::uint64_t>(train.seed), setup.config.model.init_std);
+    model->initialize(faults.init_seed(static_cast<std::uint64_t>(train.seed), dp_rank),
+                      setup.config.model.init_std);
     model->to(device, dtype);
     layers = stage_layers(model->num_layers(), setup.config.model.split_points, stage);
     select_stage_parameters();
@@ -224,8 +225,9 @@ struct Trainer::State {
   /// micro-batches in the same order.
   at::Tensor micro_batch(int step, int mb) const {
     const std::int64_t micro = train.micro_batch_size;
-    const std::int64_t first = static_cast<std::int64_t>(step) * samples_per_step() +
-                               dp_rank * micro * train.gradient_accumulation_steps + mb * micro;
+    const std::int64_t first =
+        static_cast<std::int64_t>(step) * samples_per_step() +
+        faults.data_rank(dp_rank) * micro * train.gradient_accumulation_steps + mb * micro;
     const std::int64_t count =
         faults.micro_batch_samples(mb, train.gradient_accumulation_steps, micro);
     auto tokens = data.samples(static_cast<std::uint64_t>(first), static_cast<int>(count));
@@ -254,18 +256,24 @@ struct Trainer::State {
     // Every micro-batch loss is scaled by 1 / (accum · dp) and the ranks' gradients are summed:
     // the result is the mean over all G samples whatever the layout.
     const double scale = 1.0 / (train.gradient_accumulation_steps * dp);
+    const double grad_scale =
+        1.0 / (train.gradient_accumulation_steps * faults.replicas_averaged(dp));
     auto loss_sum = at::zeros({1}, at::TensorOptions().dtype(dtype).device(device));
     const auto seq = train.seq_length;
+    std::string input_digest;
     for (int mb = 0; mb < train.gradient_accumulation_steps; ++mb) {
       auto tokens = micro_batch(step, mb);
+      if (mb == 0) input_digest = tensor_digest(tokens);
       auto logits = faults.logits(model->forward(tokens.narrow(1, 0, seq)), step);
       auto loss = next_token_loss(logits, tokens.narrow(1, 1, seq));
-      (loss * scale).backward();
+      (loss * grad_scale).backward();
       loss_sum += loss.detach() * scale;
     }
     if (group) {
       std::vector<at::Tensor> reduced;
-      for (auto& param : params) reduced.push_back(param.mutable_grad());
+      if (faults.reduces_gradients()) {
+        for (auto& param : params) reduced.push_back(param.mutable_grad());
+      }
       reduced.push_back(loss_sum);
       group->all_reduce_sum(reduced);
     }
@@ -278,11 +286,24 @@ struct Trainer::State {
     const double step_ms = elapsed_ms(start);
 
     log_step(step, loss, grad_norm, lr, step_ms);
+    log_digests(step, input_digest);
+  }
+
+  // Every rank's own digests of the step: its first micro-batch and, at steps 0, 1, 2, 4, 8,
+  // ..., its parameters after the update. The replicas of a stage must agree on the
+  // parameters (replicas_in_sync) and read different micro-batches (no_duplicate_samples).
+  void log_digests(int step, const std::string& input_digest) {
+    const bool params_due = step <= 2 || (step & (step - 1)) == 0;
+    if (!params_due && input_digest.empty()) return;
+    auto event = log.event(EventKind::kDigest).field(FieldKey::kGlobalStep, step);
+    if (!input_digest.empty()) event.field(FieldKey::kInputDigest, input_digest);
+    if (params_due) event.field(FieldKey::kParamDigest, param_digest(named_params));
+    log.write(event);
   }
 
   void pipeline_step(int step, StepClock::time_point start, double lr) {
     double loss = pipeline->run_step(step);
-    if (stage_replicas) {
+    if (stage_replicas && faults.reduces_gradients()) {
       // Each stage sums its gradients over the replicas (losses were scaled by 1 / (M · dp)).
       std::vector<at::Tensor> grads;
       for (auto& param : params) grads.push_back(param.mutable_grad());
@@ -314,6 +335,8 @@ struct Trainer::State {
     clip_gradients(params, at::scalar_tensor(grad_norm, at::kDouble), train.grad_clip);
     optimizer->step();
     log_step(step, loss, grad_norm, lr, elapsed_ms(start));
+    // The samples this stage's pipeline replica trains on (a middle stage reads none itself).
+    log_digests(step, tensor_digest(micro_batch(step, 0)));
   }
 
   void log_step(int step, double loss, double grad_norm, double lr, double step_ms) {

@@ -209,6 +209,7 @@ struct FaultRow {
   std::vector<std::string> sets;
   std::string gate;
   std::string check;
+  std::string says{};  ///< a fragment of the verdict's Symptom/Cause; empty: not checked
 };
 
 /// Test names and failure messages show the fault, not the row's bytes.
@@ -424,6 +425,9 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   EXPECT_EQ(gate_status(row.gate), "failed") << r.out;
   EXPECT_EQ(gate_field(row.gate, "failed_check"), row.check) << r.out;
   EXPECT_THAT(r.out, HasSubstr(row.check));
+  if (!row.says.empty()) {
+    EXPECT_THAT(r.out, HasSubstr(row.says));
+  }
   expect_every_failed_check_explained(row.gate);
 }
 
@@ -441,6 +445,10 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
 // | hang_rank=1:2                        | dp     | exit_status (stalled)    |
 // | master_port_offset=1:1               | dp     | exit_status (stalled)    |
 // | ragged_microbatch                    | dp     | loss_vs_baseline         |
+// | unsharded_data                       | dp     | no_duplicate_samples     |
+// | unreduced_grads                      | dp     | replicas_in_sync         |
+// | rank_seeded_init                     | dp     | param_digest             |
+// | summed_grads                         | dp     | grad_norm_vs_baseline    |
 // | split_out_of_range                   | pp2    | layer_coverage           |
 // | boundary_seq_trim=4, boundary_dtype  | pp2    | exit_status              |
 // | stage_stall=1:3                      | pp2    | exit_status (stalled)    |
@@ -468,6 +476,27 @@ INSTANTIATE_TEST_SUITE_P(
                  "dp",
                  "exit_status"},
         FaultRow{"ragged_microbatch", {"faults.ragged_microbatch=true"}, "dp", "loss_vs_baseline"},
+        // The invariants of data parallelism, from every rank's own digests (issue 27).
+        FaultRow{"unsharded_data",
+                 {"faults.unsharded_data=true"},
+                 "dp",
+                 "no_duplicate_samples",
+                 "the data is not sharded across the replicas"},
+        FaultRow{"unreduced_grads",
+                 {"faults.unreduced_grads=true"},
+                 "dp",
+                 "replicas_in_sync",
+                 "the data-parallel replicas drift apart"},
+        FaultRow{"rank_seeded_init",
+                 {"faults.rank_seeded_init=true"},
+                 "dp",
+                 "param_digest",
+                 "the data-parallel replicas start apart"},
+        FaultRow{"summed_grads",
+                 {"faults.summed_grads=true"},
+                 "dp",
+                 "grad_norm_vs_baseline",
+                 "gradients are summed where they should be averaged"},
         FaultRow{"split_out_of_range", {"faults.split_out_of_range=true"}, "pp2", "layer_coverage"},
         FaultRow{"boundary_seq_trim", {"faults.boundary_seq_trim=4"}, "pp2", "exit_status"},
         FaultRow{"boundary_dtype", {"faults.boundary_dtype=bf16"}, "pp2", "exit_status"},
