@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <vector>
 
 #include "train_run.h"
 
@@ -78,7 +79,19 @@ TEST(SingleRun, TwentyStepsLogEveryFieldAndTheLossFalls) {
   ASSERT_EQ(ckpt.size(), 1u);
   EXPECT_EQ(ckpt[0].at("step"), 19);
   EXPECT_TRUE(std::filesystem::exists(ckpt[0].at("path").get<std::string>()));
-  auto digest = log.of("digest").at(0);
+  // One digest a step (its first micro-batch; the parameters at 0, 1, 2, 4, 8, 16), then the
+  // final parameters.
+  const auto digests = log.of("digest");
+  ASSERT_EQ(digests.size(), 21u);
+  std::vector<int> param_steps;
+  for (std::size_t s = 0; s < 20; ++s) {
+    EXPECT_EQ(digests[s].at("global_step"), static_cast<int>(s));
+    EXPECT_EQ(digests[s].at("input_digest").get<std::string>().size(), 16u);
+    if (digests[s].contains("param_digest")) param_steps.push_back(static_cast<int>(s));
+  }
+  EXPECT_EQ(param_steps, (std::vector<int>{0, 1, 2, 4, 8, 16}));
+  EXPECT_NE(digests[0].at("input_digest"), digests[1].at("input_digest"));
+  const auto& digest = digests.back();
   EXPECT_NE(digest.at("param_digest"), model.at("param_digest")) << "training changed nothing";
   EXPECT_EQ(digest.at("global_step"), 19);
   EXPECT_EQ(log.of("done").at(0).at("steps"), 20);

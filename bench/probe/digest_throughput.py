@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""What the probe's digests cost per MB: `param_digest` (every parameter, whole, copied to the
+host and hashed with SHA-256) and `input_digest` (a forward's first input, its first
+INPUT_DIGEST_LIMIT bytes), on float32 tensors of several sizes, in CPU milliseconds per MB.
+
+    /usr/bin/python3 bench/probe/digest_throughput.py [--sizes 1,16,64] [--repeats 9]
+
+Each figure is the median of `--repeats` timings (process CPU time, so a loaded machine's
+waiting is not counted). Parameters are split into tensors of at most 4 MB, as a model's are.
+"""
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "probe"))
+import torch  # noqa: E402
+
+from bigmac_probe.digests import INPUT_DIGEST_LIMIT, input_digest, param_digest  # noqa: E402
+
+MB = 1_000_000
+
+
+def cpu_ms(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        times.append((time.process_time() - start) * 1000)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1,16,64", help="MB of parameters / input, comma separated")
+    ap.add_argument("--repeats", type=int, default=9)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}; input digest limit {INPUT_DIGEST_LIMIT} bytes")
+    print(f"{'MB':>5} {'param_digest ms':>16} {'ms/MB':>7} {'input_digest ms':>16} {'hashed MB':>10}")
+    for size in (int(s) for s in args.sizes.split(",")):
+        numel = size * MB // 4
+        chunk = 1_000_000  # 4 MB float32 tensors
+        params = [torch.randn(min(chunk, numel - i)) for i in range(0, numel, chunk)]
+        batch = torch.randn(numel // 1024, 1024)
+        p_ms = cpu_ms(lambda: param_digest(torch, params), args.repeats)
+        i_ms = cpu_ms(lambda: input_digest(torch, batch), args.repeats)
+        hashed = input_digest(torch, batch)[1] / MB
+        print(f"{size:>5} {p_ms:>16.2f} {p_ms / size:>7.3f} {i_ms:>16.3f} {hashed:>10.3f}")
+
+
+if __name__ == "__main__":
+    main()
