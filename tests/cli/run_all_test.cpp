@@ -449,6 +449,7 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
 // | unreduced_grads                      | dp     | replicas_in_sync         |
 // | rank_seeded_init                     | dp     | param_digest             |
 // | summed_grads                         | dp     | grad_norm_vs_baseline    |
+// | the three above under loss_policy = "band" | dp | the same checks          |
 // | split_out_of_range                   | pp2    | layer_coverage           |
 // | boundary_seq_trim=4, boundary_dtype  | pp2    | exit_status              |
 // | stage_stall=1:3                      | pp2    | exit_status (stalled)    |
@@ -494,6 +495,23 @@ INSTANTIATE_TEST_SUITE_P(
                  "the data-parallel replicas start apart"},
         FaultRow{"summed_grads",
                  {"faults.summed_grads=true"},
+                 "dp",
+                 "grad_norm_vs_baseline",
+                 "gradients are summed where they should be averaged"},
+        // ... and under an explicit band, which the invariants do not depend on.
+        FaultRow{"unsharded_data_band",
+                 {"faults.unsharded_data=true", "gates.dp.loss_policy=\"band\""},
+                 "dp",
+                 "no_duplicate_samples",
+                 "the data is not sharded across the replicas"},
+        FaultRow{"unreduced_grads_band",
+                 {"faults.unreduced_grads=true", "gates.dp.loss_policy=\"band\""},
+                 "dp",
+                 "replicas_in_sync",
+                 "the data-parallel replicas drift apart"},
+        FaultRow{"summed_grads_band",
+                 {"faults.summed_grads=true", "gates.dp.loss_policy=\"band\"",
+                  "gates.dp.grad_norm_policy=\"band\""},
                  "dp",
                  "grad_norm_vs_baseline",
                  "gradients are summed where they should be averaged"},
