@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "logs/rank_log.h"
 
 namespace bigmac::attempt {
@@ -11,8 +13,11 @@ std::map<std::string, std::string> earlier_checkpoints(const fs::path& run_dir,
                                                        const fs::path& current) {
   // The last writer of each path: the latest attempt folder ("NN-" orders the gates), then the
   // latest step of that attempt.
-  std::map<std::string, std::pair<std::string, std::int64_t>> last;
-  std::map<std::string, std::string> out;
+  struct Writer {
+    std::string folder, who;
+    std::int64_t step = 0;
+  };
+  std::map<std::string, Writer> last;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
     if (!entry.is_directory(ec) || entry.path() == current) continue;
@@ -31,15 +36,16 @@ std::map<std::string, std::string> earlier_checkpoints(const fs::path& run_dir,
       if (!logs) continue;
       for (const logs::RankLog& rank : logs->ranks) {
         for (const logs::CheckpointRecord& c : rank.checkpoints) {
-          const std::pair<std::string, std::int64_t> when{folder, c.step};
-          auto [it, fresh] = last.emplace(c.path, when);
-          if (!fresh && it->second > when) continue;
-          it->second = when;
-          out.insert_or_assign(c.path, fmt::format("{}, step {}", who, c.step));
+          auto [it, fresh] = last.try_emplace(c.path, Writer{folder, who, c.step});
+          if (!fresh && std::tie(it->second.folder, it->second.step) < std::tie(folder, c.step)) {
+            it->second = Writer{folder, who, c.step};
+          }
         }
       }
     }
   }
+  std::map<std::string, std::string> out;
+  for (const auto& [path, w] : last) out.emplace(path, fmt::format("{}, step {}", w.who, w.step));
   return out;
 }
 

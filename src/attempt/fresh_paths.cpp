@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 
 namespace bigmac::attempt {
 namespace fs = std::filesystem;
@@ -154,10 +154,11 @@ Expected<std::vector<std::string>> recover_set_aside(const fs::path& run_dir) {
     e.file = aside.manifest.string();
     return tl::unexpected(e);
   };
-  std::ifstream in(aside.manifest);
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("entries") ||
-      !doc["entries"].is_array() || !doc.value("attempt_dir", nlohmann::json()).is_string()) {
+  auto read = read_json_file(aside.manifest);
+  if (!read) return bad("cannot be read: " + read.error().message);
+  const nlohmann::json& doc = *read;
+  if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_array() ||
+      !doc.value("attempt_dir", nlohmann::json()).is_string()) {
     return bad("is not JSON with attempt_dir and entries");
   }
   aside.attempt_dir = doc["attempt_dir"].get<std::string>();

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "attempt/earlier_checkpoints.h"
+
 namespace bigmac::attempt {
 namespace {
 namespace fs = std::filesystem;
@@ -124,6 +126,21 @@ TEST_F(FreshPaths, AnUnreadableManifestIsAnErrorThatSaysWhatToDoAndMovesNothing)
   EXPECT_EQ(lines.error().file, (run_ / kSetAsideManifest).string());
   EXPECT_NE(lines.error().hint.find("by hand"), std::string::npos);
   EXPECT_TRUE(fs::exists(run_ / kSetAsideManifest));
+}
+
+// What fresh_start names when a gate still loads an earlier gate's file: its last writer.
+TEST_F(FreshPaths, AnEarlierCheckpointIsNamedByItsLastWriter) {
+  const std::string ckpt = (here_ / "snapshot.pt").string();
+  auto line = [&](int step) {
+    return fmt::format("{{\"ev\":\"ckpt\",\"step\":{},\"path\":\"{}\"}}\n", step, ckpt);
+  };
+  write(run_ / "01-single.1" / "probe-rank0.jsonl", line(0) + line(1) + line(19));
+  write(run_ / "02-dp.1" / "probe-rank0.jsonl", line(0) + line(7));
+  const auto named = earlier_checkpoints(run_, run_ / "03-target.1");
+  ASSERT_EQ(named.count(ckpt), 1u);
+  EXPECT_EQ(named.at(ckpt), "gate dp (attempt 1), step 7");
+  EXPECT_EQ(earlier_checkpoints(run_, run_ / "02-dp.1").at(ckpt),
+            "gate single (attempt 1), step 19");
 }
 
 }  // namespace
