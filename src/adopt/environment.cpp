@@ -387,7 +387,7 @@ EnvironmentFacts gather_environment(const EnvironmentRequest& request) {
   facts.ports.push_back(port_facts(kDefaultMasterPort, "torchrun's default master port"));
   if (config.launch.master_port > 0 && config.launch.master_port != kDefaultMasterPort)
     facts.ports.push_back(port_facts(config.launch.master_port, "[launch] master_port"));
-  facts.os_free_port = proc::ephemeral_port();
+  facts.os_free_port = proc::free_listen_port();
 
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) facts.hostname = host;

@@ -23,12 +23,13 @@ Error port_error(std::string message, std::string hint) {
   return e;
 }
 
-// launch.master_port = 0: the kernel's pick is free when asked; the claim keeps other runs of
-// this tool off it until the gate's ranks are gone.
+// launch.master_port = 0: a port free when asked, outside the kernel's ephemeral range so that no
+// outgoing connection takes it before the store binds it; the claim keeps other runs of this tool
+// off it until the gate's ranks are gone.
 Expected<MasterPort> reserve_free_port() {
   constexpr int kTries = 20;
   for (int attempt = 0; attempt < kTries; ++attempt) {
-    const int port = proc::ephemeral_port();
+    const int port = proc::free_listen_port();
     if (port == 0) break;
     auto claim = proc::PortClaim::try_claim(port);
     if (!claim || !proc::probe_port(port).free) continue;
@@ -38,8 +39,8 @@ Expected<MasterPort> reserve_free_port() {
     return out;
   }
   return tl::unexpected(port_error(
-      fmt::format("no free TCP port for the rendezvous: the kernel handed out none that could be "
-                  "claimed in {} tries",
+      fmt::format("no free TCP port for the rendezvous: none below or above the kernel's ephemeral "
+                  "range could be claimed in {} tries",
                   kTries),
       "set launch.master_port to a port you know is free"));
 }

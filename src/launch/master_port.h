@@ -28,7 +28,8 @@ inline constexpr int kSlurmDefaultPort = 29500;
 /// run's process — unless launch.pick_free_port, then the first port above it (up to
 /// kFreePortSearch higher) that no run claims and no process has bound is used, and `note` says
 /// so. A port bound by some other program is left to preflight, which names the holder.
-/// launch.master_port = 0 (the default) picks a free port the kernel hands out and claims it, for
+/// launch.master_port = 0 (the default) picks a free port outside the kernel's ephemeral range
+/// (proc::free_listen_port: no outgoing connection can take it meanwhile) and claims it, for
 /// every gate that may form a group, one process included (a one-rank torchrun gate needs one
 /// too); under slurm it is kSlurmDefaultPort.
 Expected<MasterPort> reserve_master_port(const config::LaunchConfig& launch);

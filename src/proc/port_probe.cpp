@@ -6,12 +6,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "core/checked_integer.h"
@@ -140,6 +142,45 @@ int ephemeral_port() {
     return 0;
   }
   return ntohs(addr.sin_port);
+}
+
+PortRange ephemeral_range() {
+  PortRange range;
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  int high = 0;
+  if (in >> low >> high && 0 < low && low <= high && high <= 65535) {
+    range.low = low;
+    range.high = high;
+  }
+  return range;
+}
+
+int free_listen_port(int tries, int start) {
+  const PortRange ephemeral = ephemeral_range();
+  // Candidates: [floor, low) and (high, 65535]; the first is empty when the range starts low.
+  const int floor = ephemeral.low > kListenPortFloor ? kListenPortFloor : 1024;
+  const int below = std::max(0, ephemeral.low - floor);
+  const int above = 65535 - ephemeral.high;
+  const int count = below + above;
+  if (count <= 0) return ephemeral_port();
+  const auto candidate = [&](int index) {
+    return index < below ? floor + index : ephemeral.high + 1 + (index - below);
+  };
+  int first = 0;
+  if (start >= floor && start < ephemeral.low) {
+    first = start - floor;
+  } else if (start > ephemeral.high && start <= 65535) {
+    first = below + (start - ephemeral.high - 1);
+  } else {
+    std::random_device seed;
+    first = std::uniform_int_distribution<int>(0, count - 1)(seed);
+  }
+  for (int i = 0; i < std::min(tries, count); ++i) {
+    const int port = candidate((first + i) % count);
+    if (probe_port(port).free) return port;
+  }
+  return 0;
 }
 
 }  // namespace bigmac::proc

@@ -29,7 +29,30 @@ PortProbe probe_port(int port);
 
 /// A port the kernel hands out as free now (bind to port 0, as torchrun --standalone picks its
 /// rendezvous port); 0 when no socket could be bound. Free when asked, not reserved: claim it.
+/// It lies in the ephemeral range, where any outgoing connection on the machine may be handed it
+/// as its local end before a listener binds it: for a port to listen on later, see
+/// free_listen_port().
 int ephemeral_port();
+
+/// The kernel's range for the local end of outgoing connections
+/// (/proc/sys/net/ipv4/ip_local_port_range); 32768..60999, Linux's default, when unreadable.
+struct PortRange {
+  int low = 32768;
+  int high = 60999;
+};
+PortRange ephemeral_range();
+
+/// Where free_listen_port() looks: ports from kListenPortFloor up to the ephemeral range, and
+/// above it when the range leaves room; the whole non-privileged range when it leaves none.
+inline constexpr int kListenPortFloor = 20000;
+
+/// A port free now (probe_port) outside the ephemeral range, started from a random place so that
+/// concurrent callers spread out; 0 when none of `tries` candidates is free. A rendezvous port is
+/// picked once and bound by the ranks seconds later, several times over a run: an ephemeral pick
+/// can be taken meanwhile by any connect() on the machine (a store client, an RPC of Slurm), and
+/// the store then fails with "address already in use". Free when asked, not reserved: claim it.
+/// `start` (a candidate port) fixes where the search begins, for tests; 0 picks it at random.
+int free_listen_port(int tries = 64, int start = 0);
 
 /// Processes owning a listening socket on local port `port`, from /proc/net/tcp and
 /// /proc/net/tcp6 inodes matched against /proc/<pid>/fd links. A socket that is bound but neither

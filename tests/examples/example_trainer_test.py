@@ -37,10 +37,44 @@ def child_env():
     return env
 
 
+_PORT_CLAIMS = []  # held until the test process exits, on purpose
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now below the kernel's ephemeral range, kept from the other tests.
+
+    A port from a bind to port 0 is ephemeral: any outgoing connection on the machine may be
+    handed it before the ranks bind it. The claim (an abstract Unix socket, the same name as
+    tests/testing/rank_harness.h uses) keeps two tests from picking the same port.
+    """
+    floor = 20000
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    if low <= floor + 1024:
+        low = 32768
+    count = low - floor
+    first = int.from_bytes(os.urandom(4), "little") % count
+    for i in range(count):
+        port = floor + (first + i) % count
+        claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            claim.bind("\0bigmac-test-port-%d" % port)
+        except OSError:
+            claim.close()
+            continue
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("", port))
+            except OSError:
+                claim.close()
+                continue
+        _PORT_CLAIMS.append(claim)
+        return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def group_alive(pgid):

@@ -1,9 +1,6 @@
 // execute_plan with real rank processes (tests/proc's bigmac-test-rank) and the real clock:
 // every outcome observed end to end, and the process table checked afterwards.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -17,6 +14,7 @@
 #include "proc/pipe.h"
 #include "proc/posix_process_runner.h"
 #include "proc/process_table.h"
+#include "testing/rank_harness.h"
 
 namespace bigmac::launch {
 namespace {
@@ -26,20 +24,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 const std::string kRankProgram = std::string(BIGMAC_BIN_DIR) + "/bigmac-test-rank";
-
-/// A port the kernel just handed out and we released again.
-int free_port() {
-  proc::Fd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return 29500;
-  }
-  return ntohs(addr.sin_port);
-}
 
 class PlanExecutionProcessTest : public ::testing::Test {
  protected:
@@ -61,7 +45,8 @@ class PlanExecutionProcessTest : public ::testing::Test {
     config::Config c;
     c.launch.nproc_per_node = n;
     c.launch.launcher = launcher;
-    c.launch.master_port = free_port();  // torchrun binds it; parallel tests must not collide
+    c.launch.master_port =
+        testing::free_port();  // torchrun binds it; parallel tests must not collide
     PlanInputs in;
     in.trainer_argv = {kRankProgram};
     in.trainer_argv.insert(in.trainer_argv.end(), args.begin(), args.end());

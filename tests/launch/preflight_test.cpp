@@ -15,6 +15,7 @@
 #include "proc/pipe.h"
 #include "proc/posix_process_runner.h"
 #include "proc/process_table.h"
+#include "testing/rank_harness.h"
 
 namespace bigmac::launch {
 namespace {
@@ -36,11 +37,6 @@ int listen_ephemeral(proc::Fd& sock) {
   return ntohs(addr.sin_port);
 }
 
-int free_port() {
-  proc::Fd sock;
-  return listen_ephemeral(sock);
-}
-
 class PreflightTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -55,7 +51,7 @@ class PreflightTest : public ::testing::Test {
     config::Config c;
     c.launch.nproc_per_node = nproc;
     c.launch.devices = devices;
-    c.launch.master_port = free_port();
+    c.launch.master_port = testing::free_port();
     PlanInputs in;
     in.trainer_argv = {kRankProgram, "exit", "0"};
     in.log_dir = run_dir_ / "gate";

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
+
 #include "proc/pipe.h"
 
 namespace bigmac::proc {
@@ -59,6 +61,37 @@ TEST(PortProbe, ReleasedPortIsFree) {
   PortProbe probe = probe_port(port);
   EXPECT_TRUE(probe.free) << probe.bind_error;
   EXPECT_TRUE(probe.holders.empty());
+}
+
+TEST(PortProbe, AListenPortIsFreeAndOutsideTheEphemeralRange) {
+  // Ports in that range are handed to outgoing connections: one picked there could be taken
+  // before the rendezvous store binds it.
+  const PortRange ephemeral = ephemeral_range();
+  ASSERT_LE(ephemeral.low, ephemeral.high);
+  for (int i = 0; i < 20; ++i) {
+    const int port = free_listen_port();
+    ASSERT_GT(port, 0);
+    EXPECT_TRUE(port < ephemeral.low || port > ephemeral.high)
+        << port << " in " << ephemeral.low << ".." << ephemeral.high;
+    EXPECT_GE(port, ephemeral.low > kListenPortFloor ? kListenPortFloor : 1024);
+  }
+}
+
+TEST(PortProbe, AListenPortSkipsOneThatIsTaken) {
+  const int held_port = free_listen_port();
+  ASSERT_GT(held_port, 0);
+  Fd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<std::uint16_t>(held_port));
+  ASSERT_EQ(::bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(sock.get(), 1), 0);
+  // The search starts at the held port and moves on to the next free candidate.
+  const int next = free_listen_port(64, held_port);
+  EXPECT_GT(next, 0);
+  EXPECT_NE(next, held_port);
+  EXPECT_EQ(free_listen_port(1, held_port), 0) << "one try, at a taken port: nothing free";
 }
 
 }  // namespace

@@ -11,15 +11,20 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -43,22 +48,55 @@ inline bool wait_until(const std::function<bool()>& condition, std::chrono::mill
   return true;
 }
 
-/// A TCP port that was free a moment ago: bind port 0 on loopback and read what the kernel chose.
+/// A TCP port free now, outside the kernel's ephemeral range, and kept from the other tests of
+/// this machine for this process's lifetime. Ephemeral ports (a bind to port 0) are handed to
+/// every outgoing connection too: a port a test picks there and hands to a run that binds it
+/// seconds later, gate after gate, can be taken meanwhile by any neighbour's connect(). The pick
+/// starts at a random place in [20000, start of the ephemeral range); a claim (a bound abstract
+/// Unix socket "bigmac-test-port-<port>", released by the kernel when this process exits) keeps
+/// two tests from handing out the same port. The tool's own claim has another name, so the
+/// run under test can still claim the port.
 inline int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (fd >= 0) close(fd);
-    throw std::runtime_error("free_port: cannot bind port 0");
+  constexpr int kFloor = 20000;
+  int low = 32768;  // the ephemeral range's start, Linux's default when unreadable
+  {
+    std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+    if (!(range >> low) || low <= kFloor + 1024) low = 32768;
   }
-  int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
+  const int count = low - kFloor;
+  static std::vector<int> claims;  // held until exit, on purpose
+  std::random_device seed;
+  const int first = static_cast<int>(seed() % static_cast<unsigned>(count));
+  for (int i = 0; i < count; ++i) {
+    const int port = kFloor + (first + i) % count;
+    int claim = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (claim < 0) break;
+    sockaddr_un name{};
+    name.sun_family = AF_UNIX;
+    const std::string tag = "bigmac-test-port-" + std::to_string(port);
+    std::memcpy(name.sun_path + 1, tag.data(), tag.size());  // sun_path[0] = 0: abstract
+    const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + tag.size());
+    if (bind(claim, reinterpret_cast<sockaddr*>(&name), length) != 0) {
+      close(claim);
+      continue;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool bound = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    if (fd >= 0) close(fd);
+    if (!bound) {
+      close(claim);
+      continue;
+    }
+    claims.push_back(claim);
+    return port;
+  }
+  throw std::runtime_error("free_port: no free port below the ephemeral range");
 }
 
 /// How a rank ended: exit code, or 128 + signal.
