@@ -65,3 +65,29 @@ def input_digest(torch, tensor, limit=INPUT_DIGEST_LIMIT):
         sha = hashlib.sha256(_header(t.dtype, t.shape))
         sha.update(part.view(torch.uint8).numpy())
     return sha.hexdigest()[:16], n * size
+
+
+SAMPLE_ROW_LIMIT = 4096  # bytes of each sample hashed at most (its first 4 KiB, row-major)
+
+
+def sample_set(torch, tensor, limit=SAMPLE_ROW_LIMIT):
+    """(count, sum) of a micro-batch's samples: its rows along the first dimension, each hashed
+    (SHA-256, 64 bits) over the dtype, the shape of one row and the row's first `limit` bytes;
+    the sum mod 2^64 of the hashes adds up over the micro-batches and the ranks of a step
+    whatever the order, so the orchestrator compares a data-parallel step's samples with the
+    single process's (`sample_coverage`). A device tensor's part is copied to the host."""
+    with torch.no_grad():
+        t = tensor.detach()
+        if t.dim() == 0:
+            t = t.reshape(1)
+        rows = t.shape[0]
+        if rows == 0:
+            return 0, 0
+        flat = t.reshape(rows, -1)
+        n = min(flat.shape[1], max(limit // t.element_size(), 1))
+        raw = flat[:, :n].contiguous().cpu().view(torch.uint8).numpy()
+        header = _header(t.dtype, t.shape[1:])
+        total = 0
+        for i in range(rows):
+            total += int.from_bytes(hashlib.sha256(header + raw[i].tobytes()).digest()[:8], "big")
+    return rows, total % (1 << 64)

@@ -17,7 +17,7 @@ import time
 import weakref
 
 from . import __version__
-from .digests import input_digest, is_digest_step, param_digest
+from .digests import input_digest, is_digest_step, param_digest, sample_set
 from .event_log import EventLog
 from .failsafe import Failsafe
 from .step_tracker import StepTracker
@@ -97,6 +97,7 @@ class Probe:
         self.saved_paths = set()  # what torch.save wrote: a rename of one moves a checkpoint
         self.batch_written = False  # the model's first training forward is logged
         self.rearm_forward = None  # puts the nn.Module.__call__ wrapper back (torch_patches)
+        self.sample_hook = None  # the forward pre-hook on the module that takes the input
         # Read at start-up, before the program can overwrite it: the rendezvous in place workers use.
         self.rendezvous = {k: self.environ[k] for k in RENDEZVOUS_ENV if k in self.environ}
         self.in_place = None  # {"nprocs": asked, ...} once a spawn's worker runs in this process
@@ -218,7 +219,39 @@ class Probe:
             self.batch_written = True
         if self.settings.input_digest:
             self.steps.note_input(self._input_fields(tensor))
+            self._hook_samples(module)
         return True
+
+    def _hook_samples(self, module):
+        """Once: a forward pre-hook on the module that takes the training input, so that every
+        micro-batch of every step adds its samples to the step's sample set (`sample_count`,
+        `sample_digest`); registered inside the first such call, it already sees that one. One
+        hook on one module, not a wrapper around every module call."""
+        if self.sample_hook is not None:
+            return
+        try:
+            self.sample_hook = module.register_forward_pre_hook(self._samples_hook_kw, with_kwargs=True)
+        except TypeError:  # torch < 2.0: positional arguments only
+            self.sample_hook = module.register_forward_pre_hook(self._samples_hook)
+
+    def _samples_hook_kw(self, module, args, kwargs):
+        self.guard("samples", self.note_samples, args, kwargs)
+
+    def _samples_hook(self, module, args):
+        self.guard("samples", self.note_samples, args, {})
+
+    def note_samples(self, args, kwargs):
+        """A micro-batch: a call with grad enabled of the module that takes the input."""
+        torch = self.torch
+        if self.ended or not torch.is_grad_enabled():
+            return
+        tensor = first_tensor(torch, args)
+        if tensor is None:
+            tensor = first_tensor(torch, kwargs)
+        try:
+            self.steps.note_samples(None if tensor is None else sample_set(torch, tensor))
+        except Exception:  # noqa: BLE001 - a tensor the hash cannot read: no set this step
+            self.steps.note_samples(None)
 
     def _input_fields(self, tensor):
         """`input_shape`, `input_digest` and `input_digest_bytes` of a step's first training
@@ -350,7 +383,8 @@ class Probe:
 
     def _step_fields(self, token):
         losses, count, total, preclip = self.steps.take()
-        fields = {"global_step": self.steps.global_step, **self.steps.take_input()}
+        fields = {"global_step": self.steps.global_step, **self.steps.take_input(),
+                  **self.steps.take_samples()}
         if count:
             fields["loss"] = total
         fields["loss_count"] = count

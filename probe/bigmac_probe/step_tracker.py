@@ -26,6 +26,7 @@ class StepTracker:
         self._preclip = None
         self._transfers = {}
         self._input = None  # the fields of this step's first training input, once it is seen
+        self._samples = None  # [count, sum] of this step's samples; False: one was unreadable
 
     def is_primary(self, optimizer):
         current = self._primary() if self._primary is not None else None
@@ -76,6 +77,27 @@ class StepTracker:
         first micro-batch of a step is kept, whatever comes after it."""
         if self._input is None:
             self._input = fields
+
+    def note_samples(self, samples):
+        """One micro-batch's (count, sum) of samples (digests.sample_set); None when its input
+        could not be read, which leaves the step without a sample set."""
+        if self._samples is False:
+            return
+        if samples is None:
+            self._samples = False
+            return
+        if self._samples is None:
+            self._samples = [0, 0]
+        self._samples[0] += samples[0]
+        self._samples[1] = (self._samples[1] + samples[1]) % (1 << 64)
+
+    def take_samples(self):
+        """`sample_count` and `sample_digest` of the step now ending ({} when none, or when a
+        micro-batch could not be read); forgets them."""
+        samples, self._samples = self._samples, None
+        if not samples:
+            return {}
+        return {"sample_count": samples[0], "sample_digest": "%016x" % samples[1]}
 
     def take_input(self):
         """The fields note_input kept since the last step ({} when none); forgets them."""

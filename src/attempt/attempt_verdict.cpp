@@ -34,9 +34,11 @@ diagnose::BaselineValues baseline_values(const baseline::Baseline& b) {
     v.lr[at] = step.lr;
     if (step.samples_per_step && v.samples_per_step == 0)
       v.samples_per_step = *step.samples_per_step;
+    if (step.sample_count && step.sample_digest) v.sample_steps.push_back(step);
   }
   v.param_count = b.structure.param_count.value_or(0);
   v.param_digest = b.structure.param_digest;
+  v.input_shape = b.structure.input_shape;
   return v;
 }
 
@@ -106,12 +108,14 @@ std::vector<diagnose::Diagnosis> diagnose_failure(
   // (gates/baseline_checks.cpp): the rules judge the same way, so none advises a band again.
   if (reference) {
     const gates::CheckContext ctx{evidence, plan.gate, &reference->baseline, params};
-    if (gates::layout_dependent_order(ctx)) {
+    const gates::DataOrder order = gates::judge_data_order(ctx);
+    if (order.kind == gates::DataOrder::kBand) {
       if (params.text("loss_policy", "") == "auto")
         input.limits.loss.policy = baseline::Policy::kBand;
       if (params.text("grad_norm_policy", "") == "auto")
         input.limits.grad_norm.policy = baseline::Policy::kBand;
     }
+    input.order_not_the_layouts = order.kind == gates::DataOrder::kStepByStep;
   }
   std::vector<diagnose::Diagnosis> diagnoses = diagnoser.diagnose(input);
   // The orchestrator's own SIGTERM, as torchrun's agent reports it in its workers' logs

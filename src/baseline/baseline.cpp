@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <set>
 #include <type_traits>
 
 #include "baseline/step_series.h"
@@ -75,6 +78,38 @@ Baseline summarize_records(const std::vector<logs::Record>& records, std::string
       }
     }
   }
+  // step -> the samples the ranks that read input consumed in it, summed (sets add up): the
+  // ranks of the first pipeline stage (all when no layout is logged), one set per rank and step
+  // (a trainer's digest event, else the probe's step event).
+  std::set<int> later_stages;
+  for (const logs::Record& record : records) {
+    if (const auto* layout = std::get_if<logs::LayoutRecord>(&record)) {
+      if (layout->stage > 0) later_stages.insert(layout->at.rank);
+    }
+  }
+  std::map<std::pair<int, std::int64_t>, std::pair<std::int64_t, std::uint64_t>> per_rank;
+  auto note = [&](int rank, std::int64_t step, const std::optional<std::int64_t>& count,
+                  const std::optional<std::uint64_t>& digest) {
+    if (count && digest && !later_stages.contains(rank)) {
+      per_rank.try_emplace({rank, step}, *count, *digest);
+    }
+  };
+  for (const logs::Record& record : records) {
+    if (const auto* d = std::get_if<logs::DigestRecord>(&record)) {
+      note(d->at.rank, d->global_step, d->sample_count, d->sample_digest);
+    }
+  }
+  for (const logs::Record& record : records) {
+    if (const auto* s = std::get_if<logs::StepRecord>(&record)) {
+      note(s->at.rank, s->global_step, s->sample_count, s->sample_digest);
+    }
+  }
+  std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>> samples;
+  for (const auto& [at, set] : per_rank) {
+    auto& [count, sum] = samples[at.second];
+    count += set.first;
+    sum += set.second;
+  }
   for (const logs::Record& record : records) {
     if (const auto* run = std::get_if<logs::RunRecord>(&record)) {
       if (!b.fingerprint.torch_version.empty()) continue;
@@ -98,8 +133,13 @@ Baseline summarize_records(const std::vector<logs::Record>& records, std::string
       }
     } else if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
       if (step->at.rank != step_rank) continue;
-      b.steps.push_back(BaselineStep{step->global_step, step->loss, step->grad_norm, step->lr,
-                                     step->samples_per_step});
+      BaselineStep out{
+          step->global_step, step->loss, step->grad_norm, step->lr, step->samples_per_step, {}, {}};
+      if (const auto it = samples.find(step->global_step); it != samples.end()) {
+        out.sample_count = it->second.first;
+        out.sample_digest = it->second.second;
+      }
+      b.steps.push_back(out);
     }
   }
   b.structure.steps = static_cast<std::int64_t>(b.steps.size());
@@ -182,6 +222,10 @@ nlohmann::json to_json(const Baseline& b) {
                      {"grad_norm", optional_json(s.grad_norm)},
                      {"lr", optional_json(s.lr)},
                      {"samples_per_step", optional_json(s.samples_per_step)}});
+    if (s.sample_count && s.sample_digest) {
+      steps.back()["sample_count"] = *s.sample_count;
+      steps.back()["sample_digest"] = fmt::format("{:016x}", *s.sample_digest);
+    }
   }
   const Fingerprint& f = b.fingerprint;
   return {{"format", kFormat},
@@ -330,6 +374,30 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
                                                     std::numeric_limits<int>::max(), **sps)));
     }
     out.samples_per_step = *sps;
+    auto sample_count = optional_field<std::int64_t>(step, "sample_count", where, path);
+    if (!sample_count) return tl::unexpected(sample_count.error());
+    auto sample_digest = optional_field<std::string>(step, "sample_digest", where, path);
+    if (!sample_digest) return tl::unexpected(sample_digest.error());
+    if (sample_count->has_value() != sample_digest->has_value()) {
+      return tl::unexpected(input_error(
+          path, where + (*sample_count ? "sample_digest" : "sample_count"),
+          "sample_count and sample_digest come together (the step's sample set), or neither"));
+    }
+    if (*sample_count) {
+      const std::string& hex = **sample_digest;
+      std::uint64_t value = 0;
+      const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), value, 16);
+      if (**sample_count < 0 || hex.empty() || hex.size() > 16 || ec != std::errc() ||
+          end != hex.data() + hex.size()) {
+        return tl::unexpected(
+            input_error(path, where + (**sample_count < 0 ? "sample_count" : "sample_digest"),
+                        fmt::format("expected a count from 0 and up to 16 hex digits, found {} "
+                                    "and \"{}\"",
+                                    **sample_count, hex)));
+      }
+      out.sample_count = **sample_count;
+      out.sample_digest = value;
+    }
     b.steps.push_back(out);
   }
   if (auto partial = partly_logged(b); partial) {

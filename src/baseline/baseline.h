@@ -20,6 +20,10 @@ struct BaselineStep {
   std::optional<double> grad_norm;
   std::optional<double> lr;
   std::optional<std::int64_t> samples_per_step;
+  /// The samples the step consumed over every rank that read input (logs::DigestRecord): how
+  /// many, and the sum of their hashes. Empty when no rank logged them.
+  std::optional<std::int64_t> sample_count{};
+  std::optional<std::uint64_t> sample_digest{};
 };
 
 /// What the model and its input looked like (docs/architecture.md §4).

@@ -1,6 +1,10 @@
 #include "baseline/replica_sync.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <map>
+#include <set>
 
 namespace bigmac::baseline {
 namespace {
@@ -45,6 +49,80 @@ ReplicaScan scan_params_in_sync(const std::vector<const logs::RankLog*>& replica
 ReplicaScan scan_duplicate_inputs(const std::vector<const logs::RankLog*>& replicas) {
   return scan(
       replicas, [](const logs::RankLog::StepDigests& d) { return d.input; }, Wanted::kDistinct);
+}
+
+std::string batch_dim_mismatch(const std::vector<std::int64_t>& baseline_shape,
+                               const std::vector<const logs::RankLog*>& readers) {
+  if (baseline_shape.empty()) return {};
+  const std::vector<std::int64_t> row(baseline_shape.begin() + 1, baseline_shape.end());
+  for (const logs::RankLog* log : readers) {
+    if (log->batches.empty() || log->batches.front().input_shape.empty()) continue;
+    const std::vector<std::int64_t>& shape = log->batches.front().input_shape;
+    if (std::vector<std::int64_t>(shape.begin() + 1, shape.end()) != row) {
+      return fmt::format(
+          "rank {}'s input is {}, the baseline's {}: beyond the first dimension they differ, so "
+          "that dimension is not the batch and its rows are not samples",
+          log->rank, fmt::join(shape, "x"), fmt::join(baseline_shape, "x"));
+    }
+  }
+  return {};
+}
+
+bool logs_sample_sets(const std::vector<const logs::RankLog*>& ranks) {
+  for (const logs::RankLog* log : ranks) {
+    for (const logs::RankLog::StepDigests& d : log->step_digests) {
+      if (d.sample_count && d.sample_digest) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<StepSamples> step_samples(const std::vector<const logs::RankLog*>& readers) {
+  std::map<std::int64_t, StepSamples> by_step;
+  std::map<std::int64_t, std::size_t> readers_at;
+  for (const logs::RankLog* log : readers) {
+    std::set<std::int64_t> counted;  // a step this rank logged twice counts once
+    for (const logs::RankLog::StepDigests& d : log->step_digests) {
+      if (!d.sample_count || !d.sample_digest || !counted.insert(d.step).second) continue;
+      StepSamples& s = by_step[d.step];
+      if (s.per_rank.empty()) {
+        s.step = d.step;
+        s.at = d.at;
+      }
+      s.count += *d.sample_count;
+      s.digest += *d.sample_digest;
+      s.per_rank.emplace_back(log->rank, *d.sample_count);
+      ++readers_at[d.step];
+    }
+  }
+  std::vector<StepSamples> out;
+  for (auto& [step, s] : by_step) {
+    if (readers_at[step] == readers.size()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+SampleCoverage compare_samples(const std::vector<StepSamples>& run,
+                               const std::vector<BaselineStep>& baseline) {
+  SampleCoverage out;
+  std::map<std::int64_t, const BaselineStep*> base;
+  for (const BaselineStep& s : baseline) {
+    if (s.sample_count && s.sample_digest) base[s.global_step] = &s;
+  }
+  for (const StepSamples& s : run) {
+    const auto it = base.find(s.step);
+    if (it == base.end()) continue;
+    ++out.steps_compared;
+    if (s.count != *it->second->sample_count) {
+      out.count_differs = s;
+      out.baseline_count = *it->second->sample_count;
+      return out;
+    }
+    if (s.digest != *it->second->sample_digest && out.first_other_samples < 0) {
+      out.first_other_samples = s.step;
+    }
+  }
+  return out;
 }
 
 }  // namespace bigmac::baseline

@@ -10,12 +10,12 @@ namespace {
 
 // Classes whose cause is in the numbers or the layout the ranks logged, not in a rank that
 // ended: they explain only the checks listed for them below.
-constexpr std::array<std::string_view, 17> kRecordClasses = {
+constexpr std::array<std::string_view, 18> kRecordClasses = {
     "lr_scaling",           "loss_divergence",     "loss_mismatch",       "batch_accounting",
     "gradient_sync",        "diverging_gradients", "no_gradient",         "step_sequence",
     "checkpoint_writers",   "parameter_partition", "pipeline_stage_idle", "layout_dependent_data",
     "settings_not_applied", "not_distributed",     "resumed_checkpoint",  "unseeded_model",
-    "data_sharding"};
+    "data_sharding",        "sample_coverage"};
 
 bool ends_a_rank(std::string_view klass) {
   return std::find(kRecordClasses.begin(), kRecordClasses.end(), klass) == kRecordClasses.end() &&
@@ -35,10 +35,11 @@ struct Explanation {
 };
 
 // The record classes (and the few rank-ending ones that say more) that explain each check.
-const std::array<Explanation, 23>& table() {
-  static const std::array<Explanation, 23> kTable = {{
+const std::array<Explanation, 24>& table() {
+  static const std::array<Explanation, 24> kTable = {{
       {"replicas_in_sync", {"gradient_sync", "not_distributed"}},
       {"no_duplicate_samples", {"data_sharding", "not_distributed"}},
+      {"sample_coverage", {"sample_coverage", "data_sharding"}},
       {"fresh_start", {"resumed_checkpoint"}},
       {"process_group_formed", {"not_distributed"}},
       {"finite_loss",
@@ -52,7 +53,8 @@ const std::array<Explanation, 23>& table() {
       {"loss_vs_baseline",
        {"loss_divergence", "loss_mismatch", "lr_scaling", "batch_accounting", "gradient_sync",
         "diverging_gradients", "non_finite", "parameter_partition", "layout_dependent_data",
-        "settings_not_applied", "not_distributed", "resumed_checkpoint", "unseeded_model"}},
+        "settings_not_applied", "not_distributed", "resumed_checkpoint", "unseeded_model",
+        "sample_coverage"}},
       {"grad_norm_vs_baseline",
        {"gradient_sync", "loss_divergence", "loss_mismatch", "lr_scaling", "batch_accounting",
         "diverging_gradients", "non_finite", "parameter_partition", "layout_dependent_data",

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -178,6 +179,27 @@ void replica_invariants(const MetricInput& in, std::vector<Finding>& out) {
             {"rank_b", std::to_string(p->b.rank)}},
            {evidence(p->a, p->step, "param_digest"), evidence(p->b, p->step, "param_digest")},
            p->b.rank});
+    }
+    if (stage == by_stage.begin()->first && in.baseline != nullptr &&
+        baseline::batch_dim_mismatch(in.baseline->input_shape, replicas).empty()) {
+      const baseline::SampleCoverage cov =
+          baseline::compare_samples(baseline::step_samples(replicas), in.baseline->sample_steps);
+      if (cov.count_differs) {
+        const baseline::StepSamples& s = *cov.count_differs;
+        Evidence e;
+        e.rank = s.at.rank;
+        e.line = s.at.line;
+        e.t = s.at.t;
+        e.text = fmt::format("step {}: {} samples over the ranks that read input, baseline {}",
+                             s.step, s.count, cov.baseline_count);
+        out.push_back({s.count < cov.baseline_count ? "samples_dropped" : "samples_added",
+                       {{"step", std::to_string(s.step)},
+                        {"count", std::to_string(s.count)},
+                        {"baseline", std::to_string(cov.baseline_count)},
+                        {"missing", std::to_string(std::abs(s.count - cov.baseline_count))}},
+                       {std::move(e)},
+                       s.at.rank});
+      }
     }
     if (const auto p = baseline::scan_duplicate_inputs(replicas).first) {
       out.push_back(

@@ -342,7 +342,10 @@ void grad_norm_while_loss_matches(const MetricInput& in,
 std::optional<Finding> layout_dependent(const MetricInput& in,
                                         const Sourced<logs::StepRecord>& step0) {
   const baseline::Tolerance& t = in.limits.loss;
-  if (t.policy == baseline::Policy::kBand || in.baseline->param_digest.empty()) return {};
+  if (t.policy == baseline::Policy::kBand || in.baseline->param_digest.empty() ||
+      in.order_not_the_layouts) {
+    return {};
+  }
   const auto models = all_of<logs::ModelRecord>(in.logs);
   const Sourced<logs::ModelRecord>* model = nullptr;
   for (const auto& m : models) {
@@ -474,6 +477,8 @@ const std::vector<MetricRuleSpec>& specs() {
       {"grad_norm_diverges_dp", {"step", "grad_norm", "baseline_grad_norm"}},
       {"replicas_start_apart", {"rank_a", "digest_a", "rank_b", "digest_b"}},
       {"duplicate_samples", {"step", "rank_a", "rank_b"}},
+      {"samples_dropped", {"step", "count", "baseline", "missing"}},
+      {"samples_added", {"step", "count", "baseline", "missing"}},
       {"port_held_by_process", {"port", "pid", "command"}},
       {"rank_exited_first", {"rank", "how", "detail"}},
   };

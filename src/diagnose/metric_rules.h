@@ -27,6 +27,8 @@ struct BaselineValues {
   std::int64_t samples_per_step = 0;
   std::int64_t param_count = 0;
   std::string param_digest;  ///< of the initial parameters; empty: not known
+  std::vector<baseline::BaselineStep> sample_steps;  ///< the steps with a sample set
+  std::vector<std::int64_t> input_shape;             ///< of its first training input
 };
 
 /// A rank that stopped making progress, as the launcher's watchdog saw it.
@@ -116,6 +118,10 @@ struct MetricInput {
   MetricLimits limits;
   /// Checkpoints earlier gate attempts wrote: path -> who (gates::GateEvidence).
   const std::map<std::string, std::string>* earlier_checkpoints{};
+  /// The evidence shows a step-0 difference is not the data order's (the sample sets are the
+  /// baseline's or their count differs, or an invariant failed: gates::judge_data_order), so
+  /// no rule blames the layout for it.
+  bool order_not_the_layouts = false;
 };
 
 /// A metric rule the code implements and the values its catalog texts may use.

@@ -64,13 +64,19 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
   // (invariants held, step 0 already apart); then as a band, said so. Never a band when the
   // replicas disagree or read the same samples: those fail their own checks.
   std::string policy_note;
+  bool order_pending = false;
   if (ctx.params.text(prefix + "_policy", "") == "auto" && !c.within && c.first_divergent_step &&
       !ctx.baseline->steps.empty() &&
       *c.first_divergent_step == ctx.baseline->steps.front().global_step) {
-    if (const auto why = layout_dependent_order(ctx)) {
+    const DataOrder order = judge_data_order(ctx);
+    if (order.kind == DataOrder::kBand) {
       tol.policy = baseline::Policy::kBand;
       c = baseline::compare_metric(*ctx.baseline, observed, metric, tol);
-      policy_note = "; compared as a band (policy auto): " + *why;
+      policy_note = "; compared as a band (policy auto): " + order.why;
+    } else if (order.kind == DataOrder::kPending) {
+      // The evidence that may still choose a band is on its way: not certain yet.
+      order_pending = true;
+      policy_note = "; the policy is not settled yet: " + order.why;
     }
   }
   if (c.compared == 0) {
@@ -125,7 +131,7 @@ CheckResult metric_vs_baseline(const CheckContext& ctx, const char* name, Metric
                                                     prefix, c.observed_value, c.baseline_value))});
     r.divergence = MetricDivergence{std::string(baseline::metric_name(metric)), step,
                                     c.observed_value, c.baseline_value, c.tolerance};
-    r.certain_at = baseline::divergence_certain_at(c);
+    if (!order_pending) r.certain_at = baseline::divergence_certain_at(c);
     const bool at_first =
         !ctx.baseline->steps.empty() && step == ctx.baseline->steps.front().global_step;
     r.route_back =

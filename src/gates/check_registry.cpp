@@ -40,6 +40,7 @@ constexpr RegisteredCheck kChecks[] = {
     {"fresh_start", check_fresh_start},
     {"replicas_in_sync", check_replicas_in_sync},
     {"no_duplicate_samples", check_no_duplicate_samples},
+    {"sample_coverage", check_sample_coverage},
 };
 
 }  // namespace

@@ -43,6 +43,14 @@ std::vector<logs::Record> GateEvidence::all_records() const {
     for (const auto& x : r.batches) out.emplace_back(x);
     for (const auto& x : r.models) out.emplace_back(x);
     for (const auto& x : r.steps) out.emplace_back(x);
+    for (const auto& x : r.layouts) out.emplace_back(x);
+    // Each step's sample set, the trainer's (`digest`) or the probe's (`step`) alike.
+    for (const logs::RankLog::StepDigests& d : r.step_digests) {
+      if (d.sample_count && d.sample_digest) {
+        out.emplace_back(
+            logs::DigestRecord{d.at, {}, d.step, {}, {}, d.sample_count, d.sample_digest});
+      }
+    }
   }
   return out;
 }

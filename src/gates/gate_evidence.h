@@ -36,7 +36,8 @@ struct GateEvidence {
   void add_rank_log(logs::RankLog log, RankEnding exit);
   /// Records of a combined log, grouped by their rank (unknown rank -> 0); exits unknown.
   static GateEvidence from_combined(const std::vector<logs::Record>& records);
-  /// All records of all ranks in rank order, for baseline summaries.
+  /// The records of all ranks in rank order that a baseline summary reads: runs, batches, models,
+  /// steps, layouts, and each step's sample set as a `digest`.
   std::vector<logs::Record> all_records() const;
   /// The rank whose step series is the run's (baseline::series_owner), or nullptr.
   const RankEvidence* step_owner() const;

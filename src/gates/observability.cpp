@@ -61,6 +61,11 @@ constexpr std::array kAdvice = {
                 "log a digest of each step's first micro-batch on every rank: `\"input_digest\":"
                 "\"...\"` in the `step` event, or set [trainer] probe = true (the probe digests "
                 "it)"},
+    FieldAdvice{"sample_count",
+                "log, on each rank that reads input, the step's sample set in its `digest` event: "
+                "`\"sample_count\":N,\"sample_digest\":\"...\"` (the samples of all its "
+                "micro-batches, and the sum mod 2^64 of a 64-bit hash of each), or set [trainer] "
+                "probe = true (the probe hashes each micro-batch's samples)"},
     FieldAdvice{
         "load",
         "log every checkpoint it resumes: `{\"ev\":\"load\",\"path\":P,\"global_step\":N}`, "

@@ -107,47 +107,150 @@ CheckResult check_no_duplicate_samples(const CheckContext& ctx) {
       "the replicas read different micro-batches at all {} steps");
 }
 
-std::optional<std::string> layout_dependent_order(const CheckContext& ctx) {
-  if (ctx.plan.config.derived.dp <= 1 || !ctx.baseline) return std::nullopt;
-  const std::string& base_digest = ctx.baseline->structure.param_digest;
-  if (base_digest.empty()) return std::nullopt;
-  for (const RankEvidence& r : ctx.evidence.ranks) {
-    for (const logs::ModelRecord& m : r.models) {
-      if (m.param_digest != base_digest) return std::nullopt;  // another start, not the data
-    }
-  }
-  // The first step's loss depends on the initial parameters (the baseline's, above) and that
-  // step's samples alone: when it is the baseline's, so are the samples, and the order does not
-  // depend on the layout (a difference at that step is the gradients', not the data's).
-  const RankEvidence* owner = ctx.evidence.step_owner();
-  const auto& base_steps = ctx.baseline->steps;
-  std::string first_loss;
-  if (owner != nullptr && !owner->steps.empty() && !base_steps.empty() &&
-      owner->steps.front().global_step == base_steps.front().global_step &&
-      owner->steps.front().loss && base_steps.front().loss) {
-    const double seen = *owner->steps.front().loss, base = *base_steps.front().loss;
-    if (std::abs(seen - base) <= kSameSamplesRelDiff * std::max(std::abs(base), 1e-12)) {
-      return std::nullopt;
-    }
-    first_loss =
-        fmt::format(", and yet the first step's loss is {:.6g}, the baseline's {:.6g}", seen, base);
+CheckResult check_sample_coverage(const CheckContext& ctx) {
+  const char* name = "sample_coverage";
+  if (!ctx.baseline) {
+    return fail(name, "no baseline to compare against (record one with the single gate)");
   }
   const Groups g = replica_groups(ctx);
-  if (!g.unknown.empty()) return std::nullopt;
+  if (!g.unknown.empty()) return unobservable(name, g.unknown, {"layout"});
+  const std::vector<const logs::RankLog*>& readers = g.groups.front();
+  if (const std::string why =
+          baseline::batch_dim_mismatch(ctx.baseline->structure.input_shape, readers);
+      !why.empty()) {
+    return pass(name, "not applicable: " + why);
+  }
+  const std::vector<baseline::StepSamples> run = baseline::step_samples(readers);
+  if (run.empty()) {
+    return unobservable(
+        name,
+        fmt::format("no step has the sample sets of all {} ranks that read input", readers.size()),
+        {"sample_count"});
+  }
+  const baseline::SampleCoverage cov = baseline::compare_samples(run, ctx.baseline->steps);
+  if (cov.steps_compared == 0) {
+    CheckResult r = unobservable(
+        name,
+        fmt::format("the baseline's {} steps have no sample sets", ctx.baseline->steps.size()),
+        {"sample_count"});
+    r.unobservable.back().what_to_log += "; then record the baseline again (baseline record)";
+    return r;
+  }
+  if (cov.count_differs) {
+    const baseline::StepSamples& s = *cov.count_differs;
+    std::string ranks;
+    for (const auto& [rank, count] : s.per_rank) {
+      ranks += fmt::format("{}rank {}: {}", ranks.empty() ? "" : ", ", rank, count);
+    }
+    CheckResult r =
+        fail(name,
+             fmt::format("step {} consumed {} samples over the ranks that read input ({}), the "
+                         "baseline's step {}: data parallelism must consume the single process's "
+                         "samples each step, each once; {} were {}",
+                         s.step, s.count, ranks, cov.baseline_count,
+                         std::abs(s.count - cov.baseline_count),
+                         s.count < cov.baseline_count
+                             ? "dropped (a short or skipped micro-batch, drop_last on a shard)"
+                             : "added (a sampler padding its shards, a micro-batch read twice)"),
+             {CheckEvidence{s.at.rank, s.at.line,
+                            fmt::format("step {}: {} samples ({}); baseline {}", s.step, s.count,
+                                        ranks, cov.baseline_count)}});
+    r.route_back = "dp";
+    return certain(std::move(r), s.step);
+  }
+  if (cov.first_other_samples >= 0) {
+    return pass(name, fmt::format("the ranks consume as many samples as the baseline at all {} "
+                                  "steps compared, but other ones from step {}: the data order "
+                                  "depends on the layout (a sampler dealing samples to ranks, a "
+                                  "per-rank seed), so policy auto compares it as a band",
+                                  cov.steps_compared, cov.first_other_samples));
+  }
+  return pass(name, fmt::format("the ranks consumed exactly the baseline's samples at all {} "
+                                "steps compared: the data order does not depend on the layout",
+                                cov.steps_compared));
+}
+
+DataOrder judge_data_order(const CheckContext& ctx) {
+  if (ctx.plan.config.derived.dp <= 1 || !ctx.baseline) return {};
+  const std::string& base_digest = ctx.baseline->structure.param_digest;
+  if (base_digest.empty()) return {};
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    for (const logs::ModelRecord& m : r.models) {
+      if (m.param_digest != base_digest) return {};  // another start, not the data
+    }
+  }
+  const Groups g = replica_groups(ctx);
+  if (!g.unknown.empty()) return {};
+  const auto& base_steps = ctx.baseline->steps;
+  const std::int64_t first_step = base_steps.empty() ? 0 : base_steps.front().global_step;
+  // The sample sets say it outright: the baseline's samples (any difference is not the data
+  // order's), as many but others (the order depends on the layout), or a count that differs
+  // (sample_coverage fails: compared step by step).
+  std::string samples_note;
+  const std::vector<const logs::RankLog*>& readers = g.groups.front();
+  const bool comparable =
+      baseline::batch_dim_mismatch(ctx.baseline->structure.input_shape, readers).empty();
+  const baseline::SampleCoverage cov =
+      comparable ? baseline::compare_samples(baseline::step_samples(readers), ctx.baseline->steps)
+                 : baseline::SampleCoverage{};
+  const bool base_has_samples =
+      comparable && !base_steps.empty() && base_steps.front().sample_count;
+  if (cov.steps_compared > 0) {
+    if (cov.count_differs || cov.first_other_samples < 0) return {DataOrder::kStepByStep, {}};
+    samples_note = fmt::format(
+        ", and from step {} they consume as many samples as the baseline but other ones",
+        cov.first_other_samples);
+  } else if (base_has_samples && baseline::logs_sample_sets(readers)) {
+    return {DataOrder::kPending,
+            fmt::format("the sample sets of step {} are not in from all {} ranks that read input",
+                        first_step, readers.size())};
+  } else {
+    // The first step's loss depends on the initial parameters (the baseline's, above) and
+    // that step's samples alone: when it is the baseline's, so are the samples, and the order
+    // does not depend on the layout (a difference at that step is the gradients').
+    const RankEvidence* owner = ctx.evidence.step_owner();
+    if (owner != nullptr && !owner->steps.empty() && !base_steps.empty() &&
+        owner->steps.front().global_step == first_step && owner->steps.front().loss &&
+        base_steps.front().loss) {
+      const double seen = *owner->steps.front().loss, base = *base_steps.front().loss;
+      if (std::abs(seen - base) <= kSameSamplesRelDiff * std::max(std::abs(base), 1e-12)) {
+        return {DataOrder::kStepByStep, {}};
+      }
+      samples_note = fmt::format(", and yet the first step's loss is {:.6g}, the baseline's {:.6g}",
+                                 seen, base);
+    }
+  }
   std::int64_t in_sync = 0, distinct = 0;
+  bool digested = false;
   for (const auto& group : g.groups) {
     const baseline::ReplicaScan params = baseline::scan_params_in_sync(group);
     const baseline::ReplicaScan inputs = baseline::scan_duplicate_inputs(group);
-    if (params.first || inputs.first) return std::nullopt;
+    if (params.first || inputs.first) return {DataOrder::kStepByStep, {}};  // their own checks
     in_sync += params.steps_compared;
     distinct += inputs.steps_compared;
+    for (const logs::RankLog* r : group) digested = digested || !r->step_digests.empty();
   }
-  if (in_sync == 0 || distinct == 0) return std::nullopt;  // nothing proves the invariants
-  return fmt::format(
-      "the data order depends on the layout: the initial parameters are the baseline's ({}), "
-      "the replicas stay in sync ({} digested steps) and read different micro-batches ({} "
-      "steps){}, so the samples of a step differ from the single process's by the layout alone",
-      base_digest, in_sync, distinct, first_loss);
+  if (in_sync == 0 || distinct == 0) {
+    // Nothing proves the invariants yet; when the ranks log digests, the rest is on its way.
+    if (!digested) return {};
+    return {DataOrder::kPending,
+            fmt::format("no step has the digests of two replicas yet ({} with parameters, {} "
+                        "with inputs)",
+                        in_sync, distinct)};
+  }
+  return {
+      DataOrder::kBand,
+      fmt::format("the data order depends on the layout: the initial parameters are the baseline's "
+                  "({}), the replicas stay in sync ({} digested steps) and read different "
+                  "micro-batches ({} steps){}, so the samples of a step differ from the single "
+                  "process's by the layout alone",
+                  base_digest, in_sync, distinct, samples_note)};
+}
+
+std::optional<std::string> layout_dependent_order(const CheckContext& ctx) {
+  DataOrder order = judge_data_order(ctx);
+  if (order.kind != DataOrder::kBand) return std::nullopt;
+  return std::move(order.why);
 }
 
 }  // namespace bigmac::gates

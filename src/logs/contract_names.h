@@ -64,6 +64,8 @@
   X(kBounded, "bounded")                         \
   X(kSeedNote, "seed_note")                      \
   X(kInputDigest, "input_digest")                \
+  X(kSampleCount, "sample_count")                \
+  X(kSampleDigest, "sample_digest")              \
   X(kGradNormPreclip, "grad_norm_preclip")       \
   X(kSpawnedNprocs, "spawned_nprocs")            \
   X(kSpawnInPlace, "spawn_in_place")

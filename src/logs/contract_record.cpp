@@ -112,6 +112,8 @@ void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   bag.read(FieldKey::kStepMs, r.step_ms);
   read_digest(bag, FieldKey::kInputDigest, r.input_digest);
   read_digest(bag, FieldKey::kParamDigest, r.param_digest);
+  bag.read(FieldKey::kSampleCount, r.sample_count);
+  read_digest(bag, FieldKey::kSampleDigest, r.sample_digest);
   // The probe's count of backward() calls in the step (docs/probe.md): its evidence of the
   // accumulation the trainer really ran.
   std::optional<std::int64_t> loss_count;
@@ -180,6 +182,8 @@ void build_digest(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& 
   bag.read(FieldKey::kGlobalStep, r.global_step);
   read_digest(bag, FieldKey::kParamDigest, r.params);
   read_digest(bag, FieldKey::kInputDigest, r.input_digest);
+  bag.read(FieldKey::kSampleCount, r.sample_count);
+  read_digest(bag, FieldKey::kSampleDigest, r.sample_digest);
 }
 
 void build_done(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

@@ -144,8 +144,9 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   // Every rank's own digests, before its steps are merged under the trainer's or dropped for
   // another rank's.
   for (const StepRecord& s : probe.steps) {
-    if (s.input_digest || s.param_digest) {
-      out.step_digests.push_back({s.global_step, s.input_digest, s.param_digest, s.at});
+    if (s.input_digest || s.param_digest || s.sample_count) {
+      out.step_digests.push_back(
+          {s.global_step, s.input_digest, s.param_digest, s.at, s.sample_count, s.sample_digest});
     }
   }
   const bool derived = derive_batch(probe, how.model_parallel);

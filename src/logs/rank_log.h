@@ -46,6 +46,9 @@ struct RankLog {
     std::optional<std::uint64_t> input;  ///< the step's first micro-batch
     std::optional<std::uint64_t> param;  ///< the parameters after the update
     RecordOrigin at;
+    /// The samples this rank consumed in the step (DigestRecord): how many, and their sum hash.
+    std::optional<std::int64_t> sample_count{};
+    std::optional<std::uint64_t> sample_digest{};
   };
   std::vector<StepDigests> step_digests;
   std::vector<SettingsRecord> settings;  ///< `[cfg]` lines

@@ -102,6 +102,9 @@ struct StepRecord {
   /// parameters after the update (steps 0, 1, 2, 4, 8, ...). 64 bits of the logged hex digest.
   std::optional<std::uint64_t> input_digest{};
   std::optional<std::uint64_t> param_digest{};
+  /// The probe's sample set of the step (every micro-batch's samples): see DigestRecord.
+  std::optional<std::int64_t> sample_count{};
+  std::optional<std::uint64_t> sample_digest{};
   /// Other numbers the format prints (Megatron `loss scale`, torchtitan `tps`, ...), by the
   /// name the format uses, in line order.
   std::vector<std::pair<std::string, double>> extra;
@@ -166,13 +169,18 @@ struct CheckpointRecord {
 
 /// `digest`: this rank's own digests at `global_step` (bigmac-train writes one each step and
 /// one at the end): the parameters it holds after the update (at steps 0, 1, 2, 4, ... and the
-/// last) and its first micro-batch of the step. Either may be absent.
+/// last) and its first micro-batch of the step. Either may be absent. A rank that reads the
+/// step's input also gives its sample set: how many samples it consumed over every micro-batch
+/// of the step, and the sum (mod 2^64) of a 64-bit hash of each, so the readers' sets add up to
+/// the step's whatever the order.
 struct DigestRecord {
   RecordOrigin at;
   std::string param_digest;
   std::int64_t global_step = 0;
   std::optional<std::uint64_t> params;        ///< param_digest as a number, when it is one
   std::optional<std::uint64_t> input_digest;  ///< the step's first micro-batch
+  std::optional<std::int64_t> sample_count{};
+  std::optional<std::uint64_t> sample_digest{};
 };
 
 /// `done`: last line of a clean exit.

@@ -99,6 +99,8 @@ struct Writer {
     put(FieldKey::kStepMs, r.step_ms);
     if (r.input_digest) put(FieldKey::kInputDigest, fmt::format("{:016x}", *r.input_digest));
     if (r.param_digest) put(FieldKey::kParamDigest, fmt::format("{:016x}", *r.param_digest));
+    if (r.sample_count) put(FieldKey::kSampleCount, *r.sample_count);
+    if (r.sample_digest) put(FieldKey::kSampleDigest, fmt::format("{:016x}", *r.sample_digest));
     if (r.extra.empty()) return;
     Json& extra = doc["extra"];
     for (const auto& [name, value] : r.extra) extra[name] = number(value);
@@ -139,6 +141,8 @@ struct Writer {
     if (!r.param_digest.empty()) put(FieldKey::kParamDigest, r.param_digest);
     put(FieldKey::kGlobalStep, r.global_step);
     if (r.input_digest) put(FieldKey::kInputDigest, fmt::format("{:016x}", *r.input_digest));
+    if (r.sample_count) put(FieldKey::kSampleCount, *r.sample_count);
+    if (r.sample_digest) put(FieldKey::kSampleDigest, fmt::format("{:016x}", *r.sample_digest));
   }
   void operator()(const DoneRecord& r) {
     put(FieldKey::kSteps, r.steps);

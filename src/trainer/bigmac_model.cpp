@@ -166,6 +166,21 @@ std::string tensor_digest(const at::Tensor& tensor) {
   return fmt::format("{:016x}", mix.hash);
 }
 
+void SampleSet::add(const at::Tensor& tokens) {
+  const auto rows = tokens.detach().to(at::kCPU).contiguous();
+  const std::int64_t n = rows.dim() == 0 ? 1 : rows.size(0);
+  const std::size_t row_bytes =
+      n == 0 ? 0 : static_cast<std::size_t>(rows.numel() / n) * rows.element_size();
+  const auto* bytes = static_cast<const unsigned char*>(rows.data_ptr());
+  for (std::int64_t i = 0; i < n; ++i) {
+    Fnv mix;
+    mix(&row_bytes, sizeof row_bytes);
+    mix(bytes + static_cast<std::size_t>(i) * row_bytes, row_bytes);
+    digest += mix.hash;
+  }
+  count += n;
+}
+
 std::string param_digest(const std::vector<std::pair<std::string, torch::Tensor>>& named) {
   Fnv mix;
   for (const auto& [name, param] : named) {

@@ -101,6 +101,15 @@ std::string param_digest(const std::vector<std::pair<std::string, torch::Tensor>
 /// micro-batch's `input_digest`, equal on two ranks exactly when they read the same samples.
 std::string tensor_digest(const at::Tensor& tensor);
 
+/// The samples of a batch as a set: how many rows `tokens` [batch, ...] holds, and the sum
+/// (mod 2^64) of a 64-bit FNV-1a of each row's length and bytes. Sums over the micro-batches and
+/// the ranks of a step add up to the step's whatever the order: `sample_count`/`sample_digest`.
+struct SampleSet {
+  std::int64_t count = 0;
+  std::uint64_t digest = 0;
+  void add(const at::Tensor& tokens);
+};
+
 /// Mean next-token cross-entropy of logits [batch, seq, vocab] against labels [batch, seq].
 torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& labels);
 

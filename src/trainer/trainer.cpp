@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "trainer/bigmac_model.h"
 #include "trainer/checkpoint_file.h"
@@ -261,9 +262,11 @@ struct Trainer::State {
     auto loss_sum = at::zeros({1}, at::TensorOptions().dtype(dtype).device(device));
     const auto seq = train.seq_length;
     std::string input_digest;
+    SampleSet samples;
     for (int mb = 0; mb < train.gradient_accumulation_steps; ++mb) {
       auto tokens = micro_batch(step, mb);
       if (mb == 0) input_digest = tensor_digest(tokens);
+      samples.add(tokens);
       auto logits = faults.logits(model->forward(tokens.narrow(1, 0, seq)), step);
       auto loss = next_token_loss(logits, tokens.narrow(1, 1, seq));
       (loss * grad_scale).backward();
@@ -285,18 +288,27 @@ struct Trainer::State {
     const double loss = loss_sum.item<double>();
     const double step_ms = elapsed_ms(start);
 
+    // The digests first: a reader that sees the step sees its digests (an early verdict on the
+    // step waits for them, gates/replica_checks.h).
+    log_digests(step, input_digest, samples);
     log_step(step, loss, grad_norm, lr, step_ms);
-    log_digests(step, input_digest);
   }
 
   // Every rank's own digests of the step: its first micro-batch and, at steps 0, 1, 2, 4, 8,
   // ..., its parameters after the update. The replicas of a stage must agree on the
-  // parameters (replicas_in_sync) and read different micro-batches (no_duplicate_samples).
-  void log_digests(int step, const std::string& input_digest) {
+  // parameters (replicas_in_sync) and read different micro-batches (no_duplicate_samples); the
+  // ranks that read input add the step's sample set, which over all of them must be the
+  // baseline's step's (sample_coverage).
+  void log_digests(int step, const std::string& input_digest,
+                   const std::optional<SampleSet>& samples) {
     const bool params_due = step <= 2 || (step & (step - 1)) == 0;
     if (!params_due && input_digest.empty()) return;
     auto event = log.event(EventKind::kDigest).field(FieldKey::kGlobalStep, step);
     if (!input_digest.empty()) event.field(FieldKey::kInputDigest, input_digest);
+    if (samples) {
+      event.field(FieldKey::kSampleCount, samples->count)
+          .field(FieldKey::kSampleDigest, fmt::format("{:016x}", samples->digest));
+    }
     if (params_due) event.field(FieldKey::kParamDigest, param_digest(named_params));
     log.write(event);
   }
@@ -334,9 +346,18 @@ struct Trainer::State {
     loss = reduced[1].item<double>();
     clip_gradients(params, at::scalar_tensor(grad_norm, at::kDouble), train.grad_clip);
     optimizer->step();
-    log_step(step, loss, grad_norm, lr, elapsed_ms(start));
-    // The samples this stage's pipeline replica trains on (a middle stage reads none itself).
-    log_digests(step, tensor_digest(micro_batch(step, 0)));
+    const double step_ms = elapsed_ms(start);
+    // The samples this stage's pipeline replica trains on (a middle stage reads none itself);
+    // the first stage, where they enter, gives the replica's sample set for sample_coverage.
+    std::optional<SampleSet> samples;
+    if (stage == 0) {
+      samples.emplace();
+      for (int mb = 0; mb < train.gradient_accumulation_steps; ++mb) {
+        samples->add(micro_batch(step, mb));
+      }
+    }
+    log_digests(step, tensor_digest(micro_batch(step, 0)), samples);
+    log_step(step, loss, grad_norm, lr, step_ms);
   }
 
   void log_step(int step, double loss, double grad_norm, double lr, double step_ms) {

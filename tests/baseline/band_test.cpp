@@ -44,7 +44,8 @@ TEST(SeriesNoise, IsZeroForAnExponentialDecayAndUnmeasuredForAShortOne) {
   std::vector<double> decay;
   for (int i = 0; i < 20; ++i) decay.push_back(3.0 * std::exp(-i / 6.0));
   EXPECT_NEAR(series_noise(decay, 5).sigma, 0.0, 1e-12);
-  EXPECT_GT(series_noise(values_of(noisy_curve(1, 0.0)), 5).sigma, 0.0);  // a bend reads as a little noise
+  EXPECT_GT(series_noise(values_of(noisy_curve(1, 0.0)), 5).sigma,
+            0.0);  // a bend reads as a little noise
   const SeriesNoise short_series = series_noise(std::vector<double>{1, 2, 3, 4, 5}, 5);
   EXPECT_EQ(short_series.residuals, 0u);
   EXPECT_EQ(short_series.sigma, 0.0);
@@ -134,7 +135,8 @@ TEST(CompareBand, ANoiselessBaselineKeepsTheRelativeFloor) {
 
 Baseline as_baseline(const std::vector<SeriesValue>& s) {
   Baseline b;
-  for (const SeriesValue& v : s) b.steps.push_back(BaselineStep{v.step, v.value, 1.0, 1e-3, 8});
+  for (const SeriesValue& v : s)
+    b.steps.push_back(BaselineStep{v.step, v.value, 1.0, 1e-3, 8, {}, {}});
   return b;
 }
 

@@ -98,6 +98,49 @@ TEST(Baseline, LoadErrorsNameFileAndKey) {
   EXPECT_FALSE(load_baseline("/nonexistent/baseline.json"));
 }
 
+// Each step's sample set: summed over the ranks that read input (the first pipeline stage),
+// one set per rank and step, kept through the file; a set half given is refused.
+TEST(Baseline, SampleSetsAddUpOverTheReadingRanksAndRoundTrip) {
+  auto records = run_records(2);
+  auto digest = [](int rank, std::int64_t step, std::int64_t count, std::uint64_t sum) {
+    logs::DigestRecord d;
+    d.at.rank = rank;
+    d.global_step = step;
+    d.sample_count = count;
+    d.sample_digest = sum;
+    return d;
+  };
+  records.emplace_back(digest(0, 0, 4, 0x10));
+  records.emplace_back(digest(1, 0, 4, 0x20));
+  records.emplace_back(digest(1, 0, 4, 0x20));  // logged twice: counts once
+  records.emplace_back(digest(2, 0, 4, 0x40));  // a later stage's activations: not samples
+  logs::LayoutRecord later;
+  later.at.rank = 2;
+  later.stage = 1;
+  records.emplace_back(later);
+  const Baseline b = summarize_records(records, "demo", "");
+  ASSERT_EQ(b.steps.size(), 2u);
+  EXPECT_EQ(b.steps[0].sample_count, 8);
+  EXPECT_EQ(b.steps[0].sample_digest, 0x30u);
+  EXPECT_FALSE(b.steps[1].sample_count);
+  const nlohmann::json j = to_json(b);
+  EXPECT_EQ(j["steps"][0]["sample_digest"], "0000000000000030");
+  EXPECT_FALSE(j["steps"][1].contains("sample_count"));
+  auto back = baseline_from_json(j, "b.json");
+  ASSERT_TRUE(back) << back.error().format();
+  EXPECT_EQ(to_json(*back), j);
+  nlohmann::json half = j;
+  half["steps"][0].erase("sample_digest");
+  auto refused = baseline_from_json(half, "b.json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().key, "steps[0].sample_digest");
+  nlohmann::json bad_hex = j;
+  bad_hex["steps"][0]["sample_digest"] = "xyz";
+  refused = baseline_from_json(bad_hex, "b.json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().key, "steps[0].sample_digest");
+}
+
 // D14: a baseline with a step twice, out of order or below 0 compared against the wrong steps;
 // D19: a malformed table was called "fingerprint: expected tables" whichever it was.
 TEST(Baseline, StepsMustBeEachOnceInOrderFromZero) {

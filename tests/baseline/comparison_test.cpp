@@ -14,8 +14,13 @@ Baseline series(std::vector<double> losses, std::string device = "cpu", std::int
   b.fingerprint.device = std::move(device);
   b.fingerprint.world_size = world;
   for (std::size_t i = 0; i < losses.size(); ++i) {
-    b.steps.push_back(BaselineStep{static_cast<std::int64_t>(i), losses[i],
-                                   1.0 + 0.01 * static_cast<double>(i), 1e-3, 8});
+    b.steps.push_back(BaselineStep{static_cast<std::int64_t>(i),
+                                   losses[i],
+                                   1.0 + 0.01 * static_cast<double>(i),
+                                   1e-3,
+                                   8,
+                                   {},
+                                   {}});
   }
   return b;
 }

@@ -444,7 +444,7 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
 // | lr_scale_by_world                    | dp     | lr_vs_baseline           |
 // | hang_rank=1:2                        | dp     | exit_status (stalled)    |
 // | master_port_offset=1:1               | dp     | exit_status (stalled)    |
-// | ragged_microbatch                    | dp     | loss_vs_baseline         |
+// | ragged_microbatch                    | dp     | sample_coverage          |
 // | unsharded_data                       | dp     | no_duplicate_samples     |
 // | unreduced_grads                      | dp     | replicas_in_sync         |
 // | rank_seeded_init                     | dp     | param_digest             |
@@ -476,7 +476,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {"faults.master_port_offset=1:1", "launch.init_timeout_s=3"},
                  "dp",
                  "exit_status"},
-        FaultRow{"ragged_microbatch", {"faults.ragged_microbatch=true"}, "dp", "loss_vs_baseline"},
+        FaultRow{"ragged_microbatch", {"faults.ragged_microbatch=true"}, "dp", "sample_coverage"},
         // The invariants of data parallelism, from every rank's own digests (issue 27).
         FaultRow{"unsharded_data",
                  {"faults.unsharded_data=true"},

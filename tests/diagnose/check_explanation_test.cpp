@@ -86,7 +86,8 @@ TEST(CheckExplanation, EveryClassOfTheCatalogExplainsSomeCheck) {
                           "no_idle_stage",
                           "fresh_start",
                           "replicas_in_sync",
-                          "no_duplicate_samples"};
+                          "no_duplicate_samples",
+                          "sample_coverage"};
   std::vector<std::string> classes;
   for (const Signature& s : catalog->signatures) classes.push_back(s.text.klass);
   for (const RuleText& r : catalog->rules) classes.push_back(r.text.klass);

@@ -624,7 +624,7 @@ TEST(MetricRules, RanksThatTrainedAloneUnderTheProbeAreNotDistributed) {
   for (int r = 0; r < 2; ++r) {
     logs[static_cast<std::size_t>(r)].rank = r;
     logs[static_cast<std::size_t>(r)].probe_ran = true;
-    logs[static_cast<std::size_t>(r)].step_digests.push_back({0, 0x10, 0x20, {r, 4, 0}});
+    logs[static_cast<std::size_t>(r)].step_digests.push_back({0, 0x10, 0x20, {r, 4, 0}, {}, {}});
   }
   MetricInput input;
   input.logs = logs;
@@ -636,7 +636,8 @@ TEST(MetricRules, RanksThatTrainedAloneUnderTheProbeAreNotDistributed) {
   // Replicas of a group that formed: the same samples, then parameters apart.
   for (logs::RankLog& l : logs) {
     l.pg_ready.push_back(logs::PgReadyRecord{{l.rank, 2, 0}, 1.0, 2, "gloo"});
-    l.step_digests.push_back({1, 0x11 + static_cast<std::uint64_t>(l.rank), 0x30, {l.rank, 6, 0}});
+    l.step_digests.push_back(
+        {1, 0x11 + static_cast<std::uint64_t>(l.rank), 0x30, {l.rank, 6, 0}, {}, {}});
   }
   logs[1].step_digests[1].param = 0x31;
   input.logs = logs;

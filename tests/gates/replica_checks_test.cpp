@@ -21,8 +21,12 @@ GateEvidence two_replicas() {
     RankEvidence& rank = e.ranks.back();
     rank.probe_ran = true;
     for (std::int64_t s = 0; s < 3; ++s) {
-      rank.step_digests.push_back({s, 0x1000u + static_cast<std::uint64_t>(10 * s + r),
-                                   0x2000u + static_cast<std::uint64_t>(s), at(r, 30 + s)});
+      rank.step_digests.push_back({s,
+                                   0x1000u + static_cast<std::uint64_t>(10 * s + r),
+                                   0x2000u + static_cast<std::uint64_t>(s),
+                                   at(r, 30 + s),
+                                   {},
+                                   {}});
     }
   }
   return e;
@@ -85,6 +89,120 @@ TEST(LayoutDependentOrder, IsSaidOnlyWhenTheFirstStepsLossIsNotTheBaselines) {
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("the first step's loss is"), std::string::npos) << *why;
   EXPECT_NE(why->find("the replicas stay in sync (3 digested steps)"), std::string::npos) << *why;
+}
+
+// The baseline's sample sets: step s consumed samples 16s .. 16s+15, each hashed to h(i).
+std::uint64_t sample_hash(std::int64_t i) {
+  return 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(i + 1);
+}
+
+baseline::Baseline baseline_with_samples(int steps = 3) {
+  baseline::Baseline base = baseline_of(single_evidence(steps));
+  for (baseline::BaselineStep& s : base.steps) {
+    std::uint64_t sum = 0;
+    for (std::int64_t i = 16 * s.global_step; i < 16 * s.global_step + 16; ++i)
+      sum += sample_hash(i);
+    s.sample_count = 16;
+    s.sample_digest = sum;
+  }
+  return base;
+}
+
+// Rank r of two reads `per_rank` samples of step s starting at `first(s, r)`.
+template <class First>
+void give_samples(GateEvidence& e, std::int64_t per_rank, First first) {
+  for (int r = 0; r < 2; ++r) {
+    for (logs::RankLog::StepDigests& d : e.ranks[static_cast<std::size_t>(r)].step_digests) {
+      std::uint64_t sum = 0;
+      for (std::int64_t i = first(d.step, r); i < first(d.step, r) + per_rank; ++i) {
+        sum += sample_hash(i);
+      }
+      d.sample_count = per_rank;
+      d.sample_digest = sum;
+    }
+  }
+}
+
+TEST(SampleCoverage, TheBaselinesSamplesSplitOverTheRanksPassAndKeepTheComparisonStepByStep) {
+  const baseline::Baseline base = baseline_with_samples();
+  GateEvidence e = two_replicas();
+  give_samples(e, 8, [](std::int64_t s, int r) { return 16 * s + 8 * r; });
+  const GatePlan p = plan("dp");
+  const CheckResult r = run_check(check_sample_coverage, e, p, &base);
+  EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_NE(r.message.find("exactly the baseline's samples at all 3 steps"), std::string::npos)
+      << r.message;
+  // Even with a first loss apart (a gradient fault), the data is the baseline's: no band.
+  e.ranks[0].steps[0].loss = *base.steps.front().loss * 1.01;
+  EXPECT_EQ(judge_data_order(CheckContext{e, p, &base, CheckParams({})}).kind,
+            DataOrder::kStepByStep);
+}
+
+// The ragged micro-batch: each rank's last one is a sample short.
+TEST(SampleCoverage, ACountThatIsNotTheBaselinesFailsAtThatStepNamingEveryRank) {
+  const baseline::Baseline base = baseline_with_samples();
+  GateEvidence e = two_replicas();
+  give_samples(e, 7, [](std::int64_t s, int r) { return 16 * s + 8 * r; });
+  const CheckResult r = run_check(check_sample_coverage, e, plan("dp"), &base);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("step 0 consumed 14 samples over the ranks that read input (rank 0: "
+                           "7, rank 1: 7), the baseline's step 16"),
+            std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("2 were dropped"), std::string::npos) << r.message;
+  EXPECT_EQ(r.certain_at, 0);
+  EXPECT_EQ(r.route_back, "dp");
+}
+
+// A sampler that deals samples to ranks: as many, other ones; the order is the layout's.
+TEST(SampleCoverage, AsManyOtherSamplesPassAndProveTheOrderDependsOnTheLayout) {
+  const baseline::Baseline base = baseline_with_samples();
+  GateEvidence e = two_replicas();
+  give_samples(e, 8, [](std::int64_t s, int r) { return 16 * s + 8 * r + 1000; });
+  const GatePlan p = plan("dp");
+  const CheckResult r = run_check(check_sample_coverage, e, p, &base);
+  EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_NE(r.message.find("but other ones from step 0"), std::string::npos) << r.message;
+  const DataOrder order = judge_data_order(CheckContext{e, p, &base, CheckParams({})});
+  EXPECT_EQ(order.kind, DataOrder::kBand) << order.why;
+  EXPECT_NE(order.why.find("consume as many samples as the baseline but other ones"),
+            std::string::npos)
+      << order.why;
+}
+
+// Live: rank 0's sample set of step 0 is in, rank 1's not yet. Nothing may be certain on it.
+TEST(SampleCoverage, ASetNotInFromEveryRankYetLeavesTheDataOrderPending) {
+  const baseline::Baseline base = baseline_with_samples();
+  GateEvidence e = two_replicas();
+  give_samples(e, 7, [](std::int64_t s, int r) { return 16 * s + 8 * r; });
+  for (RankEvidence& rank : e.ranks) rank.step_digests.resize(1);
+  e.ranks[1].step_digests.clear();
+  const GatePlan p = plan("dp");
+  const CheckResult r = run_check(check_sample_coverage, e, p, &base);
+  EXPECT_FALSE(r.unobservable.empty()) << r.message;
+  EXPECT_EQ(judge_data_order(CheckContext{e, p, &base, CheckParams({})}).kind, DataOrder::kPending);
+}
+
+TEST(SampleCoverage, NoSetsOrAnInputWhoseFirstDimensionIsNotTheBatchAreNotJudged) {
+  const baseline::Baseline base = baseline_with_samples();
+  GateEvidence e = two_replicas();
+  EXPECT_FALSE(run_check(check_sample_coverage, e, plan("dp"), &base).unobservable.empty());
+  // Sequence-first [35, 20] in the baseline, [35, 10] per rank: rows are time steps.
+  baseline::Baseline seq_first = base;
+  seq_first.structure.input_shape = {35, 20};
+  give_samples(e, 7, [](std::int64_t s, int r) { return 16 * s + 8 * r; });
+  for (RankEvidence& rank : e.ranks) {
+    rank.batches.clear();
+    logs::BatchRecord b;
+    b.at = at(rank.rank, 3);
+    b.input_shape = {35, 10};
+    rank.batches.push_back(b);
+  }
+  const CheckResult r = run_check(check_sample_coverage, e, plan("dp"), &seq_first);
+  EXPECT_TRUE(r.passed) << r.message;
+  EXPECT_NE(r.message.find("not applicable: rank 0's input is 35x10, the baseline's 35x20"),
+            std::string::npos)
+      << r.message;
 }
 
 TEST(FreshStart, ALoadOfACheckpointAnEarlierGateWroteFailsBeforeStepZero) {

@@ -21,7 +21,8 @@ sys.path.insert(0, str(REPO / "probe"))
 
 import bigmac_probe  # noqa: E402
 from bigmac_probe.argparse_record import describe, instrument_argparse  # noqa: E402
-from bigmac_probe.digests import INPUT_DIGEST_LIMIT, input_digest, is_digest_step  # noqa: E402
+from bigmac_probe.digests import INPUT_DIGEST_LIMIT, SAMPLE_ROW_LIMIT, input_digest, is_digest_step, sample_set  # noqa: E402
+from bigmac_probe.step_tracker import StepTracker  # noqa: E402
 from bigmac_probe.event_log import EventLog, expand_path  # noqa: E402
 from bigmac_probe.failsafe import Failsafe  # noqa: E402
 from bigmac_probe.import_hook import PostImportHook  # noqa: E402
@@ -105,6 +106,36 @@ class Digests(unittest.TestCase):
                          (self.sha("float32[1000000, 1000000]", torch.ones(1 << 18).numpy().tobytes()), 1 << 20))
         x = torch.ones(2, 3, requires_grad=True)
         self.assertEqual(input_digest(torch, x * 2), input_digest(torch, torch.full((2, 3), 2.0)), "grad or not")
+
+    def test_a_sample_set_adds_up_whatever_the_split_and_the_order(self):
+        rows = torch.arange(6 * 5, dtype=torch.int64).reshape(6, 5)
+        whole = sample_set(torch, rows)
+        self.assertEqual(whole[0], 6)
+        halves = [sample_set(torch, rows[:2]), sample_set(torch, rows[2:])]
+        self.assertEqual((halves[0][0] + halves[1][0], (halves[0][1] + halves[1][1]) % (1 << 64)), whole)
+        self.assertEqual(sample_set(torch, rows.flip(0)), whole, "the order does not count")
+        self.assertNotEqual(sample_set(torch, rows[:5])[1], whole[1])
+        # Each row: dtype, one row's shape and its bytes, by hand.
+        row = rows[3]
+        want = int.from_bytes(hashlib.sha256(b"int64[5]" + row.numpy().tobytes()).digest()[:8], "big")
+        self.assertEqual(sample_set(torch, rows[3:4]), (1, want))
+        # Only a row's first 4 KiB is read: two rows equal there hash alike.
+        long_rows = torch.zeros(2, SAMPLE_ROW_LIMIT // 4 + 10, dtype=torch.float32)
+        long_rows[1, -1] = 1.0
+        count, total = sample_set(torch, long_rows)
+        one = sample_set(torch, long_rows[:1])[1]
+        self.assertEqual((count, total), (2, (2 * one) % (1 << 64)))
+
+    def test_a_step_without_a_readable_micro_batch_has_no_sample_set(self):
+        steps = StepTracker(torch, 0.0)
+        steps.note_samples((4, 10))
+        steps.note_samples((4, 20))
+        self.assertEqual(steps.take_samples(), {"sample_count": 8, "sample_digest": "%016x" % 30})
+        self.assertEqual(steps.take_samples(), {})
+        steps.note_samples((4, 10))
+        steps.note_samples(None)
+        steps.note_samples((4, 10))
+        self.assertEqual(steps.take_samples(), {}, "one unreadable micro-batch: no set")
 
     def test_params_are_digested_after_steps_0_1_2_and_the_powers_of_two(self):
         self.assertEqual([s for s in range(1100) if is_digest_step(s)],

@@ -170,6 +170,9 @@ class Digests(ProbeCase):
                                  (want_input, [4, 16], 4 * 16 * 4), "the step's first micro-batch")
                 if "param_digest" in s:
                     self.assertEqual((s["param_digest"], s["params_after_step"]), (want_params, True))
+                # Every micro-batch of the step, 2 of 4 samples each: the step's sample set.
+                self.assertEqual(s["sample_count"], 8, "the samples of both micro-batches")
+                self.assertRegex(s["sample_digest"], r"^[0-9a-f]{16}$")
             out[r] = (printed, steps)
         return d, out
 
@@ -184,11 +187,15 @@ class Digests(ProbeCase):
             self.assertEqual(s0.get("param_digest"), s1.get("param_digest"), "replicas in sync")
         self.assertEqual(len({s["param_digest"] for s in steps0 if "param_digest" in s}), len(self.DIGEST_STEPS),
                          "the parameters change every step")
+        # The sampler deals distinct samples: the two ranks' sets differ at every step.
+        for s0, s1 in zip(steps0, steps1):
+            self.assertNotEqual(s0["sample_digest"], s1["sample_digest"])
 
     def test_ranks_reading_the_same_samples_have_equal_input_digests(self):
         _, out = self.digests("same", ["--same-samples"])
         (_, steps0), (_, steps1) = out[0], out[1]
         self.assertEqual([s["input_digest"] for s in steps0], [s["input_digest"] for s in steps1])
+        self.assertEqual([s["sample_digest"] for s in steps0], [s["sample_digest"] for s in steps1])
         self.assertEqual(len({s["input_digest"] for s in steps0}), self.STEPS, "a new batch every step")
         self.assertEqual([s.get("param_digest") for s in steps0], [s.get("param_digest") for s in steps1])
 
