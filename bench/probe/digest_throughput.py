@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """What the probe's digests cost per MB: `param_digest` (every parameter, whole, copied to the
 host and hashed with SHA-256) and `input_digest` (a forward's first input, its first
-INPUT_DIGEST_LIMIT bytes), on float32 tensors of several sizes, in CPU milliseconds per MB.
+INPUT_DIGEST_LIMIT bytes), on float32 tensors of several sizes, in CPU milliseconds per MB; and
+what a micro-batch's sample set costs (`sample_set`: each row's first SAMPLE_ROW_LIMIT bytes
+hashed), by rows per micro-batch.
 
     /usr/bin/python3 bench/probe/digest_throughput.py [--sizes 1,16,64] [--repeats 9]
 
@@ -17,7 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "probe"))
 import torch  # noqa: E402
 
-from bigmac_probe.digests import INPUT_DIGEST_LIMIT, input_digest, param_digest  # noqa: E402
+from bigmac_probe.digests import (INPUT_DIGEST_LIMIT, SAMPLE_ROW_LIMIT, input_digest, param_digest,  # noqa: E402
+                                  sample_set)
 
 MB = 1_000_000
 
@@ -34,6 +37,7 @@ def cpu_ms(fn, repeats):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1,16,64", help="MB of parameters / input, comma separated")
+    ap.add_argument("--rows", default="8,64,512", help="rows (samples) per micro-batch, comma separated")
     ap.add_argument("--repeats", type=int, default=9)
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -48,6 +52,15 @@ def main():
         i_ms = cpu_ms(lambda: input_digest(torch, batch), args.repeats)
         hashed = input_digest(torch, batch)[1] / MB
         print(f"{size:>5} {p_ms:>16.2f} {p_ms / size:>7.3f} {i_ms:>16.3f} {hashed:>10.3f}")
+    print(f"sample sets: rows of 3x32x32 float32 (12 KB, {SAMPLE_ROW_LIMIT} bytes hashed each), "
+          "and of 512 int64 tokens (4 KB)")
+    print(f"{'rows':>5} {'image rows ms':>14} {'token rows ms':>14} {'us/row':>7}")
+    for rows in (int(r) for r in args.rows.split(",")):
+        images = torch.randn(rows, 3, 32, 32)
+        tokens = torch.randint(0, 50000, (rows, 512))
+        im_ms = cpu_ms(lambda: sample_set(torch, images), args.repeats)
+        tok_ms = cpu_ms(lambda: sample_set(torch, tokens), args.repeats)
+        print(f"{rows:>5} {im_ms:>14.3f} {tok_ms:>14.3f} {1000 * im_ms / rows:>7.1f}")
 
 
 if __name__ == "__main__":
