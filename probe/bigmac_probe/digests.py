@@ -67,15 +67,17 @@ def input_digest(torch, tensor, limit=INPUT_DIGEST_LIMIT):
     return sha.hexdigest()[:16], n * size
 
 
-SAMPLE_ROW_LIMIT = 4096  # bytes of each sample hashed at most (its first 4 KiB, row-major)
+SAMPLE_ROW_LIMIT = 1024  # bytes of each sample hashed at most, spread over the whole row
 
 
 def sample_set(torch, tensor, limit=SAMPLE_ROW_LIMIT):
     """(count, sum) of a micro-batch's samples: its rows along the first dimension, each hashed
-    (SHA-256, 64 bits) over the dtype, the shape of one row and the row's first `limit` bytes;
-    the sum mod 2^64 of the hashes adds up over the micro-batches and the ranks of a step
-    whatever the order, so the orchestrator compares a data-parallel step's samples with the
-    single process's (`sample_coverage`). A device tensor's part is copied to the host."""
+    (SHA-256, 64 bits) over the dtype, the shape of one row and at most `limit` bytes of it,
+    elements taken at an even stride over the whole row (a shared prefix, such as a common
+    prompt or padding, does not make two samples alike); the sum mod 2^64 of the hashes adds up
+    over the micro-batches and the ranks of a step whatever the order, so the orchestrator
+    compares a data-parallel step's samples with the single process's (`sample_coverage`). A
+    device tensor's part is copied to the host."""
     with torch.no_grad():
         t = tensor.detach()
         if t.dim() == 0:
@@ -84,8 +86,10 @@ def sample_set(torch, tensor, limit=SAMPLE_ROW_LIMIT):
         if rows == 0:
             return 0, 0
         flat = t.reshape(rows, -1)
-        n = min(flat.shape[1], max(limit // t.element_size(), 1))
-        raw = flat[:, :n].contiguous().cpu().view(torch.uint8).numpy()
+        budget = max(limit // t.element_size(), 1)
+        if flat.shape[1] > budget:
+            flat = flat[:, ::-(-flat.shape[1] // budget)]
+        raw = flat.contiguous().cpu().view(torch.uint8).numpy()
         header = _header(t.dtype, t.shape[1:])
         total = 0
         for i in range(rows):

@@ -119,12 +119,16 @@ class Digests(unittest.TestCase):
         row = rows[3]
         want = int.from_bytes(hashlib.sha256(b"int64[5]" + row.numpy().tobytes()).digest()[:8], "big")
         self.assertEqual(sample_set(torch, rows[3:4]), (1, want))
-        # Only a row's first 4 KiB is read: two rows equal there hash alike.
-        long_rows = torch.zeros(2, SAMPLE_ROW_LIMIT // 4 + 10, dtype=torch.float32)
-        long_rows[1, -1] = 1.0
-        count, total = sample_set(torch, long_rows)
-        one = sample_set(torch, long_rows[:1])[1]
-        self.assertEqual((count, total), (2, (2 * one) % (1 << 64)))
+        # A long row is read at an even stride over its whole length, SAMPLE_ROW_LIMIT bytes in
+        # all: a shared prefix longer than that still leaves two samples apart; an element
+        # between the strided ones is not read.
+        budget = SAMPLE_ROW_LIMIT // 4
+        long_rows = torch.zeros(3, 2 * budget, dtype=torch.float32)
+        long_rows[1, -2] = 1.0  # read: index 2 * budget - 2 is on the stride of 2
+        long_rows[2, -1] = 1.0  # not read
+        hashes = [sample_set(torch, long_rows[i:i + 1])[1] for i in range(3)]
+        self.assertNotEqual(hashes[0], hashes[1], "a difference at the end of the row counts")
+        self.assertEqual(hashes[0], hashes[2])
 
     def test_a_step_without_a_readable_micro_batch_has_no_sample_set(self):
         steps = StepTracker(torch, 0.0)
