@@ -53,11 +53,11 @@ PROGRAMS = {
                     "--manualSeed", "1", "--outf", "out"],
     },
     "vae": {
-        "data": ["fake_mnist.py", "../data"],
+        "data": ["fake_digits.py", "../data"],
         "command": ["main.py", "--batch-size", "16", "--epochs", "1", "--log-interval", "1"],
     },
     "siamese_network": {
-        "data": ["fake_mnist.py", "../data"],
+        "data": ["fake_digits.py", "../data"],
         "command": ["main.py", "--batch-size", "16", "--test-batch-size", "64", "--epochs", "1",
                     "--log-interval", "1"],
     },

@@ -5,7 +5,7 @@ torchvision 0.14's datasets.MNIST(root, download=True) only checks that the four
 idx files exist under ROOT/MNIST/raw/ (no checksum), then parses them, so these small
 files stand in for the real download.  Deterministic: the same bytes on every run.
 
-usage: python3 fake_mnist.py ROOT [--train N] [--test N]
+usage: python3 fake_digits.py ROOT [--train N] [--test N]
 """
 import argparse
 import os
