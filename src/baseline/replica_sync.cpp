@@ -51,6 +51,8 @@ ReplicaScan scan_duplicate_inputs(const std::vector<const logs::RankLog*>& repli
       replicas, [](const logs::RankLog::StepDigests& d) { return d.input; }, Wanted::kDistinct);
 }
 
+namespace {
+
 std::string batch_dim_mismatch(const std::vector<std::int64_t>& baseline_shape,
                                const std::vector<const logs::RankLog*>& readers) {
   if (baseline_shape.empty()) return {};
@@ -102,9 +104,8 @@ std::vector<StepSamples> step_samples(const std::vector<const logs::RankLog*>& r
   return out;
 }
 
-SampleCoverage compare_samples(const std::vector<StepSamples>& run,
-                               const std::vector<BaselineStep>& baseline) {
-  SampleCoverage out;
+void compare_samples(const std::vector<StepSamples>& run, const std::vector<BaselineStep>& baseline,
+                     SampleCoverage& out) {
   std::map<std::int64_t, const BaselineStep*> base;
   for (const BaselineStep& s : baseline) {
     if (s.sample_count && s.sample_digest) base[s.global_step] = &s;
@@ -116,12 +117,26 @@ SampleCoverage compare_samples(const std::vector<StepSamples>& run,
     if (s.count != *it->second->sample_count) {
       out.count_differs = s;
       out.baseline_count = *it->second->sample_count;
-      return out;
+      return;
     }
     if (s.digest != *it->second->sample_digest && out.first_other_samples < 0) {
       out.first_other_samples = s.step;
     }
   }
+}
+
+}  // namespace
+
+SampleCoverage cover_samples(const std::vector<const logs::RankLog*>& readers,
+                             const std::vector<BaselineStep>& baseline_steps,
+                             const std::vector<std::int64_t>& baseline_shape) {
+  SampleCoverage out;
+  out.not_comparable = batch_dim_mismatch(baseline_shape, readers);
+  if (!out.not_comparable.empty()) return out;
+  out.logged = logs_sample_sets(readers);
+  const std::vector<StepSamples> run = step_samples(readers);
+  out.steps_logged = static_cast<std::int64_t>(run.size());
+  compare_samples(run, baseline_steps, out);
   return out;
 }
 

@@ -50,23 +50,17 @@ struct StepSamples {
   logs::RecordOrigin at;                               ///< the first reader's record of it
 };
 
-/// Each step that every one of `readers` (the ranks that read a step's input: one per replica of
-/// the first stage) logged a sample set for; a step some reader has not logged yet is left out.
-std::vector<StepSamples> step_samples(const std::vector<const logs::RankLog*>& readers);
-
-/// Why the samples of a sample set (the rows along the input's first dimension) cannot be
-/// compared with the baseline's: the shape of one row of the readers' first input differs from
-/// the baseline's, so the first dimension is not the batch (a sequence-first [seq, batch]
-/// input). Empty when they agree, or when a shape is not known.
-std::string batch_dim_mismatch(const std::vector<std::int64_t>& baseline_shape,
-                               const std::vector<const logs::RankLog*>& readers);
-
-/// Whether any of `ranks` logged a sample set at all.
-bool logs_sample_sets(const std::vector<const logs::RankLog*>& ranks);
-
-/// How a run's steps cover the baseline's samples, step by step ("every sample once").
+/// How the steps of `readers` (the ranks that read a step's input: one per replica of the first
+/// stage) cover the baseline's samples, step by step ("every sample once"). A step some reader
+/// has not logged a sample set for yet is left out.
 struct SampleCoverage {
-  std::int64_t steps_compared = 0;  ///< steps with a sample set in the run and the baseline
+  /// Why the sets cannot be compared: one row of the readers' first input (all but its first
+  /// dimension) has another shape than the baseline's, so that dimension is not the batch (a
+  /// sequence-first [seq, batch] input). Then nothing below is filled in.
+  std::string not_comparable;
+  bool logged = false;              ///< some reader logged a sample set
+  std::int64_t steps_logged = 0;    ///< steps with every reader's set
+  std::int64_t steps_compared = 0;  ///< of those, steps the baseline has a set for too
   /// The first step whose count is not the baseline's: samples dropped or read twice.
   std::optional<StepSamples> count_differs;
   std::int64_t baseline_count = 0;  ///< the baseline's count at that step
@@ -75,7 +69,8 @@ struct SampleCoverage {
   std::int64_t first_other_samples = -1;
 };
 
-SampleCoverage compare_samples(const std::vector<StepSamples>& run,
-                               const std::vector<BaselineStep>& baseline);
+SampleCoverage cover_samples(const std::vector<const logs::RankLog*>& readers,
+                             const std::vector<BaselineStep>& baseline_steps,
+                             const std::vector<std::int64_t>& baseline_shape);
 
 }  // namespace bigmac::baseline

@@ -180,10 +180,9 @@ void replica_invariants(const MetricInput& in, std::vector<Finding>& out) {
            {evidence(p->a, p->step, "param_digest"), evidence(p->b, p->step, "param_digest")},
            p->b.rank});
     }
-    if (stage == by_stage.begin()->first && in.baseline != nullptr &&
-        baseline::batch_dim_mismatch(in.baseline->input_shape, replicas).empty()) {
+    if (stage == by_stage.begin()->first && in.baseline != nullptr) {
       const baseline::SampleCoverage cov =
-          baseline::compare_samples(baseline::step_samples(replicas), in.baseline->sample_steps);
+          baseline::cover_samples(replicas, in.baseline->sample_steps, in.baseline->input_shape);
       if (cov.count_differs) {
         const baseline::StepSamples& s = *cov.count_differs;
         Evidence e;

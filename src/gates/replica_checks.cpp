@@ -115,19 +115,15 @@ CheckResult check_sample_coverage(const CheckContext& ctx) {
   const Groups g = replica_groups(ctx);
   if (!g.unknown.empty()) return unobservable(name, g.unknown, {"layout"});
   const std::vector<const logs::RankLog*>& readers = g.groups.front();
-  if (const std::string why =
-          baseline::batch_dim_mismatch(ctx.baseline->structure.input_shape, readers);
-      !why.empty()) {
-    return pass(name, "not applicable: " + why);
-  }
-  const std::vector<baseline::StepSamples> run = baseline::step_samples(readers);
-  if (run.empty()) {
+  const baseline::SampleCoverage cov =
+      baseline::cover_samples(readers, ctx.baseline->steps, ctx.baseline->structure.input_shape);
+  if (!cov.not_comparable.empty()) return pass(name, "not applicable: " + cov.not_comparable);
+  if (cov.steps_logged == 0) {
     return unobservable(
         name,
         fmt::format("no step has the sample sets of all {} ranks that read input", readers.size()),
         {"sample_count"});
   }
-  const baseline::SampleCoverage cov = baseline::compare_samples(run, ctx.baseline->steps);
   if (cov.steps_compared == 0) {
     CheckResult r = unobservable(
         name,
@@ -188,19 +184,15 @@ DataOrder judge_data_order(const CheckContext& ctx) {
   // (sample_coverage fails: compared step by step).
   std::string samples_note;
   const std::vector<const logs::RankLog*>& readers = g.groups.front();
-  const bool comparable =
-      baseline::batch_dim_mismatch(ctx.baseline->structure.input_shape, readers).empty();
   const baseline::SampleCoverage cov =
-      comparable ? baseline::compare_samples(baseline::step_samples(readers), ctx.baseline->steps)
-                 : baseline::SampleCoverage{};
-  const bool base_has_samples =
-      comparable && !base_steps.empty() && base_steps.front().sample_count;
+      baseline::cover_samples(readers, base_steps, ctx.baseline->structure.input_shape);
+  const bool base_has_samples = !base_steps.empty() && base_steps.front().sample_count;
   if (cov.steps_compared > 0) {
     if (cov.count_differs || cov.first_other_samples < 0) return {DataOrder::kStepByStep, {}};
     samples_note = fmt::format(
         ", and from step {} they consume as many samples as the baseline but other ones",
         cov.first_other_samples);
-  } else if (base_has_samples && baseline::logs_sample_sets(readers)) {
+  } else if (base_has_samples && cov.logged) {
     return {DataOrder::kPending,
             fmt::format("the sample sets of step {} are not in from all {} ranks that read input",
                         first_step, readers.size())};
