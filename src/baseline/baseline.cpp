@@ -87,28 +87,55 @@ Baseline summarize_records(const std::vector<logs::Record>& records, std::string
       if (layout->stage > 0) later_stages.insert(layout->at.rank);
     }
   }
-  std::map<std::pair<int, std::int64_t>, std::pair<std::int64_t, std::uint64_t>> per_rank;
+  struct RankSet {
+    std::int64_t count = 0;
+    std::uint64_t digest = 0;
+    const std::vector<std::uint64_t>* hashes = nullptr;
+  };
+  std::map<std::pair<int, std::int64_t>, RankSet> per_rank;
   auto note = [&](int rank, std::int64_t step, const std::optional<std::int64_t>& count,
-                  const std::optional<std::uint64_t>& digest) {
+                  const std::optional<std::uint64_t>& digest,
+                  const std::vector<std::uint64_t>& hashes) {
     if (count && digest && !later_stages.contains(rank)) {
-      per_rank.try_emplace({rank, step}, *count, *digest);
+      const bool whole = static_cast<std::int64_t>(hashes.size()) == *count;
+      per_rank.try_emplace({rank, step}, RankSet{*count, *digest, whole ? &hashes : nullptr});
     }
   };
   for (const logs::Record& record : records) {
     if (const auto* d = std::get_if<logs::DigestRecord>(&record)) {
-      note(d->at.rank, d->global_step, d->sample_count, d->sample_digest);
+      note(d->at.rank, d->global_step, d->sample_count, d->sample_digest, d->sample_hashes);
     }
   }
   for (const logs::Record& record : records) {
     if (const auto* s = std::get_if<logs::StepRecord>(&record)) {
-      note(s->at.rank, s->global_step, s->sample_count, s->sample_digest);
+      note(s->at.rank, s->global_step, s->sample_count, s->sample_digest, s->sample_hashes);
     }
   }
-  std::map<std::int64_t, std::pair<std::int64_t, std::uint64_t>> samples;
+  struct StepSet {
+    std::int64_t count = 0;
+    std::uint64_t sum = 0;
+    std::optional<std::int64_t> repeats;
+  };
+  std::map<std::int64_t, StepSet> samples;
   for (const auto& [at, set] : per_rank) {
-    auto& [count, sum] = samples[at.second];
-    count += set.first;
-    sum += set.second;
+    StepSet& s = samples[at.second];
+    s.count += set.count;
+    s.sum += set.digest;
+  }
+  // Samples read again, step by step, while every reader's hashes are there (a map: in order).
+  std::set<std::uint64_t> seen;
+  std::int64_t repeats = 0;
+  for (auto& [step, set] : samples) {
+    bool whole = true;
+    for (const auto& [at, rank_set] : per_rank) {
+      if (at.second == step && rank_set.hashes == nullptr) whole = false;
+    }
+    if (!whole) break;
+    for (const auto& [at, rank_set] : per_rank) {
+      if (at.second != step) continue;
+      for (const std::uint64_t h : *rank_set.hashes) repeats += seen.insert(h).second ? 0 : 1;
+    }
+    set.repeats = repeats;
   }
   for (const logs::Record& record : records) {
     if (const auto* run = std::get_if<logs::RunRecord>(&record)) {
@@ -133,11 +160,18 @@ Baseline summarize_records(const std::vector<logs::Record>& records, std::string
       }
     } else if (const auto* step = std::get_if<logs::StepRecord>(&record)) {
       if (step->at.rank != step_rank) continue;
-      BaselineStep out{
-          step->global_step, step->loss, step->grad_norm, step->lr, step->samples_per_step, {}, {}};
+      BaselineStep out{step->global_step,
+                       step->loss,
+                       step->grad_norm,
+                       step->lr,
+                       step->samples_per_step,
+                       {},
+                       {},
+                       {}};
       if (const auto it = samples.find(step->global_step); it != samples.end()) {
-        out.sample_count = it->second.first;
-        out.sample_digest = it->second.second;
+        out.sample_count = it->second.count;
+        out.sample_digest = it->second.sum;
+        out.sample_repeats = it->second.repeats;
       }
       b.steps.push_back(out);
     }
@@ -225,6 +259,7 @@ nlohmann::json to_json(const Baseline& b) {
     if (s.sample_count && s.sample_digest) {
       steps.back()["sample_count"] = *s.sample_count;
       steps.back()["sample_digest"] = fmt::format("{:016x}", *s.sample_digest);
+      if (s.sample_repeats) steps.back()["sample_repeats"] = *s.sample_repeats;
     }
   }
   const Fingerprint& f = b.fingerprint;
@@ -325,6 +360,7 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
   auto steps = json.find("steps");
   if (steps == json.end() || !steps->is_array())
     return tl::unexpected(input_error(path, "steps", "expected an array of steps"));
+  std::int64_t previous_reads = 0;  // samples the steps before this one read
   for (std::size_t i = 0; i < steps->size(); ++i) {
     const nlohmann::json& step = (*steps)[i];
     const std::string where = fmt::format("steps[{}].", i);
@@ -397,6 +433,16 @@ Expected<Baseline> baseline_from_json(const nlohmann::json& json, const std::str
       }
       out.sample_count = **sample_count;
       out.sample_digest = value;
+      auto repeats = optional_field<std::int64_t>(step, "sample_repeats", where, path);
+      if (!repeats) return tl::unexpected(repeats.error());
+      if (*repeats && (**repeats < 0 || **repeats > **sample_count + previous_reads)) {
+        return tl::unexpected(input_error(
+            path, where + "sample_repeats",
+            fmt::format("expected a count from 0 to the samples read so far ({}), found {}",
+                        **sample_count + previous_reads, **repeats)));
+      }
+      previous_reads += **sample_count;
+      out.sample_repeats = *repeats;
     }
     b.steps.push_back(out);
   }

@@ -24,6 +24,10 @@ struct BaselineStep {
   /// many, and the sum of their hashes. Empty when no rank logged them.
   std::optional<std::int64_t> sample_count{};
   std::optional<std::uint64_t> sample_digest{};
+  /// Samples read again by the end of this step, counted from the first step (a sample read
+  /// at an earlier step, or twice in this one): 0 while the run reads every sample once. Empty
+  /// from the first step some reader logged no per-sample hashes for.
+  std::optional<std::int64_t> sample_repeats{};
 };
 
 /// What the model and its input looked like (docs/architecture.md §4).

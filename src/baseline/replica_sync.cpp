@@ -125,6 +125,43 @@ void compare_samples(const std::vector<StepSamples>& run, const std::vector<Base
   }
 }
 
+// Over the steps both the baseline (read every sample once so far) and every reader (each
+// sample's hash) can say it, from the first, in order: which samples the readers read again.
+void count_repeats(const std::vector<const logs::RankLog*>& readers,
+                   const std::vector<BaselineStep>& baseline, SampleCoverage& out) {
+  out.repeats_allowed = static_cast<std::int64_t>(readers.size()) - 1;
+  // step -> each reader's digests at it
+  std::map<std::int64_t, std::vector<std::pair<int, const logs::RankLog::StepDigests*>>> by_step;
+  for (const logs::RankLog* log : readers) {
+    std::set<std::int64_t> counted;
+    for (const logs::RankLog::StepDigests& d : log->step_digests) {
+      if (d.sample_count && counted.insert(d.step).second) {
+        by_step[d.step].emplace_back(log->rank, &d);
+      }
+    }
+  }
+  std::map<std::uint64_t, SampleRead> seen;
+  for (const BaselineStep& base : baseline) {
+    if (!base.sample_repeats || *base.sample_repeats != 0) return;
+    const auto it = by_step.find(base.global_step);
+    if (it == by_step.end() || it->second.size() != readers.size()) return;
+    for (const auto& [rank, d] : it->second) {
+      if (static_cast<std::int64_t>(d->sample_hashes.size()) != *d->sample_count) return;
+    }
+    ++out.repeat_steps;
+    for (const auto& [rank, d] : it->second) {
+      for (const std::uint64_t hash : d->sample_hashes) {
+        ++out.repeat_reads;
+        const SampleRead read{rank, base.global_step, d->at};
+        const auto [where, fresh] = seen.try_emplace(hash, read);
+        if (fresh) continue;
+        ++out.repeats;
+        if (!out.first_repeat) out.first_repeat = RepeatedSample{hash, where->second, read};
+      }
+    }
+  }
+}
+
 }  // namespace
 
 SampleCoverage cover_samples(const std::vector<const logs::RankLog*>& readers,
@@ -137,6 +174,7 @@ SampleCoverage cover_samples(const std::vector<const logs::RankLog*>& readers,
   const std::vector<StepSamples> run = step_samples(readers);
   out.steps_logged = static_cast<std::int64_t>(run.size());
   compare_samples(run, baseline_steps, out);
+  if (!out.count_differs) count_repeats(readers, baseline_steps, out);
   return out;
 }
 

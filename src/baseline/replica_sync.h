@@ -50,6 +50,19 @@ struct StepSamples {
   logs::RecordOrigin at;                               ///< the first reader's record of it
 };
 
+/// One read of a sample: which rank read it, at which step.
+struct SampleRead {
+  int rank = 0;
+  std::int64_t step = 0;
+  logs::RecordOrigin at;
+};
+
+/// A sample read twice: its hash, its first read and the read again.
+struct RepeatedSample {
+  std::uint64_t hash = 0;
+  SampleRead first, again;
+};
+
 /// How the steps of `readers` (the ranks that read a step's input: one per replica of the first
 /// stage) cover the baseline's samples, step by step ("every sample once"). A step some reader
 /// has not logged a sample set for yet is left out.
@@ -67,6 +80,17 @@ struct SampleCoverage {
   /// The first step with the baseline's count but other samples: the order depends on the
   /// layout (a sampler that deals samples to ranks, a per-rank seed); -1: none.
   std::int64_t first_other_samples = -1;
+  /// Samples read twice. Over the first steps in which the baseline read every sample once
+  /// (BaselineStep::sample_repeats is 0) and every reader logged each sample's hash, the
+  /// readers must also read each sample once: a sample read again by another rank, or at a
+  /// later step, means the ranks do not split the data (each draws from all of it). Up to
+  /// `repeats_allowed` (readers - 1) are what DistributedSampler's padding of an epoch adds.
+  std::int64_t repeat_steps = 0;  ///< the steps compared so
+  std::int64_t repeat_reads = 0;  ///< the samples the readers read over them
+  std::int64_t repeats = 0;       ///< of those, samples read before
+  std::int64_t repeats_allowed = 0;
+  std::optional<RepeatedSample> first_repeat;  ///< the first sample read again
+  bool repeated() const { return repeats > repeats_allowed; }
 };
 
 SampleCoverage cover_samples(const std::vector<const logs::RankLog*>& readers,

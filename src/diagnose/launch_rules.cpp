@@ -198,6 +198,28 @@ void replica_invariants(const MetricInput& in, std::vector<Finding>& out) {
                         {"missing", std::to_string(std::abs(s.count - cov.baseline_count))}},
                        {std::move(e)},
                        s.at.rank});
+      } else if (cov.repeated()) {
+        const baseline::RepeatedSample& r = *cov.first_repeat;
+        auto read = [&](const baseline::SampleRead& at, const char* again) {
+          Evidence e;
+          e.rank = at.at.rank;
+          e.line = at.at.line;
+          e.t = at.at.t;
+          e.text = fmt::format("step {}: rank {} reads sample {:016x}{}", at.step, at.rank, r.hash,
+                               again);
+          return e;
+        };
+        out.push_back({"samples_repeated",
+                       {{"step", std::to_string(r.again.step)},
+                        {"rank", std::to_string(r.again.rank)},
+                        {"first_rank", std::to_string(r.first.rank)},
+                        {"first_step", std::to_string(r.first.step)},
+                        {"steps", std::to_string(cov.repeat_steps)},
+                        {"repeats", std::to_string(cov.repeats)},
+                        {"reads", std::to_string(cov.repeat_reads)},
+                        {"ranks", std::to_string(replicas.size())}},
+                       {read(r.first, ""), read(r.again, " again")},
+                       r.again.rank});
       }
     }
     if (const auto p = baseline::scan_duplicate_inputs(replicas).first) {

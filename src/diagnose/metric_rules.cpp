@@ -479,6 +479,8 @@ const std::vector<MetricRuleSpec>& specs() {
       {"duplicate_samples", {"step", "rank_a", "rank_b"}},
       {"samples_dropped", {"step", "count", "baseline", "missing"}},
       {"samples_added", {"step", "count", "baseline", "missing"}},
+      {"samples_repeated",
+       {"step", "rank", "first_rank", "first_step", "steps", "repeats", "reads", "ranks"}},
       {"port_held_by_process", {"port", "pid", "command"}},
       {"rank_exited_first", {"rank", "how", "detail"}},
   };

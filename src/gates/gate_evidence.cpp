@@ -47,8 +47,8 @@ std::vector<logs::Record> GateEvidence::all_records() const {
     // Each step's sample set, the trainer's (`digest`) or the probe's (`step`) alike.
     for (const logs::RankLog::StepDigests& d : r.step_digests) {
       if (d.sample_count && d.sample_digest) {
-        out.emplace_back(
-            logs::DigestRecord{d.at, {}, d.step, {}, {}, d.sample_count, d.sample_digest});
+        out.emplace_back(logs::DigestRecord{
+            d.at, {}, d.step, {}, {}, d.sample_count, d.sample_digest, d.sample_hashes});
       }
     }
   }

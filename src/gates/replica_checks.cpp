@@ -154,12 +154,41 @@ CheckResult check_sample_coverage(const CheckContext& ctx) {
     r.route_back = "dp";
     return certain(std::move(r), s.step);
   }
+  if (cov.repeated()) {
+    const baseline::RepeatedSample& r = *cov.first_repeat;
+    CheckResult out = fail(
+        name,
+        fmt::format(
+            "rank {} at step {} read a sample rank {} had read at step {} (sample hash {:016x}): "
+            "over the first {} steps the {} ranks that read input read {} of their {} samples "
+            "again, where the single process read each of its samples once; under data "
+            "parallelism each sample of an epoch is one rank's, so the ranks do not split the "
+            "data between them, each draws from all of it",
+            r.again.rank, r.again.step, r.first.rank, r.first.step, r.hash, cov.repeat_steps,
+            readers.size(), cov.repeats, cov.repeat_reads),
+        {CheckEvidence{r.first.at.rank, r.first.at.line,
+                       fmt::format("step {}: rank {} reads sample {:016x}", r.first.step,
+                                   r.first.rank, r.hash)},
+         CheckEvidence{r.again.at.rank, r.again.at.line,
+                       fmt::format("step {}: rank {} reads sample {:016x} again", r.again.step,
+                                   r.again.rank, r.hash)}});
+    out.route_back = "dp";
+    return certain(std::move(out), r.again.step);
+  }
+  std::string once;
+  if (cov.repeat_steps > 0) {
+    once = fmt::format("; over the first {} steps they read each of their {} samples once{}",
+                       cov.repeat_steps, cov.repeat_reads,
+                       cov.repeats > 0 ? fmt::format(" but {} (an epoch's padding, at most {})",
+                                                     cov.repeats, cov.repeats_allowed)
+                                       : std::string());
+  }
   if (cov.first_other_samples >= 0) {
     return pass(name, fmt::format("the ranks consume as many samples as the baseline at all {} "
-                                  "steps compared, but other ones from step {}: the data order "
+                                  "steps compared, but other ones from step {}{}: the data order "
                                   "depends on the layout (a sampler dealing samples to ranks, a "
                                   "per-rank seed), so policy auto compares it as a band",
-                                  cov.steps_compared, cov.first_other_samples));
+                                  cov.steps_compared, cov.first_other_samples, once));
   }
   return pass(name, fmt::format("the ranks consumed exactly the baseline's samples at all {} "
                                 "steps compared: the data order does not depend on the layout",
@@ -188,7 +217,9 @@ DataOrder judge_data_order(const CheckContext& ctx) {
       baseline::cover_samples(readers, base_steps, ctx.baseline->structure.input_shape);
   const bool base_has_samples = !base_steps.empty() && base_steps.front().sample_count;
   if (cov.steps_compared > 0) {
-    if (cov.count_differs || cov.first_other_samples < 0) return {DataOrder::kStepByStep, {}};
+    if (cov.count_differs || cov.repeated() || cov.first_other_samples < 0) {
+      return {DataOrder::kStepByStep, {}};
+    }
     samples_note = fmt::format(
         ", and from step {} they consume as many samples as the baseline but other ones",
         cov.first_other_samples);

@@ -66,6 +66,7 @@
   X(kInputDigest, "input_digest")                \
   X(kSampleCount, "sample_count")                \
   X(kSampleDigest, "sample_digest")              \
+  X(kSampleHashes, "sample_hashes")              \
   X(kGradNormPreclip, "grad_norm_preclip")       \
   X(kSpawnedNprocs, "spawned_nprocs")            \
   X(kSpawnInPlace, "spawn_in_place")

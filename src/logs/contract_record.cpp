@@ -44,6 +44,29 @@ void read_digest(FieldBag& bag, FieldKey key, std::optional<std::uint64_t>& out)
   out = value;
 }
 
+// `sample_hashes`: 16 hex digits a sample. A list of another shape is not a list of hashes:
+// left empty (the samples read twice are then unobservable), never half read.
+void read_hashes(FieldBag& bag, FieldKey key, std::vector<std::uint64_t>& out) {
+  if (!bag.has(key)) return;
+  std::string text;
+  bag.read(key, text);
+  if (text.size() % 16 != 0) return;
+  out.reserve(text.size() / 16);
+  for (std::size_t i = 0; i < text.size(); i += 16) {
+    std::uint64_t value = 0;
+    for (std::size_t j = i; j < i + 16; ++j) {
+      const char c = text[j];
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) {
+        out.clear();
+        return;
+      }
+      value = value * 16 + static_cast<std::uint64_t>(d);
+    }
+    out.push_back(value);
+  }
+}
+
 void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
   auto& r = start<RunRecord>(bag, base, out);
   bag.read(FieldKey::kWorldSize, r.world_size);
@@ -114,6 +137,7 @@ void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   read_digest(bag, FieldKey::kParamDigest, r.param_digest);
   bag.read(FieldKey::kSampleCount, r.sample_count);
   read_digest(bag, FieldKey::kSampleDigest, r.sample_digest);
+  read_hashes(bag, FieldKey::kSampleHashes, r.sample_hashes);
   // The probe's count of backward() calls in the step (docs/probe.md): its evidence of the
   // accumulation the trainer really ran.
   std::optional<std::int64_t> loss_count;
@@ -184,6 +208,7 @@ void build_digest(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& 
   read_digest(bag, FieldKey::kInputDigest, r.input_digest);
   bag.read(FieldKey::kSampleCount, r.sample_count);
   read_digest(bag, FieldKey::kSampleDigest, r.sample_digest);
+  read_hashes(bag, FieldKey::kSampleHashes, r.sample_hashes);
 }
 
 void build_done(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

@@ -145,8 +145,8 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   // another rank's.
   for (const StepRecord& s : probe.steps) {
     if (s.input_digest || s.param_digest || s.sample_count) {
-      out.step_digests.push_back(
-          {s.global_step, s.input_digest, s.param_digest, s.at, s.sample_count, s.sample_digest});
+      out.step_digests.push_back({s.global_step, s.input_digest, s.param_digest, s.at,
+                                  s.sample_count, s.sample_digest, s.sample_hashes});
     }
   }
   const bool derived = derive_batch(probe, how.model_parallel);

@@ -31,12 +31,13 @@ struct Adder {
     if (r.params || r.input_digest || r.sample_count) {
       auto& d = log.step_digests;
       if (d.empty() || d.back().step != r.global_step)
-        d.push_back({r.global_step, {}, {}, r.at, {}, {}});
+        d.push_back({r.global_step, {}, {}, r.at, {}, {}, {}});
       if (!d.back().input) d.back().input = r.input_digest;
       if (!d.back().param) d.back().param = r.params;
       if (r.sample_count && r.sample_digest && !d.back().sample_count) {
         d.back().sample_count = r.sample_count;
         d.back().sample_digest = r.sample_digest;
+        d.back().sample_hashes = r.sample_hashes;
       }
     }
     log.digests.push_back(std::move(r));

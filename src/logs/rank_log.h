@@ -49,6 +49,7 @@ struct RankLog {
     /// The samples this rank consumed in the step (DigestRecord): how many, and their sum hash.
     std::optional<std::int64_t> sample_count{};
     std::optional<std::uint64_t> sample_digest{};
+    std::vector<std::uint64_t> sample_hashes{};  ///< each sample's hash, when logged
   };
   std::vector<StepDigests> step_digests;
   std::vector<SettingsRecord> settings;  ///< `[cfg]` lines

@@ -105,6 +105,7 @@ struct StepRecord {
   /// The probe's sample set of the step (every micro-batch's samples): see DigestRecord.
   std::optional<std::int64_t> sample_count{};
   std::optional<std::uint64_t> sample_digest{};
+  std::vector<std::uint64_t> sample_hashes{};
   /// Other numbers the format prints (Megatron `loss scale`, torchtitan `tps`, ...), by the
   /// name the format uses, in line order.
   std::vector<std::pair<std::string, double>> extra;
@@ -172,7 +173,8 @@ struct CheckpointRecord {
 /// last) and its first micro-batch of the step. Either may be absent. A rank that reads the
 /// step's input also gives its sample set: how many samples it consumed over every micro-batch
 /// of the step, and the sum (mod 2^64) of a 64-bit hash of each, so the readers' sets add up to
-/// the step's whatever the order.
+/// the step's whatever the order; for a rank's first samples, each one's hash as well
+/// (`sample_hashes`, 16 hex digits a sample), so that a sample read twice shows.
 struct DigestRecord {
   RecordOrigin at;
   std::string param_digest;
@@ -181,6 +183,7 @@ struct DigestRecord {
   std::optional<std::uint64_t> input_digest;  ///< the step's first micro-batch
   std::optional<std::int64_t> sample_count{};
   std::optional<std::uint64_t> sample_digest{};
+  std::vector<std::uint64_t> sample_hashes{};  ///< every sample's hash, when logged
 };
 
 /// `done`: last line of a clean exit.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "logs/contract_names.h"
@@ -17,6 +18,14 @@ Json number(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   return value;
+}
+
+// `sample_hashes` as the probe writes it: 16 hex digits a sample.
+std::string hex_list(const std::vector<std::uint64_t>& values) {
+  std::string out;
+  out.reserve(values.size() * 16);
+  for (const std::uint64_t v : values) fmt::format_to(std::back_inserter(out), "{:016x}", v);
+  return out;
 }
 
 // Writes fields under their contract names.
@@ -101,6 +110,7 @@ struct Writer {
     if (r.param_digest) put(FieldKey::kParamDigest, fmt::format("{:016x}", *r.param_digest));
     if (r.sample_count) put(FieldKey::kSampleCount, *r.sample_count);
     if (r.sample_digest) put(FieldKey::kSampleDigest, fmt::format("{:016x}", *r.sample_digest));
+    if (!r.sample_hashes.empty()) put(FieldKey::kSampleHashes, hex_list(r.sample_hashes));
     if (r.extra.empty()) return;
     Json& extra = doc["extra"];
     for (const auto& [name, value] : r.extra) extra[name] = number(value);
@@ -143,6 +153,7 @@ struct Writer {
     if (r.input_digest) put(FieldKey::kInputDigest, fmt::format("{:016x}", *r.input_digest));
     if (r.sample_count) put(FieldKey::kSampleCount, *r.sample_count);
     if (r.sample_digest) put(FieldKey::kSampleDigest, fmt::format("{:016x}", *r.sample_digest));
+    if (!r.sample_hashes.empty()) put(FieldKey::kSampleHashes, hex_list(r.sample_hashes));
   }
   void operator()(const DoneRecord& r) {
     put(FieldKey::kSteps, r.steps);

@@ -136,7 +136,7 @@ TEST(CompareBand, ANoiselessBaselineKeepsTheRelativeFloor) {
 Baseline as_baseline(const std::vector<SeriesValue>& s) {
   Baseline b;
   for (const SeriesValue& v : s)
-    b.steps.push_back(BaselineStep{v.step, v.value, 1.0, 1e-3, 8, {}, {}});
+    b.steps.push_back(BaselineStep{v.step, v.value, 1.0, 1e-3, 8, {}, {}, {}});
   return b;
 }
 

@@ -141,6 +141,51 @@ TEST(Baseline, SampleSetsAddUpOverTheReadingRanksAndRoundTrip) {
   EXPECT_EQ(refused.error().key, "steps[0].sample_digest");
 }
 
+// Samples read again, counted over the reading ranks from the first step while every one of
+// them logged each sample's hash; kept through the file, and a count above the reads refused.
+TEST(Baseline, SamplesReadAgainAreCountedWhileEveryReaderHashedThem) {
+  auto records = run_records(3);
+  auto digest = [](int rank, std::int64_t step, std::vector<std::uint64_t> hashes) {
+    logs::DigestRecord d;
+    d.at.rank = rank;
+    d.global_step = step;
+    d.sample_count = static_cast<std::int64_t>(hashes.size());
+    std::uint64_t sum = 0;
+    for (const std::uint64_t h : hashes) sum += h;
+    d.sample_digest = sum;
+    d.sample_hashes = std::move(hashes);
+    return d;
+  };
+  records.emplace_back(digest(0, 0, {1, 2}));
+  records.emplace_back(digest(1, 0, {3, 4}));
+  records.emplace_back(digest(0, 1, {5, 3}));  // 3: rank 1's at step 0
+  records.emplace_back(digest(1, 1, {6, 6}));  // 6 twice in one step
+  records.emplace_back(digest(0, 2, {7, 8}));
+  logs::DigestRecord unhashed = digest(1, 2, {9, 10});
+  unhashed.sample_hashes.clear();  // past this rank's hash limit
+  records.emplace_back(unhashed);
+  const Baseline b = summarize_records(records, "demo", "");
+  ASSERT_EQ(b.steps.size(), 3u);
+  EXPECT_EQ(b.steps[0].sample_repeats, 0);
+  EXPECT_EQ(b.steps[1].sample_repeats, 2);
+  EXPECT_FALSE(b.steps[2].sample_repeats) << "a reader without hashes: unknown from here on";
+  EXPECT_EQ(b.steps[2].sample_count, 4);
+  const nlohmann::json j = to_json(b);
+  EXPECT_EQ(j["steps"][1]["sample_repeats"], 2);
+  EXPECT_FALSE(j["steps"][2].contains("sample_repeats"));
+  auto back = baseline_from_json(j, "b.json");
+  ASSERT_TRUE(back) << back.error().format();
+  EXPECT_EQ(to_json(*back), j);
+  nlohmann::json too_many = j;
+  too_many["steps"][1]["sample_repeats"] = 9;  // 8 samples read by the end of step 1
+  auto refused = baseline_from_json(too_many, "b.json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().key, "steps[1].sample_repeats");
+  EXPECT_NE(refused.error().format().find("the samples read so far (8), found 9"),
+            std::string::npos)
+      << refused.error().format();
+}
+
 // D14: a baseline with a step twice, out of order or below 0 compared against the wrong steps;
 // D19: a malformed table was called "fingerprint: expected tables" whichever it was.
 TEST(Baseline, StepsMustBeEachOnceInOrderFromZero) {

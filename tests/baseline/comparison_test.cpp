@@ -20,6 +20,7 @@ Baseline series(std::vector<double> losses, std::string device = "cpu", std::int
                                    1e-3,
                                    8,
                                    {},
+                                   {},
                                    {}});
   }
   return b;

@@ -525,6 +525,54 @@ TEST(MetricRules, RuleLeftOutOfTheCatalogDoesNotRun) {
   EXPECT_EQ(apply_metric_rules(catalog(), input).size(), 1u);
 }
 
+// Each rank draws from the whole data set: as many samples a step as the baseline, but rank 0
+// reads at step 1 a sample rank 1 read at step 0, where the baseline read each sample once.
+TEST(MetricRules, SamplesReadTwiceWhereTheBaselineReadEachOnceAreSamplesRepeated) {
+  std::vector<logs::RankLog> logs(2);
+  BaselineValues base;
+  for (std::int64_t s = 0; s < 2; ++s) {
+    baseline::BaselineStep b;
+    b.global_step = s;
+    b.sample_count = 4;
+    b.sample_digest = 0;
+    b.sample_repeats = 0;
+    base.sample_steps.push_back(b);
+  }
+  for (int r = 0; r < 2; ++r) {
+    logs::RankLog& l = logs[static_cast<std::size_t>(r)];
+    l.rank = r;
+    l.probe_ran = true;
+    l.pg_ready.push_back(logs::PgReadyRecord{{r, 2, 0}, 1.0, 2, "gloo"});
+    for (std::int64_t s = 0; s < 2; ++s) {
+      const std::uint64_t first = 2 * static_cast<std::uint64_t>(s + r) + 100;
+      l.step_digests.push_back({s,
+                                0x10 + static_cast<std::uint64_t>(4 * s + r),
+                                0x30,
+                                {r, static_cast<std::int64_t>(5 + s), 0},
+                                2,
+                                2 * first + 1,
+                                {first, first + 1}});
+    }
+  }
+  MetricInput input;
+  input.logs = logs;
+  input.baseline = &base;
+  const std::vector<Diagnosis> all = apply_metric_rules(catalog(), input);
+  const Diagnosis* d = find(all, "samples_repeated");
+  ASSERT_NE(d, nullptr) << all.size();
+  EXPECT_EQ(d->klass, "sample_coverage");
+  EXPECT_NE(d->symptom.find("rank 0 at step 1 read a sample rank 1 had read at step 0: 2 of the "
+                            "8 samples of the first 2 steps were read again"),
+            std::string::npos)
+      << d->symptom;
+  EXPECT_NE(d->cause.find("the 2 ranks do not split the data"), std::string::npos) << d->cause;
+  ASSERT_EQ(d->evidence.size(), 2u);
+  EXPECT_EQ(d->evidence[0].rank, 1);
+  // The baseline read samples twice too (drawn with replacement): nothing to say.
+  base.sample_steps[1].sample_repeats = 1;
+  EXPECT_FALSE(names(apply_metric_rules(catalog(), input), "samples_repeated"));
+}
+
 }  // namespace
 }  // namespace bigmac::diagnose
 

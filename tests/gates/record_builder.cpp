@@ -63,7 +63,7 @@ std::vector<logs::Record> healthy_rank(int rank, int world, int steps, bool owns
     out.emplace_back(
         logs::CheckpointRecord{at(rank, ++line, 102.0 + steps), steps - 1, "ckpt.bin"});
   out.emplace_back(
-      logs::DigestRecord{at(rank, ++line, 102.0 + steps), "cafe", steps - 1, {}, {}, {}, {}});
+      logs::DigestRecord{at(rank, ++line, 102.0 + steps), "cafe", steps - 1, {}, {}, {}, {}, {}});
   out.emplace_back(logs::DoneRecord{at(rank, ++line, 102.0 + steps), steps});
   return out;
 }

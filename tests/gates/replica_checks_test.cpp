@@ -104,6 +104,7 @@ baseline::Baseline baseline_with_samples(int steps = 3) {
       sum += sample_hash(i);
     s.sample_count = 16;
     s.sample_digest = sum;
+    s.sample_repeats = 0;  // the single process read each sample once
   }
   return base;
 }
@@ -114,8 +115,10 @@ void give_samples(GateEvidence& e, std::int64_t per_rank, First first) {
   for (int r = 0; r < 2; ++r) {
     for (logs::RankLog::StepDigests& d : e.ranks[static_cast<std::size_t>(r)].step_digests) {
       std::uint64_t sum = 0;
+      d.sample_hashes.clear();
       for (std::int64_t i = first(d.step, r); i < first(d.step, r) + per_rank; ++i) {
         sum += sample_hash(i);
+        d.sample_hashes.push_back(sample_hash(i));
       }
       d.sample_count = per_rank;
       d.sample_digest = sum;
@@ -168,6 +171,61 @@ TEST(SampleCoverage, AsManyOtherSamplesPassAndProveTheOrderDependsOnTheLayout) {
   EXPECT_NE(order.why.find("consume as many samples as the baseline but other ones"),
             std::string::npos)
       << order.why;
+}
+
+// Each rank draws from the whole data set (a per-rank seed, no sharded sampler): as many samples
+// a step as the baseline, other ones, and rank 0 reads at step 1 what rank 1 read at step 0.
+TEST(SampleCoverage, SamplesReadTwiceWhereTheBaselineReadEachOnceFailWithBothReads) {
+  const baseline::Baseline base = baseline_with_samples();
+  GateEvidence e = two_replicas();
+  give_samples(e, 8, [](std::int64_t s, int r) { return 8 * (s + r); });
+  const GatePlan p = plan("dp");
+  const CheckResult r = run_check(check_sample_coverage, e, p, &base);
+  EXPECT_FALSE(r.passed) << r.message;
+  EXPECT_NE(r.message.find("rank 0 at step 1 read a sample rank 1 had read at step 0"),
+            std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("over the first 3 steps the 2 ranks that read input read 16 of their "
+                           "48 samples again"),
+            std::string::npos)
+      << r.message;
+  ASSERT_EQ(r.evidence.size(), 2u);
+  EXPECT_EQ(r.evidence[0].rank, 1);
+  EXPECT_EQ(r.evidence[1].rank, 0);
+  EXPECT_EQ(r.certain_at, 1);
+  EXPECT_EQ(r.route_back, "dp");
+  // No band for it: the data order is not what differs, the coverage is.
+  EXPECT_EQ(judge_data_order(CheckContext{e, p, &base, CheckParams({})}).kind,
+            DataOrder::kStepByStep);
+}
+
+// A DistributedSampler pads an epoch with up to world size - 1 samples read again: allowed.
+// Without the baseline's count of repeats (an older baseline) or a rank's per-sample hashes,
+// nothing is said of repeats.
+TEST(SampleCoverage, AnEpochsPaddingPassesAndMissingHashesSayNothingOfRepeats) {
+  const baseline::Baseline base = baseline_with_samples();
+  GateEvidence e = two_replicas();
+  give_samples(e, 8, [](std::int64_t s, int r) { return 16 * s + 8 * r + 1000; });
+  e.ranks[1].step_digests[2].sample_hashes.back() = e.ranks[0].step_digests[0].sample_hashes[0];
+  const CheckResult padded = run_check(check_sample_coverage, e, plan("dp"), &base);
+  EXPECT_TRUE(padded.passed) << padded.message;
+  EXPECT_NE(padded.message.find("over the first 3 steps they read each of their 48 samples once "
+                                "but 1 (an epoch's padding, at most 1)"),
+            std::string::npos)
+      << padded.message;
+  give_samples(e, 8, [](std::int64_t s, int r) { return 8 * (s + r); });
+  baseline::Baseline old = base;
+  for (baseline::BaselineStep& s : old.steps) s.sample_repeats.reset();
+  const CheckResult unknown = run_check(check_sample_coverage, e, plan("dp"), &old);
+  EXPECT_TRUE(unknown.passed) << unknown.message;
+  EXPECT_EQ(unknown.message.find("read each"), std::string::npos) << unknown.message;
+  // Rank 1 logged no hashes at step 1: only step 0 is compared, and it reads no sample twice.
+  e.ranks[1].step_digests[1].sample_hashes.clear();
+  const CheckResult step0 = run_check(check_sample_coverage, e, plan("dp"), &base);
+  EXPECT_TRUE(step0.passed) << step0.message;
+  EXPECT_NE(step0.message.find("over the first 1 steps they read each of their 16 samples once"),
+            std::string::npos)
+      << step0.message;
 }
 
 // Live: rank 0's sample set of step 0 is in, rank 1's not yet. Nothing may be certain on it.

@@ -112,6 +112,27 @@ TEST(ContractJson, StepWithoutOptionalFieldsLeavesThemEmpty) {
   EXPECT_EQ(step[0].at.rank, -1);
 }
 
+// `sample_hashes`: 16 hex digits a sample, on the probe's step and a trainer's digest alike; a
+// list of another shape is left out whole, never half read.
+TEST(ContractJson, SampleHashesAreReadWholeOrNotAtAll) {
+  const auto parsed = parse_text(
+      R"({"ev":"step","global_step":0,"sample_count":2,"sample_digest":"3",)"
+      R"("sample_hashes":"0000000000000001ffffffffffffffff"})"
+      "\n"
+      R"({"ev":"digest","global_step":0,"sample_count":1,"sample_hashes":"00000000000000aa"})"
+      "\n"
+      R"({"ev":"step","global_step":1,"sample_count":1,"sample_hashes":"00000000000000a"})"
+      "\n"
+      R"({"ev":"step","global_step":2,"sample_count":1,"sample_hashes":"000000000000000g"})");
+  const auto steps = parsed.all<StepRecord>();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].sample_hashes, (std::vector<std::uint64_t>{1, ~std::uint64_t{0}}));
+  EXPECT_TRUE(steps[1].sample_hashes.empty()) << "15 digits: not a list of hashes";
+  EXPECT_TRUE(steps[2].sample_hashes.empty()) << "not hex";
+  ASSERT_EQ(parsed.all<DigestRecord>().size(), 1u);
+  EXPECT_EQ(parsed.all<DigestRecord>()[0].sample_hashes, std::vector<std::uint64_t>{0xaa});
+}
+
 TEST(ContractJson, NonFiniteSpellings) {
   const char* spellings[] = {"NaN",  "nan",     "Infinity", "-Infinity", "inf",
                              "-inf", "\"nan\"", "\"-inf\"", "\"INF\"",   "\"Infinity\""};
