@@ -3,7 +3,8 @@
 host and hashed with SHA-256) and `input_digest` (a forward's first input, its first
 INPUT_DIGEST_LIMIT bytes), on float32 tensors of several sizes, in CPU milliseconds per MB; and
 what a micro-batch's sample set costs (`sample_set`: each row's first SAMPLE_ROW_LIMIT bytes
-hashed), by rows per micro-batch.
+hashed), by rows per micro-batch, with what the step's bookkeeping adds while the per-sample
+hashes are still written (`sample_hashes`: 16 hex digits a sample in the step event).
 
     /usr/bin/python3 bench/probe/digest_throughput.py [--sizes 1,16,64] [--repeats 9]
 
@@ -20,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "probe"))
 import torch  # noqa: E402
 
 from bigmac_probe.digests import (INPUT_DIGEST_LIMIT, SAMPLE_ROW_LIMIT, input_digest, param_digest,  # noqa: E402
-                                  sample_set)
+                                  sample_hashes, sample_set)
+from bigmac_probe.step_tracker import StepTracker  # noqa: E402
 
 MB = 1_000_000
 
@@ -54,13 +56,21 @@ def main():
         print(f"{size:>5} {p_ms:>16.2f} {p_ms / size:>7.3f} {i_ms:>16.3f} {hashed:>10.3f}")
     print(f"sample sets: rows of 3x32x32 float32 (12 KB, {SAMPLE_ROW_LIMIT} bytes hashed each), "
           "and of 512 int64 tokens (4 KB)")
-    print(f"{'rows':>5} {'image rows ms':>14} {'token rows ms':>14} {'us/row':>7}")
+    print(f"{'rows':>5} {'image rows ms':>14} {'token rows ms':>14} {'us/row':>7} {'+hashes us/row':>15}")
     for rows in (int(r) for r in args.rows.split(",")):
         images = torch.randn(rows, 3, 32, 32)
         tokens = torch.randint(0, 50000, (rows, 512))
         im_ms = cpu_ms(lambda: sample_set(torch, images), args.repeats)
         tok_ms = cpu_ms(lambda: sample_set(torch, tokens), args.repeats)
-        print(f"{rows:>5} {im_ms:>14.3f} {tok_ms:>14.3f} {1000 * im_ms / rows:>7.1f}")
+        hashes = sample_hashes(torch, tokens)
+
+        def bookkeeping():
+            steps = StepTracker(torch, 0.0)  # fresh: its hash budget not spent
+            steps.note_samples(hashes)
+            steps.take_samples()
+        book_ms = cpu_ms(bookkeeping, args.repeats)
+        print(f"{rows:>5} {im_ms:>14.3f} {tok_ms:>14.3f} {1000 * im_ms / rows:>7.1f} "
+              f"{1000 * book_ms / rows:>15.2f}")
 
 
 if __name__ == "__main__":

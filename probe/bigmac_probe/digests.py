@@ -70,28 +70,33 @@ def input_digest(torch, tensor, limit=INPUT_DIGEST_LIMIT):
 SAMPLE_ROW_LIMIT = 1024  # bytes of each sample hashed at most, spread over the whole row
 
 
-def sample_set(torch, tensor, limit=SAMPLE_ROW_LIMIT):
-    """(count, sum) of a micro-batch's samples: its rows along the first dimension, each hashed
-    (SHA-256, 64 bits) over the dtype, the shape of one row and at most `limit` bytes of it,
-    elements taken at an even stride over the whole row (a shared prefix, such as a common
-    prompt or padding, does not make two samples alike); the sum mod 2^64 of the hashes adds up
-    over the micro-batches and the ranks of a step whatever the order, so the orchestrator
-    compares a data-parallel step's samples with the single process's (`sample_coverage`). A
-    device tensor's part is copied to the host."""
+def sample_hashes(torch, tensor, limit=SAMPLE_ROW_LIMIT):
+    """One 64-bit hash per sample of a micro-batch: its rows along the first dimension, each
+    hashed (SHA-256, first 64 bits) over the dtype, the shape of one row and at most `limit`
+    bytes of it, elements taken at an even stride over the whole row (a shared prefix, such as
+    a common prompt or padding, does not make two samples alike). The same sample read twice,
+    by two ranks or at two steps, hashes alike, which is how the orchestrator sees a sample read
+    twice (`sample_coverage`). A device tensor's part is copied to the host."""
     with torch.no_grad():
         t = tensor.detach()
         if t.dim() == 0:
             t = t.reshape(1)
         rows = t.shape[0]
         if rows == 0:
-            return 0, 0
+            return []
         flat = t.reshape(rows, -1)
         budget = max(limit // t.element_size(), 1)
         if flat.shape[1] > budget:
             flat = flat[:, ::-(-flat.shape[1] // budget)]
         raw = flat.contiguous().cpu().view(torch.uint8).numpy()
         header = _header(t.dtype, t.shape[1:])
-        total = 0
-        for i in range(rows):
-            total += int.from_bytes(hashlib.sha256(header + raw[i].tobytes()).digest()[:8], "big")
-    return rows, total % (1 << 64)
+        return [int.from_bytes(hashlib.sha256(header + raw[i].tobytes()).digest()[:8], "big")
+                for i in range(rows)]
+
+
+def sample_set(torch, tensor, limit=SAMPLE_ROW_LIMIT):
+    """(count, sum) of a micro-batch's samples (sample_hashes): the sum mod 2^64 of the hashes
+    adds up over the micro-batches and the ranks of a step whatever the order, so the
+    orchestrator compares a data-parallel step's samples with the single process's."""
+    hashes = sample_hashes(torch, tensor, limit)
+    return len(hashes), sum(hashes) % (1 << 64)

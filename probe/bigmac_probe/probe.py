@@ -17,7 +17,7 @@ import time
 import weakref
 
 from . import __version__
-from .digests import input_digest, is_digest_step, param_digest, sample_set
+from .digests import input_digest, is_digest_step, param_digest, sample_hashes
 from .event_log import EventLog
 from .failsafe import Failsafe
 from .step_tracker import StepTracker
@@ -249,7 +249,7 @@ class Probe:
         if tensor is None:
             tensor = first_tensor(torch, kwargs)
         try:
-            self.steps.note_samples(None if tensor is None else sample_set(torch, tensor))
+            self.steps.note_samples(None if tensor is None else sample_hashes(torch, tensor))
         except Exception:  # noqa: BLE001 - a tensor the hash cannot read: no set this step
             self.steps.note_samples(None)
 

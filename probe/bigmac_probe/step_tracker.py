@@ -13,6 +13,9 @@ class StepTracker:
 
     LOSS_LIST_LIMIT = 64  # a step's `losses` list is written only up to this many values
     KEEP_LIMIT = 1024  # past this many losses in one step they are summed on their device
+    # Per-sample hashes are written for a process's first samples only (16 bytes of log each):
+    # enough to see the samples of the first steps read twice, bounded whatever the run's length.
+    SAMPLE_HASH_LIMIT = 4096
 
     def __init__(self, torch, now):
         self._torch = torch
@@ -26,7 +29,8 @@ class StepTracker:
         self._preclip = None
         self._transfers = {}
         self._input = None  # the fields of this step's first training input, once it is seen
-        self._samples = None  # [count, sum] of this step's samples; False: one was unreadable
+        self._samples = None  # [count, sum, hashes] of this step's samples; False: unreadable
+        self._hashes_written = 0  # sample hashes written in `sample_hashes` so far
 
     def is_primary(self, optimizer):
         current = self._primary() if self._primary is not None else None
@@ -78,26 +82,33 @@ class StepTracker:
         if self._input is None:
             self._input = fields
 
-    def note_samples(self, samples):
-        """One micro-batch's (count, sum) of samples (digests.sample_set); None when its input
-        could not be read, which leaves the step without a sample set."""
+    def note_samples(self, hashes):
+        """One micro-batch's sample hashes (digests.sample_hashes); None when its input could
+        not be read, which leaves the step without a sample set."""
         if self._samples is False:
             return
-        if samples is None:
+        if hashes is None:
             self._samples = False
             return
         if self._samples is None:
-            self._samples = [0, 0]
-        self._samples[0] += samples[0]
-        self._samples[1] = (self._samples[1] + samples[1]) % (1 << 64)
+            self._samples = [0, 0, []]
+        self._samples[0] += len(hashes)
+        self._samples[1] = (self._samples[1] + sum(hashes)) % (1 << 64)
+        self._samples[2].extend(hashes[:max(self.SAMPLE_HASH_LIMIT + 1 - len(self._samples[2]), 0)])
 
     def take_samples(self):
         """`sample_count` and `sample_digest` of the step now ending ({} when none, or when a
-        micro-batch could not be read); forgets them."""
+        micro-batch could not be read), and `sample_hashes` (every sample's hash, 16 hex digits
+        each) while this process has written fewer than SAMPLE_HASH_LIMIT of them: a step's
+        list is whole or absent. Forgets the step's samples."""
         samples, self._samples = self._samples, None
         if not samples:
             return {}
-        return {"sample_count": samples[0], "sample_digest": "%016x" % samples[1]}
+        fields = {"sample_count": samples[0], "sample_digest": "%016x" % samples[1]}
+        if samples[0] <= self.SAMPLE_HASH_LIMIT - self._hashes_written:
+            fields["sample_hashes"] = "".join("%016x" % h for h in samples[2])
+            self._hashes_written += samples[0]
+        return fields
 
     def take_input(self):
         """The fields note_input kept since the last step ({} when none); forgets them."""

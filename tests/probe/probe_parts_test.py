@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO / "probe"))
 
 import bigmac_probe  # noqa: E402
 from bigmac_probe.argparse_record import describe, instrument_argparse  # noqa: E402
-from bigmac_probe.digests import INPUT_DIGEST_LIMIT, SAMPLE_ROW_LIMIT, input_digest, is_digest_step, sample_set  # noqa: E402
+from bigmac_probe.digests import INPUT_DIGEST_LIMIT, SAMPLE_ROW_LIMIT, input_digest, is_digest_step, sample_hashes, sample_set  # noqa: E402
 from bigmac_probe.step_tracker import StepTracker  # noqa: E402
 from bigmac_probe.event_log import EventLog, expand_path  # noqa: E402
 from bigmac_probe.failsafe import Failsafe  # noqa: E402
@@ -119,6 +119,9 @@ class Digests(unittest.TestCase):
         row = rows[3]
         want = int.from_bytes(hashlib.sha256(b"int64[5]" + row.numpy().tobytes()).digest()[:8], "big")
         self.assertEqual(sample_set(torch, rows[3:4]), (1, want))
+        self.assertEqual(sample_hashes(torch, rows)[3], want)
+        self.assertEqual(sample_hashes(torch, rows[3:4]), sample_hashes(torch, rows.clone()[3:4]),
+                         "a sample read again hashes alike")
         # A long row is read at an even stride over its whole length, SAMPLE_ROW_LIMIT bytes in
         # all: a shared prefix longer than that still leaves two samples apart; an element
         # between the strided ones is not read.
@@ -132,14 +135,33 @@ class Digests(unittest.TestCase):
 
     def test_a_step_without_a_readable_micro_batch_has_no_sample_set(self):
         steps = StepTracker(torch, 0.0)
-        steps.note_samples((4, 10))
-        steps.note_samples((4, 20))
-        self.assertEqual(steps.take_samples(), {"sample_count": 8, "sample_digest": "%016x" % 30})
+        steps.note_samples([1, 2, 3, 4])
+        steps.note_samples([20, 0, 0, 0])
+        self.assertEqual(steps.take_samples(), {"sample_count": 8, "sample_digest": "%016x" % 30,
+                                                "sample_hashes": "".join("%016x" % h for h in [1, 2, 3, 4, 20, 0, 0, 0])})
         self.assertEqual(steps.take_samples(), {})
-        steps.note_samples((4, 10))
+        steps.note_samples([1, 2, 3, 4])
         steps.note_samples(None)
-        steps.note_samples((4, 10))
+        steps.note_samples([1, 2, 3, 4])
         self.assertEqual(steps.take_samples(), {}, "one unreadable micro-batch: no set")
+
+    def test_sample_hashes_are_written_for_the_first_samples_only_a_step_whole(self):
+        steps = StepTracker(torch, 0.0)
+        limit = StepTracker.SAMPLE_HASH_LIMIT
+        steps.note_samples(list(range(limit - 2)))
+        self.assertEqual(len(steps.take_samples()["sample_hashes"]), 16 * (limit - 2))
+        steps.note_samples([(1 << 64) - 1, 7, 9])  # 3 more than the 2 left: the step has none
+        fields = steps.take_samples()
+        self.assertEqual((fields["sample_count"], "sample_hashes" in fields), (3, False))
+        self.assertEqual(fields["sample_digest"], "%016x" % 15, "the sum wraps at 2^64")
+        steps.note_samples([5, 6])  # still 2 left: a later, smaller step gets them
+        self.assertEqual(steps.take_samples()["sample_hashes"], "%016x%016x" % (5, 6))
+        steps.note_samples([8])
+        self.assertNotIn("sample_hashes", steps.take_samples())
+        big = StepTracker(torch, 0.0)
+        big.note_samples(list(range(limit + 10)))
+        self.assertLessEqual(len(big._samples[2]), limit + 1, "memory bounded within a step too")
+        self.assertNotIn("sample_hashes", big.take_samples())
 
     def test_params_are_digested_after_steps_0_1_2_and_the_powers_of_two(self):
         self.assertEqual([s for s in range(1100) if is_digest_step(s)],

@@ -173,6 +173,9 @@ class Digests(ProbeCase):
                 # Every micro-batch of the step, 2 of 4 samples each: the step's sample set.
                 self.assertEqual(s["sample_count"], 8, "the samples of both micro-batches")
                 self.assertRegex(s["sample_digest"], r"^[0-9a-f]{16}$")
+                hashes = sample_hashes_of(s)
+                self.assertEqual(len(hashes), 8, "each sample's own hash")
+                self.assertEqual("%016x" % (sum(hashes) % (1 << 64)), s["sample_digest"])
             out[r] = (printed, steps)
         return d, out
 
@@ -187,17 +190,27 @@ class Digests(ProbeCase):
             self.assertEqual(s0.get("param_digest"), s1.get("param_digest"), "replicas in sync")
         self.assertEqual(len({s["param_digest"] for s in steps0 if "param_digest" in s}), len(self.DIGEST_STEPS),
                          "the parameters change every step")
-        # The sampler deals distinct samples: the two ranks' sets differ at every step.
+        # The sampler deals distinct samples: the two ranks' sets differ at every step, and no
+        # sample is read twice, by the other rank or at another step (the epoch's 80).
         for s0, s1 in zip(steps0, steps1):
             self.assertNotEqual(s0["sample_digest"], s1["sample_digest"])
+        read = [h for s in steps0 + steps1 for h in sample_hashes_of(s)]
+        self.assertEqual(len(set(read)), len(read), "every sample once")
 
     def test_ranks_reading_the_same_samples_have_equal_input_digests(self):
         _, out = self.digests("same", ["--same-samples"])
         (_, steps0), (_, steps1) = out[0], out[1]
+        self.assertEqual([sample_hashes_of(s) for s in steps0], [sample_hashes_of(s) for s in steps1])
         self.assertEqual([s["input_digest"] for s in steps0], [s["input_digest"] for s in steps1])
         self.assertEqual([s["sample_digest"] for s in steps0], [s["sample_digest"] for s in steps1])
         self.assertEqual(len({s["input_digest"] for s in steps0}), self.STEPS, "a new batch every step")
         self.assertEqual([s.get("param_digest") for s in steps0], [s.get("param_digest") for s in steps1])
+
+
+def sample_hashes_of(step):
+    """A step event's `sample_hashes` as numbers: 16 hex digits a sample."""
+    text = step["sample_hashes"]
+    return [int(text[i:i + 16], 16) for i in range(0, len(text), 16)]
 
 
 class Pipeline(ProbeCase):
