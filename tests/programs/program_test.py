@@ -36,6 +36,9 @@ PROGRAMS = {
                     "--eval_iters=2", "--warmup_iters=2"],
         "distributed": True,
     },
+    # llama2c with the fix its dp verdict proposes (each rank reads its own share of the chunks):
+    # the same folder, command and data, one more patch.
+    "llama2c_sharded": {"folder": "llama2c", "patch": "fixed-sharded.patch"},
     "rasbt_ddp_torchrun": {"command": ["DDP-script-torchrun.py"], "distributed": True},
     # The same script as the book runs it: torch.multiprocessing.spawn starts the workers.
     "rasbt_ddp_spawn": {"command": ["DDP-script.py"], "distributed": True,
@@ -64,6 +67,8 @@ PROGRAMS = {
     "time_sequence_prediction": {"data": ["make_data.py"], "command": ["train.py", "--steps", "15"]},
     "regression": {"command": ["main.py"]},
 }
+for _key in ("data", "command", "distributed"):
+    PROGRAMS["llama2c_sharded"][_key] = PROGRAMS["llama2c"][_key]
 
 
 def run(argv, cwd, env=None, timeout=900):
@@ -74,18 +79,21 @@ def run(argv, cwd, env=None, timeout=900):
 
 
 def prepare(name, root, planted=None):
-    """The program in root/NAME with its platform patches (and the planted fault's)."""
-    src = os.path.join(HERE, name)
+    """The program in root/NAME with its platform patches (a variant's own patch, the planted
+    fault's)."""
+    spec = PROGRAMS[name]
+    src = os.path.join(HERE, spec.get("folder", name))
     dst = os.path.join(root, name)
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("SOURCE", "*.patch"))
     patches = sorted(p for p in os.listdir(src) if p[:2].isdigit() and p.endswith(".patch"))
+    if "patch" in spec:
+        patches.append(spec["patch"])
     if planted:
         patches.append(PLANTS[planted][0])
     for patch in patches:
         code, out, err = run(["patch", "-s", "-p1", "-i", os.path.join(src, patch)], dst)
         if code != 0:
             raise RuntimeError(f"{name}: {patch} does not apply: {out}{err}")
-    spec = PROGRAMS[name]
     if "data" in spec:
         # Our own generators: shared ones beside this file, a program's own in its folder.
         script, *args = spec["data"]
@@ -96,7 +104,12 @@ def prepare(name, root, planted=None):
     return dst
 
 
-def bring_up(name, root, planted=None):
+# An explicit band for dp's loss and grad norm, the policy a layout-dependent order gets: the
+# invariants (replicas in sync, every sample once) must stop a fault under it all the same.
+BAND = ["--set", 'gates.dp.loss_policy="band"', "--set", 'gates.dp.grad_norm_policy="band"']
+
+
+def bring_up(name, root, planted=None, band=False):
     """adopt then run-all in the program's folder: (adopt result, run-all result, summary)."""
     spec = PROGRAMS[name]
     folder = prepare(name, root, planted)
@@ -108,8 +121,8 @@ def bring_up(name, root, planted=None):
     if adopt[0] != 0:
         return adopt, None, None
     run_dir = os.path.join(root, "run")
-    result = run([TOOL, "run-all", "-c", "bringup.toml", "--ci", "--run-dir", run_dir], folder,
-                 spec.get("env"))
+    result = run([TOOL, "run-all", "-c", "bringup.toml", "--ci", "--run-dir", run_dir]
+                 + (BAND if band else []), folder, spec.get("env"))
     summary = None
     path = os.path.join(run_dir, "summary.json")
     if os.path.exists(path):
@@ -126,9 +139,15 @@ NO_STAGES = {"pp2": "not applicable", "shapes": "not applicable"}
 # What a right bring-up says of each program: the status of every gate, the check that stops
 # the failing one and a phrase of its diagnosis; None for a program adopt must refuse.
 EXPECTED = {
-    # Inclusive --max_iters, accumulation divided by the world size, rank 0 prints, data order
-    # per rank: every applicable gate passes (dp and target compare as a band, proven).
-    "llama2c": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES}, None, None),
+    # Inclusive --max_iters, accumulation divided by the world size, rank 0 prints, but each
+    # rank shuffles the whole shard with its own seed: the ranks read the same chunks, where
+    # the single process read each once.
+    "llama2c": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+                "sample_coverage", "the ranks do not split the data between them"),
+    # Each rank its own share, in its own order: every applicable gate passes, dp and target
+    # compared as a band (the order depends on the layout, proven).
+    "llama2c_sharded": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES},
+                        None, None),
     # No flags at all: each rank runs the single process's whole step.
     "rasbt_ddp_torchrun": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
                            "samples_per_step", "takes neither its batch size nor its accumulation"),
@@ -175,7 +194,10 @@ PLANTS = {
 # not distributed). rasbt_ddp_torchrun stops at dp healthy too (no batch knob): its lr plant
 # shows the fault does not turn that stop into a pass.
 PLANTED = {
-    "llama2c": ("lr_world", "not_wrapped", "no_sync", "same_samples", "summed", "unsynced_accum"),
+    # Planted in the sharded copy, which passes dp healthy; the same-samples plant (the rank left
+    # out of the data seed) in the original, where it makes the ranks' micro-batches identical.
+    "llama2c": ("same_samples",),
+    "llama2c_sharded": ("lr_world", "not_wrapped", "no_sync", "summed", "unsynced_accum"),
     "rasbt_ddp_torchrun": ("lr_world",),
     "rasbt_ddp_spawn": ("lr_world",),
 }
@@ -188,8 +210,8 @@ class Programs(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def check(self, name):
-        adopt, result, summary = bring_up(name, self.root)
+    def check(self, name, band=False):
+        adopt, result, summary = bring_up(name, self.root, band=band)
         expected = EXPECTED[name]
         if expected is None:
             self.assertEqual(adopt[0], 2, adopt[1] + adopt[2])
@@ -207,8 +229,8 @@ class Programs(unittest.TestCase):
             self.assertEqual(failed[0].get("failed_check"), check, json.dumps(failed[0])[:3000])
             self.assertIn(phrase, result[1], result[1][-4000:])
 
-    def planted(self, name, plant):
-        adopt, result, summary = bring_up(name, self.root, planted=plant)
+    def planted(self, name, plant, band=False):
+        adopt, result, summary = bring_up(name, self.root, planted=plant, band=band)
         self.assertEqual(adopt[0], 0, adopt[1] + adopt[2])
         self.assertEqual(result[0], 1, result[1][-3000:])
         got = statuses(summary)
@@ -220,11 +242,21 @@ class Programs(unittest.TestCase):
             self.assertIn(phrase, result[1], result[1][-4000:])
 
 
+# Cases run again under an explicit band (BAND): the ranks reading the same chunks, and
+# gradients never reduced.
+BANDED = {"llama2c": None, "llama2c_sharded": "no_sync"}
+
+
 def _add(name):
     setattr(Programs, f"test_{name}", lambda self: self.check(name))
     for plant in PLANTED.get(name, ()):
         setattr(Programs, f"test_{name}_planted_{plant}",
                 lambda self, plant=plant: self.planted(name, plant))
+    if name in BANDED and BANDED[name] is None:
+        setattr(Programs, f"test_{name}_band", lambda self: self.check(name, band=True))
+    elif name in BANDED:
+        setattr(Programs, f"test_{name}_planted_{BANDED[name]}_band",
+                lambda self: self.planted(name, BANDED[name], band=True))
 
 
 for _name in PROGRAMS:
