@@ -54,6 +54,10 @@ struct CheckResult {
   /// first step. A gate still running is stopped there (gates/early_stop.h).
   std::optional<std::int64_t> certain_at;
   std::vector<MissingField> unobservable{};
+  /// On a passed check: what the run does that is not wrong for the gate but that its users
+  /// should know (replicas keeping BatchNorm statistics of their own). Shown with the gate's
+  /// line and in every report; never fails a gate.
+  std::string warning{};
 };
 
 /// Typed access to a gate's [params], with the check's default when a key is absent.

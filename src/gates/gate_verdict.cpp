@@ -139,6 +139,14 @@ std::string GateVerdict::summary() const {
   return fmt::format("{} failed{}: {}: {}", gate_id, how, f->name, f->message);
 }
 
+std::vector<const CheckResult*> GateVerdict::warnings() const {
+  std::vector<const CheckResult*> out;
+  for (const CheckResult& r : results) {
+    if (r.passed && !r.warning.empty()) out.push_back(&r);
+  }
+  return out;
+}
+
 GateVerdict evaluate_gate(const GateSpec& spec, const GatePlan& plan, const GateEvidence& evidence,
                           const baseline::Baseline* reference) {
   GateVerdict v;
@@ -185,6 +193,7 @@ std::string format_verdict(const GateVerdict& v) {
                                 v.stopped_early.empty() ? "" : " — " + v.stopped_early);
   for (const CheckResult& r : v.results) {
     out += fmt::format("  {} {:<24} {}\n", r.passed ? "ok  " : "FAIL", r.name, r.message);
+    if (!r.warning.empty()) out += fmt::format("         warning: {}\n", r.warning);
     if (r.passed) continue;
     std::size_t shown = 0;
     for (const CheckEvidence& e : r.evidence) {
@@ -222,6 +231,7 @@ nlohmann::json to_json(const GateVerdict& v) {
                            {"evidence", evidence},
                            {"route_back", r.route_back}};
     if (r.divergence) item["divergence"] = divergence_json(*r.divergence);
+    if (!r.warning.empty()) item["warning"] = r.warning;
     results.push_back(std::move(item));
     if (r.certain_at) results.back()["certain_at"] = *r.certain_at;
   }
@@ -252,6 +262,7 @@ GateVerdict verdict_from_json(const nlohmann::json& j) {
     r.passed = c.value("passed", false);
     r.message = c.value("message", "");
     r.route_back = c.value("route_back", "");
+    r.warning = c.value("warning", "");  // absent before checks could warn
     if (c.contains("certain_at") && c["certain_at"].is_number_integer())
       r.certain_at = c["certain_at"].get<std::int64_t>();
     for (const auto& e : c.value("evidence", nlohmann::json::array())) {

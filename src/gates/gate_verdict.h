@@ -44,6 +44,8 @@ struct GateVerdict {
   /// The failed check that names the gate's failure: the first in the gate's order, or for a gate
   /// stopped early the one certain at the earliest step.
   const CheckResult* first_failure() const;
+  /// The passed checks that carry a warning, in the gate's order.
+  std::vector<const CheckResult*> warnings() const;
   /// The first finding that leaves a required check unobservable, or nullptr.
   const UnobservableFinding* first_required_unobservable() const;
   /// One line: "dp passed (12 checks)" / "dp failed: check: msg" / "dp failed (stopped early at

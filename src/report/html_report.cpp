@@ -126,9 +126,16 @@ std::string checks_table(const gates::GateVerdict& verdict) {
       "<table class=\"checks\"><tr><th>check</th><th>result</th><th>message and "
       "evidence</th></tr>\n";
   for (const auto& r : verdict.results) {
+    const bool warned = r.passed && !r.warning.empty();
     out += fmt::format("<tr><td>{}</td><td class=\"result {}\">{}</td><td>{}", escape_xml(r.name),
-                       r.passed ? "passed" : "failed", r.passed ? "✓ pass" : "✗ fail",
+                       warned     ? "unobservable"
+                       : r.passed ? "passed"
+                                  : "failed",
+                       warned     ? "⚠ warning"
+                       : r.passed ? "✓ pass"
+                                  : "✗ fail",
                        escape_xml(r.message));
+    if (warned) out += "<p class=\"warning\">warning: " + escape_xml(r.warning) + "</p>";
     if (!r.evidence.empty()) {
       out += "<pre>";
       for (const auto& e : r.evidence) {

@@ -74,6 +74,7 @@ std::vector<Case> cases_of(const GateReport& gate) {
   const std::string klass = gate.diagnoses.empty() ? std::string() : gate.diagnoses.front().klass;
   for (const auto& r : gate.verdict->results) {
     Case c{r.name, Case::Kind::kPass, r.message, {}, {}};
+    if (r.passed && !r.warning.empty()) c.body = "warning: " + r.warning + "\n";
     if (!r.passed) {
       if (!regression.empty()) c.message = regression + ": " + r.message;
       c.kind = Case::Kind::kFailure;
@@ -128,8 +129,12 @@ std::string render_junit(const ReportInput& input) {
                           escape_xml(c.name), escape_xml(classname));
       switch (c.kind) {
         case Case::Kind::kPass:
-          body += "/>\n";
-          continue;
+          if (c.body.empty()) {
+            body += "/>\n";
+            continue;
+          }
+          body += ">\n      <system-out>" + escape_xml(c.body) + "</system-out>\n";  // a warning
+          break;
         case Case::Kind::kFailure:
           ++f;
           body += fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n",

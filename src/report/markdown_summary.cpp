@@ -161,8 +161,13 @@ std::string gate_details(const GateReport& gate) {
     out += "| check | result | message |\n|---|---|---|\n";
     for (const auto& r : gate.verdict->results) {
       // A non-breaking space keeps the result on one line in narrow tables.
-      out += fmt::format("| {} | {} | {} |\n", escape_markdown_cell(r.name),
-                         r.passed ? "✓&nbsp;pass" : "✗&nbsp;fail", escape_markdown_cell(r.message));
+      const bool warned = r.passed && !r.warning.empty();
+      out += fmt::format(
+          "| {} | {} | {} |\n", escape_markdown_cell(r.name),
+          warned     ? "⚠&nbsp;warning"
+          : r.passed ? "✓&nbsp;pass"
+                     : "✗&nbsp;fail",
+          escape_markdown_cell(warned ? r.message + ". Warning: " + r.warning : r.message));
     }
     for (const auto& u : gate.verdict->unobservable) {
       for (const std::string& c : u.checks) {

@@ -80,6 +80,11 @@ void TerminalProgress::gate_finished(const gates::GateVerdict& verdict, const st
   if (style_.verbosity == Verbosity::kQuiet) return;
   lasting(format_gate_line(gate_.number, gate_.total, verdict, now_s_() - gate_start_s_, note,
                            style_.color));
+  // A warning is read where the gate's line is, whatever the verbosity but quiet.
+  for (const gates::CheckResult* w : verdict.warnings()) {
+    lasting(
+        paint(printable("  warning: " + w->name + ": " + w->warning), Paint::kWarn, style_.color));
+  }
 }
 
 void TerminalProgress::message(const std::string& text) {
@@ -103,10 +108,19 @@ void TerminalProgress::run_finished(const ReportInput& input, const std::string&
         text = fmt::format("{} gate{} passed", passed, passed == 1 ? "" : "s");
       }
       const std::size_t unobservable = count_unobservable(input);
+      std::size_t warnings = 0;
+      for (const GateReport& g : input.gates)
+        warnings += g.verdict ? g.verdict->warnings().size() : 0;
       line = text + "; " + line;
+      std::vector<std::string> listed;
       if (unobservable > 0) {
-        line += fmt::format(" ({} check{} unobservable: listed there and with -v)", unobservable,
-                            unobservable == 1 ? "" : "s");
+        listed.push_back(
+            fmt::format("{} check{} unobservable", unobservable, unobservable == 1 ? "" : "s"));
+      }
+      if (warnings > 0)
+        listed.push_back(fmt::format("{} warning{}", warnings, warnings == 1 ? "" : "s"));
+      if (!listed.empty()) {
+        line += fmt::format(" ({}: listed there and with -v)", fmt::join(listed, ", "));
       }
       text.clear();
     }
@@ -238,6 +252,9 @@ std::string gate_table(const ReportInput& input, bool color) {
       out += fmt::format("{} ({}): {} — {}\n", u.required.empty() ? "warning" : "FAILED",
                          g.record.id, fmt::join(u.checks, ", "), u.text());
     }
+    for (const gates::CheckResult* w : g.verdict->warnings()) {
+      out += fmt::format("warning ({}): {} — {}\n", g.record.id, w->name, w->warning);
+    }
   }
   return out;
 }
@@ -272,6 +289,9 @@ std::string format_gate_line(std::size_t number, std::size_t total, const gates:
     if (!v.unobservable.empty()) {
       what +=
           ", " + paint(fmt::format("{} unobservable", v.unobservable.size()), Paint::kWarn, color);
+    }
+    if (const std::size_t n = v.warnings().size(); n > 0) {
+      what += ", " + paint(fmt::format("{} warning{}", n, n == 1 ? "" : "s"), Paint::kWarn, color);
     }
   } else if (const gates::CheckResult* f = v.first_failure()) {
     what = printable(f->name + ": " + f->message.substr(0, f->message.find('\n')));

@@ -105,7 +105,11 @@ TEST(GateVerdict, JsonRoundTripKeepsADivergence) {
   r.divergence = MetricDivergence{"lr", 0, 2.4e-3, 6e-4, {baseline::Policy::kMagnitude, 0, 0, 2}};
   v.results.push_back(r);
   v.results.push_back(pass("finite_loss", "ok"));
+  v.results.back().warning = "a warning of a passed check";
   const GateVerdict back = verdict_from_json(to_json(v));
+  EXPECT_EQ(back.results.at(1).warning, "a warning of a passed check");
+  ASSERT_EQ(back.warnings().size(), 1u);
+  EXPECT_TRUE(back.results.at(0).warning.empty());
   ASSERT_TRUE(back.results.at(0).divergence);
   const MetricDivergence& d = *back.results[0].divergence;
   EXPECT_EQ(d.metric, "lr");

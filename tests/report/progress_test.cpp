@@ -118,6 +118,23 @@ TEST(TerminalProgress, PlainModePrintsOneLinePerGateByDefault) {
   EXPECT_EQ(text, "[2/5] dp      passed   20.0 s  9 checks, 2 unobservable\n");
 }
 
+// A passed check's warning (replicas keeping BatchNorm statistics of their own) is printed
+// under the gate's line at the default verbosity, and counted on it.
+TEST(TerminalProgress, AWarningIsPrintedUnderItsGatesLine) {
+  std::ostringstream out;
+  LinePrinter printer(out, false);
+  FakeSeconds clock;
+  TerminalProgress progress(printer, clock.clock());
+  progress.gate_started(dp_gate());
+  gates::GateVerdict v = passed_dp(3, 0);
+  v.results[1].warning = "buffers apart at step 1";
+  clock.now += 2;
+  progress.gate_finished(v, "");
+  EXPECT_EQ(out.str(),
+            "[2/5] dp      passed    2.0 s  3 checks, 1 warning\n"
+            "  warning: check1: buffers apart at step 1\n");
+}
+
 TEST(TerminalProgress, VerbosePlainModeAddsMilestonesAndDetailsNotEveryStep) {
   std::ostringstream out;
   LinePrinter printer(out, false);
