@@ -98,6 +98,7 @@ class Probe:
         self.batch_written = False  # the model's first training forward is logged
         self.rearm_forward = None  # puts the nn.Module.__call__ wrapper back (torch_patches)
         self.sample_hook = None  # the forward pre-hook on the module that takes the input
+        self.buffer_hook = None  # the one digesting the model's buffers; False: it has none
         # Read at start-up, before the program can overwrite it: the rendezvous in place workers use.
         self.rendezvous = {k: self.environ[k] for k in RENDEZVOUS_ENV if k in self.environ}
         self.in_place = None  # {"nprocs": asked, ...} once a spawn's worker runs in this process
@@ -217,6 +218,8 @@ class Probe:
                                   "input_device": str(tensor.device), "module": type(module).__name__,
                                   "global_step": self.steps.global_step})
             self.batch_written = True
+        if self.settings.digest:
+            self._hook_buffers(module)
         if self.settings.input_digest:
             self.steps.note_input(self._input_fields(tensor))
             self._hook_samples(module)
@@ -233,6 +236,35 @@ class Probe:
             self.sample_hook = module.register_forward_pre_hook(self._samples_hook_kw, with_kwargs=True)
         except TypeError:  # torch < 2.0: positional arguments only
             self.sample_hook = module.register_forward_pre_hook(self._samples_hook)
+
+    def _hook_buffers(self, module):
+        """Once, where the model has buffers (BatchNorm's running statistics): a forward
+        pre-hook on the module DistributedDataParallel wraps (on the module itself without
+        DDP), so that the first forward of each digest step writes `buffer_digest`, the buffers
+        as that forward reads them: after DDP broadcast rank 0's (broadcast_buffers=True), so
+        replicas whose digests differ there keep statistics of their own."""
+        if self.buffer_hook is not None:
+            return
+        ddp = getattr(self.torch.nn.parallel, "DistributedDataParallel", None)
+        inner = module.module if ddp is not None and isinstance(module, ddp) else module
+        if next(inner.buffers(), None) is None:
+            self.buffer_hook = False
+            return
+        self.buffer_hook = inner.register_forward_pre_hook(self._buffers_hook)
+
+    def _buffers_hook(self, module, args):
+        self.guard("buffers", self.note_buffers, module)
+
+    def note_buffers(self, module):
+        """The first training forward of a digest step (0, 1, 2, 4, ...): digest the buffers."""
+        steps = self.steps
+        if (self.ended or not self.torch.is_grad_enabled() or steps.buffers_noted()
+                or not is_digest_step(steps.global_step)):
+            return
+        try:
+            steps.note_buffers(param_digest(self.torch, module.buffers()))
+        except Exception:  # noqa: BLE001 - buffers that cannot be read: no digest this step
+            steps.note_buffers(None)
 
     def _samples_hook_kw(self, module, args, kwargs):
         self.guard("samples", self.note_samples, args, kwargs)
@@ -384,7 +416,7 @@ class Probe:
     def _step_fields(self, token):
         losses, count, total, preclip = self.steps.take()
         fields = {"global_step": self.steps.global_step, **self.steps.take_input(),
-                  **self.steps.take_samples()}
+                  **self.steps.take_samples(), **self.steps.take_buffers()}
         if count:
             fields["loss"] = total
         fields["loss_count"] = count

@@ -31,6 +31,7 @@ class StepTracker:
         self._input = None  # the fields of this step's first training input, once it is seen
         self._samples = None  # [count, sum, hashes] of this step's samples; False: unreadable
         self._hashes_written = 0  # sample hashes written in `sample_hashes` so far
+        self._buffers = None  # this step's buffer digest: None not yet, False unreadable
 
     def is_primary(self, optimizer):
         current = self._primary() if self._primary is not None else None
@@ -109,6 +110,20 @@ class StepTracker:
             fields["sample_hashes"] = "".join("%016x" % h for h in samples[2])
             self._hashes_written += samples[0]
         return fields
+
+    def buffers_noted(self):
+        """Whether this step's buffers were digested (or found unreadable) already."""
+        return self._buffers is not None
+
+    def note_buffers(self, digest):
+        """The buffers' digest as the step's first forward read them; None: unreadable."""
+        if self._buffers is None:
+            self._buffers = False if digest is None else digest
+
+    def take_buffers(self):
+        """`buffer_digest` of the step now ending ({} when not digested); forgets it."""
+        digest, self._buffers = self._buffers, None
+        return {"buffer_digest": digest} if digest else {}
 
     def take_input(self):
         """The fields note_input kept since the last step ({} when none); forgets them."""

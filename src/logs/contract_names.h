@@ -35,6 +35,7 @@
   X(kInputDtype, "input_dtype")                  \
   X(kParamCount, "param_count")                  \
   X(kParamDigest, "param_digest")                \
+  X(kBufferDigest, "buffer_digest")              \
   X(kStage, "stage")                             \
   X(kNumStages, "num_stages")                    \
   X(kFirstLayer, "first_layer")                  \

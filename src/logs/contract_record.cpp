@@ -138,6 +138,7 @@ void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   bag.read(FieldKey::kSampleCount, r.sample_count);
   read_digest(bag, FieldKey::kSampleDigest, r.sample_digest);
   read_hashes(bag, FieldKey::kSampleHashes, r.sample_hashes);
+  read_digest(bag, FieldKey::kBufferDigest, r.buffer_digest);
   // The probe's count of backward() calls in the step (docs/probe.md): its evidence of the
   // accumulation the trainer really ran.
   std::optional<std::int64_t> loss_count;
@@ -209,6 +210,7 @@ void build_digest(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& 
   bag.read(FieldKey::kSampleCount, r.sample_count);
   read_digest(bag, FieldKey::kSampleDigest, r.sample_digest);
   read_hashes(bag, FieldKey::kSampleHashes, r.sample_hashes);
+  read_digest(bag, FieldKey::kBufferDigest, r.buffer_digest);
 }
 
 void build_done(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

@@ -144,9 +144,10 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   // Every rank's own digests, before its steps are merged under the trainer's or dropped for
   // another rank's.
   for (const StepRecord& s : probe.steps) {
-    if (s.input_digest || s.param_digest || s.sample_count) {
+    if (s.input_digest || s.param_digest || s.sample_count || s.buffer_digest) {
       out.step_digests.push_back({s.global_step, s.input_digest, s.param_digest, s.at,
-                                  s.sample_count, s.sample_digest, s.sample_hashes});
+                                  s.sample_count, s.sample_digest, s.sample_hashes,
+                                  s.buffer_digest});
     }
   }
   const bool derived = derive_batch(probe, how.model_parallel);

@@ -28,12 +28,13 @@ struct Adder {
   void operator()(CheckpointRecord&& r) { log.checkpoints.push_back(std::move(r)); }
   void operator()(DigestRecord&& r) {
     // A trainer's own per-step digests (bigmac-train) join the probe's: the same invariants.
-    if (r.params || r.input_digest || r.sample_count) {
+    if (r.params || r.input_digest || r.sample_count || r.buffer_digest) {
       auto& d = log.step_digests;
       if (d.empty() || d.back().step != r.global_step)
-        d.push_back({r.global_step, {}, {}, r.at, {}, {}, {}});
+        d.push_back({r.global_step, {}, {}, r.at, {}, {}, {}, {}});
       if (!d.back().input) d.back().input = r.input_digest;
       if (!d.back().param) d.back().param = r.params;
+      if (!d.back().buffers) d.back().buffers = r.buffer_digest;
       if (r.sample_count && r.sample_digest && !d.back().sample_count) {
         d.back().sample_count = r.sample_count;
         d.back().sample_digest = r.sample_digest;

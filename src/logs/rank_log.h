@@ -50,6 +50,8 @@ struct RankLog {
     std::optional<std::int64_t> sample_count{};
     std::optional<std::uint64_t> sample_digest{};
     std::vector<std::uint64_t> sample_hashes{};  ///< each sample's hash, when logged
+    /// The buffers (BatchNorm statistics) as the step's first forward read them.
+    std::optional<std::uint64_t> buffers{};
   };
   std::vector<StepDigests> step_digests;
   std::vector<SettingsRecord> settings;  ///< `[cfg]` lines

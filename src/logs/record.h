@@ -106,6 +106,9 @@ struct StepRecord {
   std::optional<std::int64_t> sample_count{};
   std::optional<std::uint64_t> sample_digest{};
   std::vector<std::uint64_t> sample_hashes{};
+  /// The probe's digest of the model's buffers (BatchNorm statistics) as the first forward of a
+  /// digest step read them (after DDP broadcast rank 0's, where it does).
+  std::optional<std::uint64_t> buffer_digest{};
   /// Other numbers the format prints (Megatron `loss scale`, torchtitan `tps`, ...), by the
   /// name the format uses, in line order.
   std::vector<std::pair<std::string, double>> extra;
@@ -183,7 +186,8 @@ struct DigestRecord {
   std::optional<std::uint64_t> input_digest;  ///< the step's first micro-batch
   std::optional<std::int64_t> sample_count{};
   std::optional<std::uint64_t> sample_digest{};
-  std::vector<std::uint64_t> sample_hashes{};  ///< every sample's hash, when logged
+  std::vector<std::uint64_t> sample_hashes{};    ///< every sample's hash, when logged
+  std::optional<std::uint64_t> buffer_digest{};  ///< the buffers the step's forward read
 };
 
 /// `done`: last line of a clean exit.

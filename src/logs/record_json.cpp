@@ -111,6 +111,7 @@ struct Writer {
     if (r.sample_count) put(FieldKey::kSampleCount, *r.sample_count);
     if (r.sample_digest) put(FieldKey::kSampleDigest, fmt::format("{:016x}", *r.sample_digest));
     if (!r.sample_hashes.empty()) put(FieldKey::kSampleHashes, hex_list(r.sample_hashes));
+    if (r.buffer_digest) put(FieldKey::kBufferDigest, fmt::format("{:016x}", *r.buffer_digest));
     if (r.extra.empty()) return;
     Json& extra = doc["extra"];
     for (const auto& [name, value] : r.extra) extra[name] = number(value);
@@ -154,6 +155,7 @@ struct Writer {
     if (r.sample_count) put(FieldKey::kSampleCount, *r.sample_count);
     if (r.sample_digest) put(FieldKey::kSampleDigest, fmt::format("{:016x}", *r.sample_digest));
     if (!r.sample_hashes.empty()) put(FieldKey::kSampleHashes, hex_list(r.sample_hashes));
+    if (r.buffer_digest) put(FieldKey::kBufferDigest, fmt::format("{:016x}", *r.buffer_digest));
   }
   void operator()(const DoneRecord& r) {
     put(FieldKey::kSteps, r.steps);

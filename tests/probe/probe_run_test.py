@@ -38,12 +38,16 @@ def env_with(pythonpath=(PROBE_DIR,), **variables):
     return env
 
 
-def parser_summaries(paths):
-    """`bigmac-bringup parse --json` of the files: the orchestrator's own reading of them."""
+def tool_binary():
     binary = Path(os.environ.get("BIGMAC_BIN_DIR", REPO / "build" / "bin")) / "bigmac-bringup"
     if not binary.exists():
         raise AssertionError(f"{binary}: build it first (ctest sets BIGMAC_BIN_DIR)")
-    done = subprocess.run([str(binary), "parse", "--json", *map(str, paths)], capture_output=True, text=True)
+    return str(binary)
+
+
+def parser_summaries(paths):
+    """`bigmac-bringup parse --json` of the files: the orchestrator's own reading of them."""
+    done = subprocess.run([tool_binary(), "parse", "--json", *map(str, paths)], capture_output=True, text=True)
     if done.returncode != 0:
         raise AssertionError(f"parse exited {done.returncode}: {done.stderr}")
     return json.loads(done.stdout)["files"]
@@ -196,6 +200,7 @@ class Digests(ProbeCase):
             self.assertNotEqual(s0["sample_digest"], s1["sample_digest"])
         read = [h for s in steps0 + steps1 for h in sample_hashes_of(s)]
         self.assertEqual(len(set(read)), len(read), "every sample once")
+        self.assertFalse([s for s in steps0 + steps1 if "buffer_digest" in s], "no buffers, no digest")
 
     def test_ranks_reading_the_same_samples_have_equal_input_digests(self):
         _, out = self.digests("same", ["--same-samples"])
@@ -205,6 +210,49 @@ class Digests(ProbeCase):
         self.assertEqual([s["sample_digest"] for s in steps0], [s["sample_digest"] for s in steps1])
         self.assertEqual(len({s["input_digest"] for s in steps0}), self.STEPS, "a new batch every step")
         self.assertEqual([s.get("param_digest") for s in steps0], [s.get("param_digest") for s in steps1])
+
+
+    def test_buffers_agree_where_ddp_broadcasts_them_and_drift_where_it_does_not(self):
+        """BatchNorm's running statistics, digested as each digest step's first forward reads
+        them: equal on both ranks with DDP's broadcast_buffers, apart from step 1 without it,
+        while the parameters agree in both (docs/probe.md, "Digests")."""
+        _, out = self.digests("broadcast", ["--batchnorm"])
+        (_, steps0), (_, steps1) = out[0], out[1]
+        self.assertEqual([s["global_step"] for s in steps0 if "buffer_digest" in s], self.DIGEST_STEPS)
+        self.assertEqual([s["buffer_digest"] for s in steps0 if "buffer_digest" in s],
+                         [s["buffer_digest"] for s in steps1 if "buffer_digest" in s])
+        self.assertEqual(len({s["buffer_digest"] for s in steps0 if "buffer_digest" in s}),
+                         len(self.DIGEST_STEPS), "the statistics change every step")
+        _, out = self.digests("own", ["--batchnorm", "--no-broadcast-buffers"])
+        (_, steps0), (_, steps1) = out[0], out[1]
+        apart = [s0["global_step"] for s0, s1 in zip(steps0, steps1)
+                 if "buffer_digest" in s0 and s0["buffer_digest"] != s1["buffer_digest"]]
+        self.assertEqual(apart, self.DIGEST_STEPS[1:], "equal at the start, each rank's own after")
+        self.assertEqual([s.get("param_digest") for s in steps0], [s.get("param_digest") for s in steps1])
+
+
+class BuffersUnderTheTool(ProbeCase):
+    """The tool's verdict on replicas keeping BatchNorm statistics of their own: a program that
+    logs nothing, adopted and brought up to dp as a user would; dp passes with a warning."""
+
+    def test_replicas_with_their_own_batchnorm_statistics_pass_dp_with_a_warning(self):
+        d = self.dir("bn")
+        env = env_with(pythonpath=())
+        program = [PY, SAMPLER, "--steps", "5", "--accum", "2", "--batchnorm", "--no-broadcast-buffers", "--quiet"]
+        rc, out, err = ex.run([tool_binary(), "adopt", "-o", str(d / "bringup.toml"), "--", *program], d, env)
+        self.assertEqual(rc, 0, out + err)
+        rc, out, err = ex.run([tool_binary(), "run-all", "-c", str(d / "bringup.toml"), "--run-dir",
+                               str(d / "run"), "--until", "dp"], d, env)
+        self.assertEqual(rc, 0, out + err)
+        self.assertRegex(out, r"\[2/5\] dp +passed .*, 1 warning\n  warning: buffers_in_sync: at step 1 "
+                              r"rank 0's forward read buffers [0-9a-f]{16} and rank 1's [0-9a-f]{16}, while "
+                              r"their parameters agree")
+        (attempt,) = (d / "run").glob("02-dp.*")
+        checks = {c["name"]: c for c in json.loads((attempt / "verdict.json").read_text())["checks"]}
+        self.assertTrue(checks["buffers_in_sync"]["passed"])
+        self.assertIn("SyncBatchNorm", checks["buffers_in_sync"]["warning"])
+        self.assertTrue(checks["replicas_in_sync"]["passed"], checks["replicas_in_sync"]["message"])
+        self.assertNotIn("warning", checks["replicas_in_sync"])
 
 
 def sample_hashes_of(step):

@@ -7,10 +7,16 @@ happily (the averaged gradient of two copies is the gradient of one); only the d
 step is half of what the run claims.
 
     torchrun --nproc_per_node 2 --redirects 2 --tee 1 sampler_ddp.py --steps 5 --accum 2 [--same-samples]
+        [--batchnorm [--no-broadcast-buffers]] [--quiet]
+
+With --batchnorm the model has a BatchNorm1d layer, whose running statistics are buffers: DDP
+broadcasts rank 0's before every forward unless --no-broadcast-buffers, when each rank keeps
+statistics of its own (its parameters still agree: training uses each batch's statistics).
 
 It prints, per step, its own SHA-256 (first 16 hex digits) of the step's first micro-batch and,
 after the update, of its parameters, in the probe's digest format (dtype, shape, bytes): the
-truth the probe's `input_digest` and `param_digest` must match.
+truth the probe's `input_digest` and `param_digest` must match; with --quiet nothing, as a
+program that logs nothing of its own (the probe's events are then all the tool reads).
 """
 import argparse
 import contextlib
@@ -38,6 +44,9 @@ def main():
     parser.add_argument("--accum", type=int, default=2)
     parser.add_argument("--micro", type=int, default=4)
     parser.add_argument("--same-samples", action="store_true")
+    parser.add_argument("--batchnorm", action="store_true")
+    parser.add_argument("--no-broadcast-buffers", action="store_true")
+    parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
 
     torch.set_num_threads(1)
@@ -52,8 +61,9 @@ def main():
     loader = DataLoader(dataset, batch_size=args.micro, sampler=sampler, drop_last=True)
 
     torch.manual_seed(1234)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
-    net = DistributedDataParallel(model)
+    norm = [torch.nn.BatchNorm1d(32)] if args.batchnorm else []
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), *norm, torch.nn.Tanh(), torch.nn.Linear(32, 4))
+    net = DistributedDataParallel(model, broadcast_buffers=not args.no_broadcast_buffers)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     batches = iter(loader)
     for step in range(args.steps):
@@ -68,8 +78,9 @@ def main():
             local += loss.item()
         opt.step()
         opt.zero_grad()
-        print(f"rank {rank} step {step} input {first} loss {local!r} params {digest(model.parameters())}",
-              flush=True)
+        if not args.quiet:
+            print(f"rank {rank} step {step} input {first} loss {local!r} params {digest(model.parameters())}",
+                  flush=True)
     dist.destroy_process_group()
 
 
