@@ -46,6 +46,11 @@ ReplicaScan scan_params_in_sync(const std::vector<const logs::RankLog*>& replica
       replicas, [](const logs::RankLog::StepDigests& d) { return d.param; }, Wanted::kEqual);
 }
 
+ReplicaScan scan_buffers_in_sync(const std::vector<const logs::RankLog*>& replicas) {
+  return scan(
+      replicas, [](const logs::RankLog::StepDigests& d) { return d.buffers; }, Wanted::kEqual);
+}
+
 ReplicaScan scan_duplicate_inputs(const std::vector<const logs::RankLog*>& replicas) {
   return scan(
       replicas, [](const logs::RankLog::StepDigests& d) { return d.input; }, Wanted::kDistinct);

@@ -37,6 +37,10 @@ struct ReplicaScan {
 /// hold different parameters: their gradients were not averaged alike, or they started apart.
 ReplicaScan scan_params_in_sync(const std::vector<const logs::RankLog*>& replicas);
 
+/// The first digest step whose first forward read different buffers (BatchNorm statistics) on
+/// two of `replicas`: each keeps statistics of its own (DDP's broadcast_buffers off, or no DDP).
+ReplicaScan scan_buffers_in_sync(const std::vector<const logs::RankLog*>& replicas);
+
 /// The first step at which two of `replicas` consumed the same first micro-batch: the data is
 /// not sharded (every replica reads the same samples).
 ReplicaScan scan_duplicate_inputs(const std::vector<const logs::RankLog*>& replicas);

@@ -39,6 +39,7 @@ constexpr RegisteredCheck kChecks[] = {
     {"settings_applied", check_settings_applied},
     {"fresh_start", check_fresh_start},
     {"replicas_in_sync", check_replicas_in_sync},
+    {"buffers_in_sync", check_buffers_in_sync},
     {"no_duplicate_samples", check_no_duplicate_samples},
     {"sample_coverage", check_sample_coverage},
 };

@@ -95,6 +95,47 @@ CheckResult check_replicas_in_sync(const CheckContext& ctx) {
       "every replica holds the same parameters at the {} digested steps");
 }
 
+CheckResult check_buffers_in_sync(const CheckContext& ctx) {
+  const char* name = "buffers_in_sync";
+  if (ctx.plan.config.derived.dp <= 1) return pass(name, "one replica: nothing to compare");
+  const Groups g = replica_groups(ctx);
+  if (!g.unknown.empty()) return unobservable(name, g.unknown, {"layout"});
+  std::int64_t compared = 0;
+  std::optional<baseline::ReplicaPair> apart;
+  for (const auto& group : g.groups) {
+    if (baseline::scan_params_in_sync(group).first) {
+      return pass(name, "not applicable: the replicas' parameters differ (replicas_in_sync)");
+    }
+    const baseline::ReplicaScan found = baseline::scan_buffers_in_sync(group);
+    compared += found.steps_compared;
+    if (found.first && !apart) apart = found.first;
+  }
+  if (compared == 0) {
+    return pass(name,
+                "not applicable: no two replicas logged a buffer digest at one step (the probe "
+                "writes one where the model has buffers, such as BatchNorm's statistics)");
+  }
+  if (!apart) {
+    return pass(name, fmt::format("every replica's forward read the same buffers at the {} "
+                                  "digested steps",
+                                  compared));
+  }
+  const baseline::ReplicaPair& p = *apart;
+  CheckResult r = pass(
+      name,
+      fmt::format("the replicas' buffers differ from step {} while their parameters agree", p.step),
+      {evidence_at(p.a, p.step, "buffer_digest"), evidence_at(p.b, p.step, "buffer_digest")});
+  r.warning = fmt::format(
+      "at step {} rank {}'s forward read buffers {} and rank {}'s {}, while their parameters "
+      "agree: buffers such as BatchNorm's running statistics are not synchronised (DDP with "
+      "broadcast_buffers=False, or replicas averaged without DDP), so each replica evaluates "
+      "and checkpoints with statistics of its own; training itself is not affected (it uses "
+      "each batch's statistics). Where that matters, convert the model with "
+      "torch.nn.SyncBatchNorm.convert_sync_batchnorm or keep broadcast_buffers=True",
+      p.step, p.a.rank, digest_text(p.a.digest), p.b.rank, digest_text(p.b.digest));
+  return r;
+}
+
 CheckResult check_no_duplicate_samples(const CheckContext& ctx) {
   return judge_replicas(
       ctx, "no_duplicate_samples", baseline::scan_duplicate_inputs, "input_digest", "input_digest",
@@ -195,6 +236,27 @@ CheckResult check_sample_coverage(const CheckContext& ctx) {
                                 cov.steps_compared));
 }
 
+namespace {
+
+// The first step's loss, the run's and the baseline's, when both have it at the same step.
+std::optional<std::pair<double, double>> first_step_losses(const CheckContext& ctx) {
+  const auto& base_steps = ctx.baseline->steps;
+  const RankEvidence* owner = ctx.evidence.step_owner();
+  if (owner == nullptr || owner->steps.empty() || base_steps.empty() ||
+      owner->steps.front().global_step != base_steps.front().global_step ||
+      !owner->steps.front().loss || !base_steps.front().loss) {
+    return std::nullopt;
+  }
+  return std::pair{*owner->steps.front().loss, *base_steps.front().loss};
+}
+
+bool same_loss(const std::pair<double, double>& losses) {
+  const auto [seen, base] = losses;
+  return std::abs(seen - base) <= kSameSamplesRelDiff * std::max(std::abs(base), 1e-12);
+}
+
+}  // namespace
+
 DataOrder judge_data_order(const CheckContext& ctx) {
   if (ctx.plan.config.derived.dp <= 1 || !ctx.baseline) return {};
   const std::string& base_digest = ctx.baseline->structure.param_digest;
@@ -212,36 +274,45 @@ DataOrder judge_data_order(const CheckContext& ctx) {
   // order's), as many but others (the order depends on the layout), or a count that differs
   // (sample_coverage fails: compared step by step).
   std::string samples_note;
+  bool regrouped = false;  // the baseline's samples, grouped into other micro-batches
   const std::vector<const logs::RankLog*>& readers = g.groups.front();
   const baseline::SampleCoverage cov =
       baseline::cover_samples(readers, base_steps, ctx.baseline->structure.input_shape);
   const bool base_has_samples = !base_steps.empty() && base_steps.front().sample_count;
+  const auto losses = first_step_losses(ctx);
   if (cov.steps_compared > 0) {
-    if (cov.count_differs || cov.repeated() || cov.first_other_samples < 0) {
-      return {DataOrder::kStepByStep, {}};
+    if (cov.count_differs || cov.repeated()) return {DataOrder::kStepByStep, {}};
+    if (cov.first_other_samples < 0) {
+      // Each step's samples are the baseline's; so is the first step's loss, from the same
+      // parameters, unless it depends on how the samples are grouped into micro-batches, as
+      // with BatchNorm, whose running statistics the probe digests as buffers. Without
+      // buffers a first loss apart is a fault of the loss, judged step by step.
+      bool buffers = false;
+      for (const logs::RankLog* r : readers) {
+        for (const auto& d : r->step_digests) buffers = buffers || d.buffers.has_value();
+      }
+      if (!losses || same_loss(*losses) || !buffers) return {DataOrder::kStepByStep, {}};
+      regrouped = true;
+      samples_note = fmt::format(
+          ", and every step consumes exactly the baseline's samples, yet the first step's loss "
+          "is {:.6g}, the baseline's {:.6g}, and the model has buffers (batch statistics)",
+          losses->first, losses->second);
+    } else {
+      samples_note = fmt::format(
+          ", and from step {} they consume as many samples as the baseline but other ones",
+          cov.first_other_samples);
     }
-    samples_note = fmt::format(
-        ", and from step {} they consume as many samples as the baseline but other ones",
-        cov.first_other_samples);
   } else if (base_has_samples && cov.logged) {
     return {DataOrder::kPending,
             fmt::format("the sample sets of step {} are not in from all {} ranks that read input",
                         first_step, readers.size())};
-  } else {
+  } else if (losses) {
     // The first step's loss depends on the initial parameters (the baseline's, above) and
     // that step's samples alone: when it is the baseline's, so are the samples, and the order
     // does not depend on the layout (a difference at that step is the gradients').
-    const RankEvidence* owner = ctx.evidence.step_owner();
-    if (owner != nullptr && !owner->steps.empty() && !base_steps.empty() &&
-        owner->steps.front().global_step == first_step && owner->steps.front().loss &&
-        base_steps.front().loss) {
-      const double seen = *owner->steps.front().loss, base = *base_steps.front().loss;
-      if (std::abs(seen - base) <= kSameSamplesRelDiff * std::max(std::abs(base), 1e-12)) {
-        return {DataOrder::kStepByStep, {}};
-      }
-      samples_note = fmt::format(", and yet the first step's loss is {:.6g}, the baseline's {:.6g}",
-                                 seen, base);
-    }
+    if (same_loss(*losses)) return {DataOrder::kStepByStep, {}};
+    samples_note = fmt::format(", and yet the first step's loss is {:.6g}, the baseline's {:.6g}",
+                               losses->first, losses->second);
   }
   std::int64_t in_sync = 0, distinct = 0;
   bool digested = false;
@@ -261,13 +332,21 @@ DataOrder judge_data_order(const CheckContext& ctx) {
                         "with inputs)",
                         in_sync, distinct)};
   }
-  return {
-      DataOrder::kBand,
-      fmt::format("the data order depends on the layout: the initial parameters are the baseline's "
-                  "({}), the replicas stay in sync ({} digested steps) and read different "
-                  "micro-batches ({} steps){}, so the samples of a step differ from the single "
-                  "process's by the layout alone",
-                  base_digest, in_sync, distinct, samples_note)};
+  const std::string evidence = fmt::format(
+      "the initial parameters are the baseline's ({}), the replicas stay in sync ({} digested "
+      "steps) and read different micro-batches ({} steps){}",
+      base_digest, in_sync, distinct, samples_note);
+  if (regrouped) {
+    return {DataOrder::kBand,
+            fmt::format("the loss depends on how a step's samples are grouped: {}, so the same "
+                        "samples in other micro-batches give another loss (BatchNorm normalises "
+                        "each micro-batch by its own statistics)",
+                        evidence)};
+  }
+  return {DataOrder::kBand,
+          fmt::format("the data order depends on the layout: {}, so the samples of a step differ "
+                      "from the single process's by the layout alone",
+                      evidence)};
 }
 
 std::optional<std::string> layout_dependent_order(const CheckContext& ctx) {

@@ -12,6 +12,14 @@ namespace bigmac::gates {
 /// whatever the data order. Not applicable with one replica.
 CheckResult check_replicas_in_sync(const CheckContext& ctx);
 
+/// The replicas' buffers (BatchNorm running statistics, the probe's buffer_digest as the first
+/// forward of a digest step read them) agree. Buffers apart while the parameters agree pass
+/// with a warning, not a failure: training uses each batch's own statistics, but each replica
+/// evaluates and checkpoints with statistics of its own. Not applicable where no rank logged a
+/// buffer digest (the probe writes one only where the model has buffers) and where the
+/// parameters differ (replicas_in_sync fails then).
+CheckResult check_buffers_in_sync(const CheckContext& ctx);
+
 /// No two replicas of a stage consumed the same first micro-batch in a step (the probe's
 /// input_digest): each sample once, or the sampler is not sharded. Not applicable with one
 /// replica.

@@ -60,6 +60,42 @@ TEST(ReplicasInSync, WithoutDigestsItIsUnobservableAndWithOneReplicaTrivial) {
   EXPECT_TRUE(run_check(check_replicas_in_sync, single_evidence(3), plan("single")).passed);
 }
 
+// BatchNorm statistics: DDP with broadcast_buffers (the default) hands every forward rank 0's;
+// without it each replica keeps its own, which warns (evaluation and checkpoints differ) but
+// never fails: the parameters agree.
+TEST(BuffersInSync, BuffersApartWhileTheParametersAgreeWarnAndPass) {
+  GateEvidence e = two_replicas();
+  EXPECT_NE(run_check(check_buffers_in_sync, e, plan("dp")).message.find("not applicable"),
+            std::string::npos)
+      << "no buffer digests: a model without buffers";
+  for (RankEvidence& rank : e.ranks) {
+    for (auto& d : rank.step_digests) d.buffers = 0x3000u + static_cast<std::uint64_t>(d.step);
+  }
+  CheckResult r = run_check(check_buffers_in_sync, e, plan("dp"));
+  EXPECT_TRUE(r.passed);
+  EXPECT_TRUE(r.warning.empty()) << r.warning;
+  EXPECT_NE(r.message.find("the same buffers at the 3 digested steps"), std::string::npos)
+      << r.message;
+  e.ranks[1].step_digests[1].buffers = 0x7777;
+  e.ranks[1].step_digests[2].buffers = 0x6666;
+  r = run_check(check_buffers_in_sync, e, plan("dp"));
+  EXPECT_TRUE(r.passed) << "a warning, not a failure";
+  EXPECT_FALSE(r.certain_at.has_value());
+  EXPECT_NE(r.warning.find("at step 1 rank 0's forward read buffers 0000000000003001 and rank "
+                           "1's 0000000000007777"),
+            std::string::npos)
+      << r.warning;
+  EXPECT_NE(r.warning.find("SyncBatchNorm"), std::string::npos) << r.warning;
+  ASSERT_EQ(r.evidence.size(), 2u);
+  EXPECT_EQ(r.evidence[1].rank, 1);
+  // Parameters apart too: replicas_in_sync fails, and this check says nothing more.
+  e.ranks[1].step_digests[2].param = 0x9999;
+  r = run_check(check_buffers_in_sync, e, plan("dp"));
+  EXPECT_TRUE(r.passed);
+  EXPECT_TRUE(r.warning.empty()) << r.warning;
+  EXPECT_NE(r.message.find("replicas_in_sync"), std::string::npos) << r.message;
+}
+
 // A sampler told there is one replica: both ranks read the same samples.
 TEST(NoDuplicateSamples, TwoRanksReadingTheSameMicroBatchFail) {
   EXPECT_TRUE(run_check(check_no_duplicate_samples, two_replicas(), plan("dp")).passed);
@@ -135,10 +171,28 @@ TEST(SampleCoverage, TheBaselinesSamplesSplitOverTheRanksPassAndKeepTheCompariso
   EXPECT_TRUE(r.passed) << r.message;
   EXPECT_NE(r.message.find("exactly the baseline's samples at all 3 steps"), std::string::npos)
       << r.message;
-  // Even with a first loss apart (a gradient fault), the data is the baseline's: no band.
+  // Even with a first loss apart (a fault of the loss), the data is the baseline's: no band.
   e.ranks[0].steps[0].loss = *base.steps.front().loss * 1.01;
   EXPECT_EQ(judge_data_order(CheckContext{e, p, &base, CheckParams({})}).kind,
             DataOrder::kStepByStep);
+  // Unless the model has buffers (BatchNorm): the same samples grouped into other
+  // micro-batches are normalised by other statistics, so the loss is the layout's.
+  for (RankEvidence& rank : e.ranks) {
+    for (auto& d : rank.step_digests) d.buffers = 0x3000u + static_cast<std::uint64_t>(d.step);
+  }
+  const DataOrder order = judge_data_order(CheckContext{e, p, &base, CheckParams({})});
+  EXPECT_EQ(order.kind, DataOrder::kBand) << order.why;
+  EXPECT_NE(order.why.find("the loss depends on how a step's samples are grouped"),
+            std::string::npos)
+      << order.why;
+  EXPECT_NE(order.why.find("every step consumes exactly the baseline's samples, yet the first "
+                           "step's loss"),
+            std::string::npos)
+      << order.why;
+  e.ranks[0].steps[0].loss = *base.steps.front().loss;
+  EXPECT_EQ(judge_data_order(CheckContext{e, p, &base, CheckParams({})}).kind,
+            DataOrder::kStepByStep)
+      << "the first loss the baseline's: grouping makes no difference";
 }
 
 // The ragged micro-batch: each rank's last one is a sample short.
