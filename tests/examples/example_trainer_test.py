@@ -19,8 +19,11 @@ import unittest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PY = "/usr/bin/python3"
-TORCHRUN = "/usr/bin/torchrun"
+# The interpreter under test: Debian's, with torch 1.13 (a python3 earlier on PATH may lack it),
+# or the PyTorch 2.x virtualenv's (BIGMAC_TEST_PYTHON, set by CTest for the torch2 tests), with
+# the torchrun beside it.
+PY = os.environ.get("BIGMAC_TEST_PYTHON") or "/usr/bin/python3"
+TORCHRUN = "/usr/bin/torchrun" if PY == "/usr/bin/python3" else str(Path(PY).parent / "torchrun")
 TRAIN = str(REPO / "examples" / "torch_trainer" / "train.py")
 MEGATRON = str(REPO / "examples" / "megatron_style" / "pretrain_megatron_style.py")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
