@@ -11,7 +11,10 @@ class Failsafe:
     def __init__(self, report, fault=None):
         """`report(where, exc, traceback_text)` is called once, on the first failure."""
         self.active = True
-        self.failure = None  # (where, exception) of the failure that switched the probe off
+        # (where, "Type: message") of the failure that switched the probe off. Not the exception:
+        # its traceback would keep every frame of the program's stack at that moment, with the
+        # tensors in them, alive until the interpreter's teardown.
+        self.failure = None
         self._report = report
         self._fault = fault
 
@@ -31,7 +34,7 @@ class Failsafe:
         if not self.active:
             return
         self.active = False
-        self.failure = (where, exc)
+        self.failure = (where, f"{type(exc).__name__}: {exc}")
         try:
             self._report(where, exc, traceback.format_exc())
         except Exception:  # noqa: BLE001 - reporting is best effort; the probe is off either way

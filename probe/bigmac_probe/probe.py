@@ -92,7 +92,7 @@ class Probe:
         self.ended = False  # the step bound ended the program: `done` is written
         self.refusals = 0  # step() calls refused since
         self.current_scaler = None  # the GradScaler whose step() is running
-        self.in_batch_p2p = False  # inside batch_isend_irecv: its ops are logged once, there
+        self.in_p2p = False  # inside a point-to-point call: the ones it makes are not logged again
         self.model_written = False
         self.saved_paths = set()  # what torch.save wrote: a rename of one moves a checkpoint
         self.batch_written = False  # the model's first training forward is logged

@@ -107,32 +107,54 @@ def instrument_scaler_class(probe, patches, cls):
         patches.replace(cls, "step", _marked(step))
 
 
+def _p2p_peer(probe, peer, group, group_peer):
+    """The other rank, as a global rank: `dst`/`src`, else PyTorch 2.6+'s `group_dst`/
+    `group_src` (a rank of `group`) translated; None when neither is given (any source)."""
+    if peer is not None or group_peer is None:
+        return peer
+    dist = probe.torch.distributed
+    return group_peer if group is None else dist.get_global_rank(group, group_peer)
+
+
 def wrap_p2p(probe, original, op, where, peer_name):
     """dist.send/recv/isend/irecv: the shape is logged before the transfer, so a transfer
-    that fails or hangs still leaves its evidence."""
+    that fails or hangs still leaves its evidence. Logged once, by the outermost call: PyTorch
+    2.x's send and recv are isend(...).wait() and irecv(...).wait()."""
+    group_peer_name = "group_" + peer_name
+
     @functools.wraps(original)
     def wrapper(tensor, *args, **kwargs):
-        if probe.failsafe.active and not probe.in_batch_p2p:
+        if probe.in_p2p:
+            return original(tensor, *args, **kwargs)
+        if probe.failsafe.active:
             peer = args[0] if args else kwargs.get(peer_name)
-            probe.guard("p2p", probe.on_p2p, op, where, tensor, peer)
-        return original(tensor, *args, **kwargs)
+            group = args[1] if len(args) > 1 else kwargs.get("group")
+            probe.guard("p2p", lambda: probe.on_p2p(
+                op, where, tensor, _p2p_peer(probe, peer, group, kwargs.get(group_peer_name))))
+        probe.in_p2p = True
+        try:
+            return original(tensor, *args, **kwargs)
+        finally:
+            probe.in_p2p = False
     return _marked(wrapper)
 
 
 def wrap_batch_p2p(probe, original, sends):
     @functools.wraps(original)
     def batch_isend_irecv(p2p_op_list):
+        if probe.in_p2p:
+            return original(p2p_op_list)
         if probe.failsafe.active:
             def log_ops():
                 for p in p2p_op_list:
                     where = "send" if p.op in sends else "recv"
                     probe.on_p2p(f"batch_i{where}", where, p.tensor, p.peer)
             probe.guard("p2p", log_ops)
-        probe.in_batch_p2p = True
+        probe.in_p2p = True
         try:
             return original(p2p_op_list)
         finally:
-            probe.in_batch_p2p = False
+            probe.in_p2p = False
     return _marked(batch_isend_irecv)
 
 

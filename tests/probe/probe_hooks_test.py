@@ -317,10 +317,16 @@ class Instrumented(unittest.TestCase):
     def test_p2p_op_accepts_the_wrapped_and_the_original_isend(self):
         wrapped = dist.isend
         original = wrapped.__wrapped__
-        for op in (wrapped, original, dist.irecv):
-            self.assertIs(dist.P2POp(op, torch.zeros(2), 1).op, op)
-        with self.assertRaisesRegex(RuntimeError, "Invalid ``op``"):
-            dist.P2POp(dist.send, torch.zeros(2), 1)
+        # PyTorch 2.x resolves a P2POp's group when it is made: a group of one rank is enough.
+        dist.init_process_group("gloo", init_method=f"file://{self.tmp}/store", rank=0, world_size=1)
+        try:
+            for op in (wrapped, original, dist.irecv):
+                self.assertIs(dist.P2POp(op, torch.zeros(2), 0).op, op)
+            # 1.13 raises RuntimeError, 2.x ValueError
+            with self.assertRaisesRegex((RuntimeError, ValueError), "Invalid ``op``"):
+                dist.P2POp(dist.send, torch.zeros(2), 0)
+        finally:
+            dist.destroy_process_group()
 
     def test_a_failure_in_any_hook_switches_the_probe_off_once(self):
         """Every hook this process can reach (p2p needs two ranks: tests/probe/probe_run_test.py)."""
