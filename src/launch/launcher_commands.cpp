@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <string_view>
 
 namespace bigmac::launch {
 namespace {
@@ -13,6 +14,17 @@ bool is_python_script(const std::string& program) {
 
 void append(std::vector<std::string>& to, const std::vector<std::string>& more) {
   to.insert(to.end(), more.begin(), more.end());
+}
+
+// python, python3, python3.11, pypy3: an interpreter whose torch the agent must share.
+bool is_python_interpreter(const std::string& program) {
+  const std::string name = std::filesystem::path(program).filename().string();
+  for (const std::string_view stem : {"python", "pypy"}) {
+    if (name.rfind(stem, 0) != 0) continue;
+    const std::string_view rest = std::string_view(name).substr(stem.size());
+    if (rest.find_first_not_of("0123456789.") == std::string_view::npos) return true;
+  }
+  return false;
 }
 
 std::string rank_env(const PlanInputs& inputs) {
@@ -27,14 +39,24 @@ std::string default_rank_env_program() {
   return ec ? std::string("bigmac-rank-env") : (self.parent_path() / "bigmac-rank-env").string();
 }
 
+std::vector<std::string> torchrun_agent_program(const std::string& trainer_program,
+                                                const std::string& torchrun_program) {
+  if (is_python_interpreter(trainer_program)) {
+    return {trainer_program, "-m", "torch.distributed.run"};
+  }
+  return {torchrun_program};
+}
+
 std::vector<std::string> torchrun_agent_argv(const LaunchPlan& plan, const PlanInputs& inputs,
                                              const std::string& node_rank,
                                              const std::string& endpoint,
                                              const std::vector<std::string>& trainer_argv) {
   // srun's agents always meet in a c10d rendezvous on the step's first node, found per node.
   const bool several = plan.nnodes > 1 || plan.launcher == LauncherKind::kSlurmTorchrun;
-  std::vector<std::string> argv = {inputs.torchrun_program, "--nnodes", std::to_string(plan.nnodes),
-                                   "--nproc_per_node", std::to_string(plan.nproc_per_node)};
+  std::vector<std::string> argv = torchrun_agent_program(
+      trainer_argv.empty() ? std::string() : trainer_argv.front(), inputs.torchrun_program);
+  append(argv, {"--nnodes", std::to_string(plan.nnodes), "--nproc_per_node",
+                std::to_string(plan.nproc_per_node)});
   if (several) {
     // c10d: the agents meet at the endpoint and number themselves; the agent whose host
     // matches the endpoint serves the store (on one host the first to bind it).

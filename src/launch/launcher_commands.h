@@ -12,6 +12,14 @@ namespace bigmac::launch {
 /// The program bigmac-rank-env next to the running program (/proc/self/exe's folder).
 std::string default_rank_env_program();
 
+/// The command that starts torchrun's agent. A trainer run by a Python interpreter
+/// (`/venv/bin/python train.py`) gets that interpreter's own torchrun, `python -m
+/// torch.distributed.run`: agent and workers then share one torch, where the torchrun first on
+/// PATH may belong to another (a torch 1.13 agent's store hangs torch 2.x workers at their
+/// rendezvous). Any other trainer gets `torchrun_program`.
+std::vector<std::string> torchrun_agent_program(const std::string& trainer_program,
+                                                const std::string& torchrun_program);
+
 /// One torchrun agent (node `node_rank` of plan.nnodes). With one node it is torchrun's
 /// standalone form; with several, a c10d rendezvous at master_addr:master_port, each worker
 /// wrapped by bigmac-rank-env so that its output lands in rank<R>.stdout/.stderr. Under

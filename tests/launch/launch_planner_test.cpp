@@ -136,6 +136,30 @@ TEST(LaunchPlanner, TorchrunRunsPythonScriptsThroughPython) {
   EXPECT_EQ(plan->processes[0].spec.argv.back(), "3");
 }
 
+// The agent must share the workers' torch: a torch 1.13 torchrun first on PATH hangs torch 2.x
+// workers at their rendezvous.
+TEST(LaunchPlanner, TorchrunIsTheInterpretersOwnWhenATrainerRunsOnAPythonInterpreter) {
+  PlanInputs in = make_inputs();
+  for (const std::string python : {"/venv/bin/python", "python3", "/usr/bin/python3.11"}) {
+    in.trainer_argv = {python, "train.py", "--steps", "3"};
+    auto plan = plan_launch(make_config("torchrun", 2), in);
+    ASSERT_TRUE(plan);
+    const std::vector<std::string>& argv = plan->processes[0].spec.argv;
+    ASSERT_GE(argv.size(), 4u);
+    EXPECT_EQ(std::vector<std::string>(argv.begin(), argv.begin() + 4),
+              (std::vector<std::string>{python, "-m", "torch.distributed.run", "--nnodes"}));
+    EXPECT_TRUE(contains(argv, "--no_python")) << python;
+  }
+  // Neither a script nor a binary names an interpreter: the torchrun on PATH.
+  for (const std::string program :
+       {"train.py", "/opt/bigmac/bigmac-train", "/bin/python-wrapper"}) {
+    in.trainer_argv = {program, "--steps", "3"};
+    auto plan = plan_launch(make_config("torchrun", 2), in);
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(plan->processes[0].spec.argv.front(), "torchrun") << program;
+  }
+}
+
 /// No SLURM_* variables: the orchestrator runs outside an allocation.
 const char* no_env(const char*) { return nullptr; }
 
