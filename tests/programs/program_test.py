@@ -23,6 +23,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("BIGMAC_BIN_DIR", os.path.join(HERE, "..", "..", "build", "bin"))
 TOOL = os.path.join(BIN, "bigmac-bringup")
 PY = "/usr/bin/python3"  # Debian's, with torch 1.13 (a python3 earlier on PATH may lack it)
+# The PyTorch 2.x virtualenv's python (scripts/torch2-venv), for programs marked "torch": 2
+# (CTest sets it where the build was configured with BIGMAC_TORCH2_PYTHON).
+TORCH2_PY = os.environ.get("BIGMAC_TORCH2_PYTHON", "")
+
+
+def python_of(name):
+    """The interpreter a program runs on: Debian's torch 1.13, or torch 2.x for "torch": 2."""
+    if PROGRAMS[name].get("torch") != 2:
+        return PY
+    if not TORCH2_PY:
+        raise unittest.SkipTest(f"{name} needs PyTorch 2.x: set BIGMAC_TORCH2_PYTHON to the "
+                                "python scripts/torch2-venv prints")
+    return TORCH2_PY
 
 # How a user runs each program on one device (small sizes, its own flags), and what a right
 # bring-up says of it: the status of every gate and, for a gate that must fail, the check.
@@ -98,7 +111,7 @@ def prepare(name, root, planted=None):
         # Our own generators: shared ones beside this file, a program's own in its folder.
         script, *args = spec["data"]
         shared = os.path.join(HERE, script)
-        code, out, err = run([PY, shared if os.path.exists(shared) else script] + args, dst)
+        code, out, err = run([python_of(name), shared if os.path.exists(shared) else script] + args, dst)
         if code != 0:
             raise RuntimeError(f"{name}: {spec['data']} failed: {out}{err}")
     return dst
@@ -116,7 +129,7 @@ def bring_up(name, root, planted=None, band=False):
     # A plant may need other flags to show (accumulation left after dividing by the world).
     changed = PLANTS[planted][3] if planted and len(PLANTS[planted]) > 3 else {}
     command = [changed.get(word, word) for word in spec["command"]]
-    adopt = run([TOOL, "adopt", "-o", "bringup.toml", "--"] + [PY] + command, folder,
+    adopt = run([TOOL, "adopt", "-o", "bringup.toml", "--"] + [python_of(name)] + command, folder,
                 spec.get("env"))
     if adopt[0] != 0:
         return adopt, None, None
@@ -172,6 +185,7 @@ EXPECTED = {
 }
 # Faults planted in copies of programs that pass dp when healthy: the patch, and the check that
 # must stop dp (None: any dp check; the lr fault shows in the loss, whichever check sees it).
+# A plant that must stop another gate (a pipeline's) names it in PLANT_GATES.
 PLANTS = {
     "lr_world": ("planted-lr-world.patch", None, None),
     # Gradients never reduced; each rank also seeds its own init, and nothing broadcasts it:
@@ -190,6 +204,8 @@ PLANTS = {
                        "the data-parallel replicas drift apart",
                        {"--gradient_accumulation_steps=2": "--gradient_accumulation_steps=4"}),
 }
+PLANT_GATES = {}
+
 # Which plants each program runs (the others already stop at dp for their own reason, or are
 # not distributed). rasbt_ddp_torchrun stops at dp healthy too (no batch knob): its lr plant
 # shows the fault does not turn that stop into a pass.
@@ -234,10 +250,15 @@ class Programs(unittest.TestCase):
         self.assertEqual(adopt[0], 0, adopt[1] + adopt[2])
         self.assertEqual(result[0], 1, result[1][-3000:])
         got = statuses(summary)
-        self.assertEqual((got["single"], got["dp"]), ("passed", "failed"), result[1][-4000:])
+        gate = PLANT_GATES.get(plant, "dp")
+        order = [g["id"] for g in summary["gates"]]
+        before = {g: got[g] for g in order[:order.index(gate)]}
+        self.assertEqual(got[gate], "failed", result[1][-4000:])
+        self.assertTrue(all(s in ("passed", "not applicable") for s in before.values()),
+                        f"the gates before {gate}: {before}\n{result[1][-4000:]}")
         _, check, phrase = PLANTS[plant][:3]
         if check is not None:
-            failed = next(g for g in summary["gates"] if g["id"] == "dp")
+            failed = next(g for g in summary["gates"] if g["id"] == gate)
             self.assertEqual(failed.get("failed_check"), check, result[1][-4000:])
             self.assertIn(phrase, result[1], result[1][-4000:])
 
