@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/json_quote.h"
+#include "launch/launcher_commands.h"
 #include "launch/trainer_probe.h"
 #include "proc/command_output.h"
 #include "proc/port_probe.h"
@@ -364,6 +365,18 @@ EnvironmentFacts gather_environment(const EnvironmentRequest& request) {
   if (!facts.torchrun.path.empty()) {
     const std::string inner = shebang_interpreter(facts.torchrun.path);
     facts.torchrun.detail = inner.empty() ? "" : "runs " + inner + " (its #! line)";
+  }
+  // The gates' torchrun for a trainer run by a Python interpreter is that interpreter's own,
+  // not the one on PATH (launch/launcher_commands.h).
+  if (trainer.kind == "command" && !trainer.command.empty()) {
+    const std::vector<std::string> agent =
+        launch::torchrun_agent_program(trainer.command.front(), "torchrun");
+    if (agent.size() > 1) {
+      facts.torchrun.detail += std::string(facts.torchrun.detail.empty() ? "" : "; ") +
+                               "the gates start " + join_words(agent) +
+                               " instead (the trainer's interpreter, so agent and workers share "
+                               "its torch)";
+    }
   }
   facts.srun = look_up("srun");
   if (!facts.srun.path.empty()) {

@@ -94,7 +94,9 @@ Section interpreter_section(const InterpreterFacts& i) {
 }
 
 std::string program_line(const ProgramFacts& p) {
-  if (p.path.empty()) return "not found: " + p.problem;
+  if (p.path.empty()) {
+    return "not found: " + p.problem + (p.detail.empty() ? "" : "; " + p.detail);
+  }
   std::string text = p.path + " (PATH)";
   if (!p.detail.empty()) text += "; " + p.detail;
   if (!p.problem.empty()) text += "; " + p.problem;

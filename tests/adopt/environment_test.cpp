@@ -210,5 +210,23 @@ TEST_F(InterpreterChoice, TheCommandsPythonOrItsShebangElseTheDefaults) {
   EXPECT_THAT(why, HasSubstr("no trainer command names one"));
 }
 
+// What env says of torchrun for a trainer on a Python interpreter: the gates start that
+// interpreter's own (a torch 1.13 torchrun on PATH would hang torch 2.x workers).
+TEST(EnvironmentFactsOfTorchrun, ATrainerOnAnInterpreterGetsThatInterpretersTorchrun) {
+  config::Config c;
+  c.trainer.kind = "command";
+  c.trainer.command = {"/nowhere/venv/bin/python", "train.py"};
+  EnvironmentRequest request;
+  request.config = &c;
+  request.interpreter_limit = std::chrono::milliseconds(2000);
+  const EnvironmentFacts facts = gather_environment(request);
+  EXPECT_THAT(facts.torchrun.detail,
+              HasSubstr("the gates start /nowhere/venv/bin/python -m torch.distributed.run"));
+  EXPECT_THAT(environment_text(facts), HasSubstr("-m torch.distributed.run instead"));
+
+  c.trainer.command = {"train.py"};
+  EXPECT_THAT(gather_environment(request).torchrun.detail, Not(HasSubstr("the gates start")));
+}
+
 }  // namespace
 }  // namespace bigmac::adopt
