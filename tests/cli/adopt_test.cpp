@@ -1,6 +1,8 @@
 // `bigmac-bringup adopt` end to end: the real binary runs each example trainer once (the real
-// /usr/bin/python3, the probe on), writes a configuration, and `run-all --until single` with that
-// configuration passes under the real torchrun. Bad input gets its documented exit code.
+// /usr/bin/python3 with torch 1.13, and the PyTorch 2.x virtualenv's python where the build has
+// one: BIGMAC_TORCH2_PYTHON; the probe on), writes a configuration, and `run-all --until single`
+// with that configuration passes under the real torchrun. Bad input gets its documented exit
+// code.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,6 +12,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "testing/rank_harness.h"
 #include "testing/run_program.h"
@@ -22,10 +26,19 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string kBinary = std::string(BIGMAC_BIN_DIR) + "/bigmac-bringup";
-const std::string kPython = "/usr/bin/python3";
+const std::string kDebianPython = "/usr/bin/python3";  // torch 1.13
 
-class Adopt : public ::testing::Test {
+/// The interpreters every case runs on: Debian's, and the torch 2.x virtualenv's when configured.
+std::vector<std::string> interpreters() {
+  std::vector<std::string> pythons = {kDebianPython};
+  if (!std::string(BIGMAC_TORCH2_PYTHON).empty()) pythons.emplace_back(BIGMAC_TORCH2_PYTHON);
+  return pythons;
+}
+
+class Adopt : public ::testing::TestWithParam<std::string> {
  protected:
+  const std::string python_ = GetParam();
+
   void SetUp() override {
     root_ = fs::temp_directory_path() /
             ("bigmac-adopt-" + std::to_string(::getpid()) + "-" +
@@ -87,8 +100,8 @@ class Adopt : public ::testing::Test {
 
 // The issue's "done when": an unchanged PyTorch script gets through single and dp with the
 // configuration adopt wrote.
-TEST_F(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingleAndDp) {
-  ProgramResult r = adopt({kPython, "examples/plain_ddp/train.py", "--seed", "1", "--max-steps",
+TEST_P(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingleAndDp) {
+  ProgramResult r = adopt({python_, "examples/plain_ddp/train.py", "--seed", "1", "--max-steps",
                            "20", "--batch-size", "8", "--grad-accum", "2", "--lr", "0.05"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string config = written();
@@ -120,9 +133,9 @@ TEST_F(Adopt, PlainDdpProgramWithTheProbeAlonePassesSingleAndDp) {
 // A program that resumes `snapshot.pt` from its working directory, a path no flag moves: the
 // trials see it resume, the draft lists it in trainer.fresh_paths, and each gate starts fresh
 // while the file the trials left comes back after every gate.
-TEST_F(Adopt, AProgramResumingAFixedPathGetsFreshPathsAndEachGateStartsFresh) {
+TEST_P(Adopt, AProgramResumingAFixedPathGetsFreshPathsAndEachGateStartsFresh) {
   const std::string script = std::string(BIGMAC_SOURCE_DIR) + "/tests/cli/snapshot_trainer.py";
-  ProgramResult r = adopt({kPython, script, "--batch-size", "4"}, {}, root_.string());
+  ProgramResult r = adopt({python_, script, "--batch-size", "4"}, {}, root_.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out,
               HasSubstr("resumes: the second trial loaded " + (root_ / "snapshot.pt").string()));
@@ -146,8 +159,8 @@ TEST_F(Adopt, AProgramResumingAFixedPathGetsFreshPathsAndEachGateStartsFresh) {
 
 // mp.spawn runs in place once; a spawn inside the spawned worker starts processes of its own, which
 // no gate's layout could count: refused as bad input, with what to change.
-TEST_F(Adopt, ASpawnInsideASpawnedWorkerIsRefused) {
-  ProgramResult r = adopt({kPython, "tests/cli/nested_spawn.py"});
+TEST_P(Adopt, ASpawnInsideASpawnedWorkerIsRefused) {
+  ProgramResult r = adopt({python_, "tests/cli/nested_spawn.py"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err,
               HasSubstr("starts 2 worker processes of its own with "
@@ -156,8 +169,8 @@ TEST_F(Adopt, ASpawnInsideASpawnedWorkerIsRefused) {
   EXPECT_FALSE(fs::exists(config_file()));
 }
 
-TEST_F(Adopt, MegatronStyleProgramReadingTheGateConfigPassesSingle) {
-  ProgramResult r = adopt({kPython, "examples/megatron_style/pretrain_megatron_style.py",
+TEST_P(Adopt, MegatronStyleProgramReadingTheGateConfigPassesSingle) {
+  ProgramResult r = adopt({python_, "examples/megatron_style/pretrain_megatron_style.py",
                            "--config", "configs/megatron-style.toml"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string config = written();
@@ -173,9 +186,9 @@ TEST_F(Adopt, MegatronStyleProgramReadingTheGateConfigPassesSingle) {
   EXPECT_EQ(single_status(), "passed") << single.out;
 }
 
-TEST_F(Adopt, TorchTrainerWritingItsOwnLogFilePassesSingle) {
+TEST_P(Adopt, TorchTrainerWritingItsOwnLogFilePassesSingle) {
   ProgramResult r =
-      adopt({kPython, "examples/torch_trainer/train.py", "--config", "configs/torch-trainer.toml",
+      adopt({python_, "examples/torch_trainer/train.py", "--config", "configs/torch-trainer.toml",
              "--log-file", (root_ / "mine.log").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string config = written();
@@ -189,9 +202,9 @@ TEST_F(Adopt, TorchTrainerWritingItsOwnLogFilePassesSingle) {
   EXPECT_EQ(single_status(), "passed") << single.out;
 }
 
-TEST_F(Adopt, OwnFormatTrainerGetsAFieldsMapAndPassesSingle) {
+TEST_P(Adopt, OwnFormatTrainerGetsAFieldsMapAndPassesSingle) {
   ProgramResult r =
-      adopt({kPython, "tests/cli/own_format_trainer.py", "--seed", "1234", "--max-steps", "20",
+      adopt({python_, "tests/cli/own_format_trainer.py", "--seed", "1234", "--max-steps", "20",
              "--micro-batch-size", "2", "--grad-accum", "4", "--lr", "0.05"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string config = written();
@@ -209,9 +222,9 @@ TEST_F(Adopt, OwnFormatTrainerGetsAFieldsMapAndPassesSingle) {
 // Without a step-count flag the probe ends the trial cleanly after its steps (no flag is
 // needed: the probe bounds every gate too). The flags the command leaves at their argparse
 // defaults (--seed, --lr) are added to it, so the gates can set them.
-TEST_F(Adopt, ACommandWithoutAStepCountIsEndedByTheProbeAndItsParsersDefaultsAreAdded) {
+TEST_P(Adopt, ACommandWithoutAStepCountIsEndedByTheProbeAndItsParsersDefaultsAreAdded) {
   ProgramResult r =
-      adopt({kPython, "examples/plain_ddp/train.py", "--batch-size", "8", "--grad-accum", "2"},
+      adopt({python_, "examples/plain_ddp/train.py", "--batch-size", "8", "--grad-accum", "2"},
             {"--steps", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("no step flag: the probe ended the trial after 3 steps"));
@@ -224,8 +237,8 @@ TEST_F(Adopt, ACommandWithoutAStepCountIsEndedByTheProbeAndItsParsersDefaultsAre
   EXPECT_THAT(written(), HasSubstr("'--seed', '{seed}', '--lr', '{lr}'"));
 }
 
-TEST_F(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {
-  ProgramResult r = adopt({kPython, "-c",
+TEST_P(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {
+  ProgramResult r = adopt({python_, "-c",
                            "import time\nprint('loading', flush=True)\n"
                            "time.sleep(60)"},
                           {"--timeout", "2"});
@@ -236,8 +249,8 @@ TEST_F(Adopt, ACommandThatLogsNoStepBeforeTheTimeoutIsBadInput) {
 
 // Issue 30 item 21: a program that ignores SIGTERM and logs a step a second took 13 s under
 // `--timeout 3` and wrote a configuration from part of its steps with exit 0.
-TEST_F(Adopt, ATrialStoppedAtTheTimeLimitBeforeItsStepsIsBadInput) {
-  ProgramResult r = adopt({kPython, "-c",
+TEST_P(Adopt, ATrialStoppedAtTheTimeLimitBeforeItsStepsIsBadInput) {
+  ProgramResult r = adopt({python_, "-c",
                            "import signal, time\n"
                            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
                            "for s in range(100):\n"
@@ -252,8 +265,8 @@ TEST_F(Adopt, ATrialStoppedAtTheTimeLimitBeforeItsStepsIsBadInput) {
 // An accumulation of 1: the dp gate halves the micro-batch instead (rescale = "auto"). With an odd
 // micro-batch too, two processes cannot share the step: the draft says so with one process,
 // and `config check` accepts what was written.
-TEST_F(Adopt, SettingsTheGatesCannotSplitGetALayoutTheyCan) {
-  ProgramResult r = adopt({kPython, "tests/cli/own_format_trainer.py", "--seed", "1", "--max-steps",
+TEST_P(Adopt, SettingsTheGatesCannotSplitGetALayoutTheyCan) {
+  ProgramResult r = adopt({python_, "tests/cli/own_format_trainer.py", "--seed", "1", "--max-steps",
                            "20", "--micro-batch-size", "3", "--grad-accum", "1", "--lr", "0.05"},
                           {"--steps", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -265,15 +278,15 @@ TEST_F(Adopt, SettingsTheGatesCannotSplitGetALayoutTheyCan) {
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
 }
 
-TEST_F(Adopt, AProgramThatIsNotFoundIsAnInfrastructureError) {
+TEST_P(Adopt, AProgramThatIsNotFoundIsAnInfrastructureError) {
   ProgramResult r = adopt({(root_ / "no-such-trainer").string(), "--seed", "1"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("no-such-trainer"));
   EXPECT_FALSE(fs::exists(config_file()));
 }
 
-TEST_F(Adopt, ACommandThatExitsAtOnceIsBadInputAndItsLastLinesAreShown) {
-  ProgramResult r = adopt({kPython, "-c",
+TEST_P(Adopt, ACommandThatExitsAtOnceIsBadInputAndItsLastLinesAreShown) {
+  ProgramResult r = adopt({python_, "-c",
                            "import sys; print('no GPU here', file=sys.stderr); "
                            "sys.exit(4)"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
@@ -282,7 +295,7 @@ TEST_F(Adopt, ACommandThatExitsAtOnceIsBadInputAndItsLastLinesAreShown) {
   EXPECT_THAT(r.err, HasSubstr("no GPU here"));
   EXPECT_FALSE(fs::exists(config_file()));
 
-  ProgramResult missing_script = adopt({kPython, "no_such_script.py"});
+  ProgramResult missing_script = adopt({python_, "no_such_script.py"});
   EXPECT_EQ(missing_script.exit_code, 2) << missing_script.out << missing_script.err;
   EXPECT_THAT(missing_script.err, HasSubstr("no_such_script.py"));
 }
@@ -290,10 +303,10 @@ TEST_F(Adopt, ACommandThatExitsAtOnceIsBadInputAndItsLastLinesAreShown) {
 // Issue 30 item 22: a failed adopt left its bigmac-adopt-* folder in the temporary directory,
 // one more per try. Without --work-dir or --keep it is removed whatever the outcome, and the
 // error says how to keep it.
-TEST_F(Adopt, AFailedTrialLeavesNoFolderBehindUnlessKept) {
+TEST_P(Adopt, AFailedTrialLeavesNoFolderBehindUnlessKept) {
   const fs::path tmp = root_ / "tmp";
   fs::create_directories(tmp);
-  const std::vector<std::string> failing = {kPython, "-c", "import sys; sys.exit(4)"};
+  const std::vector<std::string> failing = {python_, "-c", "import sys; sys.exit(4)"};
   std::vector<std::string> argv = {kBinary, "adopt", "-o", config_file().string(), "--"};
   argv.insert(argv.end(), failing.begin(), failing.end());
   ProgramResult r = run_program(argv, {{"TMPDIR", tmp.string()}}, BIGMAC_SOURCE_DIR);
@@ -309,23 +322,29 @@ TEST_F(Adopt, AFailedTrialLeavesNoFolderBehindUnlessKept) {
   EXPECT_FALSE(fs::is_empty(tmp));
 }
 
-TEST_F(Adopt, ACommandThatPrintsNoLossIsBadInput) {
-  ProgramResult r = adopt({kPython, "-c", "for i in range(3): print('epoch', i, 'done')"});
+TEST_P(Adopt, ACommandThatPrintsNoLossIsBadInput) {
+  ProgramResult r = adopt({python_, "-c", "for i in range(3): print('epoch', i, 'done')"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("printed no loss"));
   EXPECT_THAT(r.err, HasSubstr("epoch 2 done"));
   EXPECT_FALSE(fs::exists(config_file()));
 }
 
-TEST_F(Adopt, UsageErrorsAreBadInput) {
+TEST_P(Adopt, UsageErrorsAreBadInput) {
   ProgramResult none = run_program({kBinary, "adopt"});
   EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
   std::ofstream(config_file()) << "mine\n";
-  ProgramResult exists = adopt({kPython, "-c", "print('loss 1.0')"});
+  ProgramResult exists = adopt({python_, "-c", "print('loss 1.0')"});
   EXPECT_EQ(exists.exit_code, 2) << exists.out << exists.err;
   EXPECT_THAT(exists.err, HasSubstr("--force"));
   EXPECT_EQ(written(), "mine\n");
 }
+
+INSTANTIATE_TEST_SUITE_P(Torch, Adopt, ::testing::ValuesIn(interpreters()),
+                         [](const ::testing::TestParamInfo<std::string>& interpreter) {
+                           return interpreter.param == kDebianPython ? std::string("torch1_13")
+                                                                     : std::string("torch2");
+                         });
 
 }  // namespace
 }  // namespace bigmac::testing
