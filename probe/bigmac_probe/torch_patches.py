@@ -363,3 +363,5 @@ def instrument_torch(probe, patches, torch):
     # spawn(fn, args=(), nprocs=1, ...) and start_processes(fn, args=(), nprocs=1, ...)
     for name in ("spawn", "start_processes"):
         _replace_everywhere(patches, (multiprocessing, spawn_module), name, lambda f: wrap_spawn(probe, f))
+    from .pipelining import instrument_pipelining  # noqa: PLC0415 - it imports this module
+    instrument_pipelining(probe, patches, torch)  # torch.distributed.pipelining, once imported
