@@ -1,5 +1,6 @@
-// bigmac-train under the real torchrun (Debian python3-torch): the workers join the agent's
-// TCPStore and train two-way data parallel.
+// bigmac-train under the real torchrun of its own torch (Debian python3-torch for libtorch-dev,
+// the virtualenv's for a pip wheel's LibTorch: BIGMAC_TORCHRUN, tests/trainer/CMakeLists.txt):
+// the workers join the agent's TCPStore and train two-way data parallel.
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@
 namespace bigmac::testing {
 namespace {
 
-constexpr const char* kTorchrun = "/usr/bin/torchrun";
+constexpr const char* kTorchrun = BIGMAC_TORCHRUN;
 
 TEST(Torchrun, TwoWorkersTrainDataParallel) {
   if (!std::filesystem::exists(kTorchrun)) GTEST_SKIP() << "no " << kTorchrun;
