@@ -14,6 +14,10 @@ class PatchSet:
         self._undo.append((owner, name, had_own, own.get(name)))
         setattr(owner, name, value)
 
+    def on_restore(self, undo):
+        """Calls undo() on restore, in its turn (a post-import hook still waiting is removed)."""
+        self._undo.append((None, undo, False, None))
+
     def holds(self, owner, name):
         """Whether owner.name was replaced and not restored yet (a wrapper that takes itself
         out and puts itself back must not come back once everything was undone)."""
@@ -22,7 +26,9 @@ class PatchSet:
     def restore(self):
         while self._undo:
             owner, name, had_own, original = self._undo.pop()
-            if had_own:
+            if owner is None:
+                name()
+            elif had_own:
                 setattr(owner, name, original)
             else:
                 delattr(owner, name)

@@ -17,6 +17,7 @@ import time
 import weakref
 
 from . import __version__
+from .dynamo_shield import run_as_is
 from .digests import input_digest, is_digest_step, param_digest, sample_hashes
 from .event_log import EventLog
 from .failsafe import Failsafe
@@ -102,6 +103,9 @@ class Probe:
         # Read at start-up, before the program can overwrite it: the rendezvous in place workers use.
         self.rendezvous = {k: self.environ[k] for k in RENDEZVOUS_ENV if k in self.environ}
         self.in_place = None  # {"nprocs": asked, ...} once a spawn's worker runs in this process
+        self.tracing = lambda: False  # dynamo_shield.tracing_check: TorchDynamo is tracing the caller
+        self.eager_step = None  # (before, after) a compiled optimizer step, untraceable (prepare_eager_step)
+        self._traced_token = None  # begin_step's token between those two
 
     def attach(self, torch):
         """torch has been imported: the hooks are going in."""
@@ -197,6 +201,47 @@ class Probe:
                                  "world_size": dist.get_world_size(),
                                  "backend": str(dist.get_backend())})
 
+    # ---- torch.compile ------------------------------------------------------------------
+    def prepare_eager_step(self, dynamo):
+        """The program imported torch._dynamo: the probe's part of an optimizer step that runs
+        inside a compiled function, as two functions Dynamo runs eagerly instead of tracing
+        (torch_patches._traced_step). They do what the step wrapper does around the original."""
+        def before(optimizer):
+            if self._traced_token is not None:  # the last compiled step raised: no event for it
+                self.abandon_step(self._traced_token)
+                self._traced_token = None
+            if self.failsafe.active and not self.ended:
+                self._traced_token = self.guard("optimizer_step", self.begin_step, optimizer, False)
+            if self.ended:
+                self.refuse_step()  # the step bound, as in the step wrapper
+
+        def after(optimizer):  # noqa: ARG001 - the same signature as before()
+            token, self._traced_token = self._traced_token, None
+            if token is not None:
+                self.guard("optimizer_step", self.end_step, token)
+
+        self.eager_step = (dynamo.disable(before), dynamo.disable(after))
+
+    def _pre_call(self, module, callback):
+        """callback(args, kwargs) before each call of `module`, outside any graph TorchDynamo
+        captures. A forward pre-hook, except on a module compiled in place (`module.compile()`),
+        whose hooks run inside its compiled call, where Dynamo would trace them: there the
+        compiled call itself is wrapped (the instance's `_compiled_call_impl`, which
+        nn.Module.__call__ calls), so the hook runs eagerly and the graph is the same."""
+        compiled = getattr(module, "_compiled_call_impl", None)
+        if compiled is None:
+            try:
+                return module.register_forward_pre_hook(
+                    run_as_is(lambda m, args, kwargs: callback(args, kwargs)), with_kwargs=True)
+            except TypeError:  # torch < 2.0: positional arguments only
+                return module.register_forward_pre_hook(run_as_is(lambda m, args: callback(args, {})))
+
+        def call(*args, **kwargs):
+            callback(args, kwargs)
+            return compiled(*args, **kwargs)
+        module._compiled_call_impl = run_as_is(call)
+        return call
+
     # ---- forward, backward, clipping, scaling -------------------------------------------
     def on_forward(self, module, args, kwargs):
         """True once a step's first training forward is seen: a call with grad enabled, of a
@@ -232,10 +277,7 @@ class Probe:
         hook on one module, not a wrapper around every module call."""
         if self.sample_hook is not None:
             return
-        try:
-            self.sample_hook = module.register_forward_pre_hook(self._samples_hook_kw, with_kwargs=True)
-        except TypeError:  # torch < 2.0: positional arguments only
-            self.sample_hook = module.register_forward_pre_hook(self._samples_hook)
+        self.sample_hook = self._pre_call(module, self._samples_hook)
 
     def _hook_buffers(self, module):
         """Once, where the model has buffers (BatchNorm's running statistics): a forward
@@ -246,14 +288,17 @@ class Probe:
         if self.buffer_hook is not None:
             return
         ddp = getattr(self.torch.nn.parallel, "DistributedDataParallel", None)
-        inner = module.module if ddp is not None and isinstance(module, ddp) else module
+        # torch.compile(DDP(model)) is called as an OptimizedModule holding the DDP module.
+        wrapped = getattr(module, "_orig_mod", module)
+        inner = wrapped.module if ddp is not None and isinstance(wrapped, ddp) else module
         if next(inner.buffers(), None) is None:
             self.buffer_hook = False
             return
-        self.buffer_hook = inner.register_forward_pre_hook(self._buffers_hook)
+        self.buffer_hook = self._pre_call(inner, lambda args, kwargs: self._buffers_hook(inner))
 
-    def _buffers_hook(self, module, args):
-        self.guard("buffers", self.note_buffers, module)
+    def _buffers_hook(self, module):
+        if not self.tracing():  # traced (compiled after the hook went in): not seen, no graph break
+            self.guard("buffers", self.note_buffers, module)
 
     def note_buffers(self, module):
         """The first training forward of a digest step (0, 1, 2, 4, ...): digest the buffers."""
@@ -266,11 +311,14 @@ class Probe:
         except Exception:  # noqa: BLE001 - buffers that cannot be read: no digest this step
             steps.note_buffers(None)
 
-    def _samples_hook_kw(self, module, args, kwargs):
-        self.guard("samples", self.note_samples, args, kwargs)
-
-    def _samples_hook(self, module, args):
-        self.guard("samples", self.note_samples, args, {})
+    def _samples_hook(self, args, kwargs):
+        if not self.tracing():
+            self.guard("samples", self.note_samples, args, kwargs)
+        elif self.torch.is_grad_enabled():
+            # A micro-batch inside a compiled function (the model called by a compiled loss
+            # function): not hashed, so its step has no sample set rather than a partial one.
+            # Dynamo replays this one attribute store after the graph: no break, no recompile.
+            self.steps.unseen_samples()
 
     def note_samples(self, args, kwargs):
         """A micro-batch: a call with grad enabled of the module that takes the input."""
@@ -415,8 +463,9 @@ class Probe:
 
     def _step_fields(self, token):
         losses, count, total, preclip = self.steps.take()
+        compiling = self.eager_step is not None  # the program imported torch._dynamo
         fields = {"global_step": self.steps.global_step, **self.steps.take_input(),
-                  **self.steps.take_samples(), **self.steps.take_buffers()}
+                  **self.steps.take_samples(count if compiling else None), **self.steps.take_buffers()}
         if count:
             fields["loss"] = total
         fields["loss_count"] = count

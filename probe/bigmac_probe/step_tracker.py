@@ -30,6 +30,7 @@ class StepTracker:
         self._transfers = {}
         self._input = None  # the fields of this step's first training input, once it is seen
         self._samples = None  # [count, sum, hashes] of this step's samples; False: unreadable
+        self._sample_calls = 0  # micro-batches noted this step (note_samples calls)
         self._hashes_written = 0  # sample hashes written in `sample_hashes` so far
         self._buffers = None  # this step's buffer digest: None not yet, False unreadable
 
@@ -86,6 +87,7 @@ class StepTracker:
     def note_samples(self, hashes):
         """One micro-batch's sample hashes (digests.sample_hashes); None when its input could
         not be read, which leaves the step without a sample set."""
+        self._sample_calls += 1
         if self._samples is False:
             return
         if hashes is None:
@@ -97,13 +99,22 @@ class StepTracker:
         self._samples[1] = (self._samples[1] + sum(hashes)) % (1 << 64)
         self._samples[2].extend(hashes[:max(self.SAMPLE_HASH_LIMIT + 1 - len(self._samples[2]), 0)])
 
-    def take_samples(self):
+    def unseen_samples(self):
+        """A micro-batch ran where its input could not be hashed (inside a compiled function):
+        the step gets no sample set. One attribute store, which TorchDynamo can replay."""
+        self._samples = False
+
+    def take_samples(self, losses=None):
         """`sample_count` and `sample_digest` of the step now ending ({} when none, or when a
         micro-batch could not be read), and `sample_hashes` (every sample's hash, 16 hex digits
         each) while this process has written fewer than SAMPLE_HASH_LIMIT of them: a step's
-        list is whole or absent. Forgets the step's samples."""
+        list is whole or absent. Forgets the step's samples. With `losses` (the step's loss
+        count, given for a program that compiles), fewer micro-batches noted than losses means
+        some ran where the hook is not honoured (a compiled function traced before the hook
+        went in): no set rather than a partial one."""
         samples, self._samples = self._samples, None
-        if not samples:
+        calls, self._sample_calls = self._sample_calls, 0
+        if not samples or (losses is not None and calls < losses):
             return {}
         fields = {"sample_count": samples[0], "sample_digest": "%016x" % samples[1]}
         if samples[0] <= self.SAMPLE_HASH_LIMIT - self._hashes_written:

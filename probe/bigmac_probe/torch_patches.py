@@ -10,18 +10,27 @@ worker itself, and init_process_group gets the launcher's rank, world size and r
 import functools
 import inspect
 
+from .dynamo_shield import on_dynamo, run_as_is, tracing_check
+from .import_hook import PostImportHook
+
 MARK = "_bigmac_probe"  # set on every wrapper, so nothing is wrapped twice
 
 
 def _marked(wrapper):
+    """Every wrapper: marked as the probe's, and never compiled as a frame of its own
+    (dynamo_shield: each asks `tracing()` first, so that traced it only calls the original)."""
     setattr(wrapper, MARK, True)
-    return wrapper
+    return run_as_is(wrapper)
 
 
 def wrap_after(probe, where, original, callback):
     """original(...), then callback(result, args, kwargs) (seed, save, load, clip)."""
+    tracing = probe.tracing
+
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
+        if tracing():
+            return original(*args, **kwargs)
         result = original(*args, **kwargs)
         if probe.failsafe.active:
             probe.guard(where, callback, result, args, kwargs)
@@ -31,8 +40,12 @@ def wrap_after(probe, where, original, callback):
 
 def wrap_backward(probe, original):
     """torch.autograd.backward, which Tensor.backward calls too."""
+    tracing = probe.tracing
+
     @functools.wraps(original)
     def backward(tensors, *args, **kwargs):
+        if tracing():
+            return original(tensors, *args, **kwargs)
         result = original(tensors, *args, **kwargs)
         if probe.failsafe.active:
             probe.guard("backward", probe.on_backward, tensors, args, kwargs)
@@ -40,9 +53,30 @@ def wrap_backward(probe, original):
     return _marked(backward)
 
 
+def _traced_step(probe, original, optimizer, args, kwargs):
+    """optimizer.step() inside a torch.compile'd function (`torch.compile(opt.step)`, the
+    compiled-optimizer recipe). The probe's part runs eagerly before and after the original,
+    through functions Dynamo does not trace (torch._dynamo.disable, made when the program
+    imports torch._dynamo: probe.eager_step): the step's own graph is captured as without the
+    probe, with one graph break before it and one after. PyTorch's optimizers break the graph
+    inside step() themselves (_use_grad_for_differentiable), so such a step never compiles as
+    one graph (fullgraph=True) with or without the probe."""
+    eager = probe.eager_step
+    if eager is None:  # torch._dynamo was imported before the probe could prepare: unobserved
+        return original(optimizer, *args, **kwargs)
+    eager[0](optimizer)
+    result = original(optimizer, *args, **kwargs)
+    eager[1](optimizer)
+    return result
+
+
 def wrap_optimizer_step(probe, original):
+    tracing = probe.tracing
+
     @functools.wraps(original)
     def step(self, *args, **kwargs):
+        if tracing():
+            return _traced_step(probe, original, self, args, kwargs)
         closure = args[0] if args else kwargs.get("closure")
         token = (probe.guard("optimizer_step", probe.begin_step, self, callable(closure))
                  if probe.failsafe.active and not probe.ended else None)
@@ -82,6 +116,8 @@ def instrument_scaler_class(probe, patches, cls):
 
         @functools.wraps(original_scale)
         def scale(self, outputs):
+            if probe.tracing():
+                return original_scale(self, outputs)
             result = original_scale(self, outputs)
             if probe.failsafe.active:
                 probe.guard("scale", probe.on_scale, outputs, result)
@@ -92,6 +128,8 @@ def instrument_scaler_class(probe, patches, cls):
 
         @functools.wraps(original_step)
         def step(self, optimizer, *args, **kwargs):
+            if probe.tracing():
+                return original_step(self, optimizer, *args, **kwargs)
             token = (probe.guard("scaler_step", probe.begin_scaler_step, self, optimizer)
                      if probe.failsafe.active and not probe.ended else None)
             if probe.ended:
@@ -124,7 +162,7 @@ def wrap_p2p(probe, original, op, where, peer_name):
 
     @functools.wraps(original)
     def wrapper(tensor, *args, **kwargs):
-        if probe.in_p2p:
+        if probe.in_p2p or probe.tracing():
             return original(tensor, *args, **kwargs)
         if probe.failsafe.active:
             peer = args[0] if args else kwargs.get(peer_name)
@@ -142,7 +180,7 @@ def wrap_p2p(probe, original, op, where, peer_name):
 def wrap_batch_p2p(probe, original, sends):
     @functools.wraps(original)
     def batch_isend_irecv(p2p_op_list):
-        if probe.in_p2p:
+        if probe.in_p2p or probe.tracing():
             return original(p2p_op_list)
         if probe.failsafe.active:
             def log_ops():
@@ -191,9 +229,12 @@ def wrap_first_forward(probe, patches, module_cls):
     it, another tool's wrapper around it) is a plain pass-through."""
     original = module_cls.__call__
     armed = True
+    tracing = probe.tracing
 
     def __call__(self, *args, **kwargs):
         nonlocal armed
+        if tracing():  # a module called inside a compiled function: its forward is not seen
+            return original(self, *args, **kwargs)
         if armed and (not probe.failsafe.active or probe.guard("forward", probe.on_forward, self, args, kwargs)):
             armed = False
             if module_cls.__call__ is wrapper:
@@ -223,6 +264,8 @@ def wrap_first_parameter(probe, module_cls):
     original = module_cls.register_parameter
 
     def register_parameter(self, *args, **kwargs):
+        if probe.tracing():
+            return original(self, *args, **kwargs)
         result = original(self, *args, **kwargs)
         param = args[1] if len(args) > 1 else kwargs.get("param")
         if param is not None or not probe.failsafe.active:
@@ -239,6 +282,8 @@ def wrap_rng_state(probe, original, callback):
     its first parameter); a plain pass-through after that."""
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
+        if probe.tracing():
+            return original(*args, **kwargs)
         result = original(*args, **kwargs)
         if probe.failsafe.active and not probe.param_seen:
             probe.guard("seed", callback, result, args, kwargs)
@@ -323,6 +368,14 @@ def wrap_spawn(probe, original):
 def instrument_torch(probe, patches, torch):
     """Every hook, in one go (the caller undoes `patches` if this raises)."""
     probe.attach(torch)
+    probe.tracing = tracing_check(torch)
+    if hasattr(torch, "compile"):
+        # Out of torch.compile's way (dynamo_shield), from the program's own import of
+        # torch._dynamo: importing it here would cost every program about 2 s of start-up.
+        dynamo_hook = PostImportHook("torch._dynamo", lambda dynamo: probe.guard(
+            "install", on_dynamo, probe, dynamo))
+        dynamo_hook.install()
+        patches.on_restore(dynamo_hook.remove)
     import torch.nn.utils.clip_grad as clip_grad  # noqa: PLC0415 - torch is imported by now
 
     _replace_everywhere(patches, (torch.autograd,), "backward", lambda f: wrap_backward(probe, f))

@@ -27,6 +27,7 @@ import torch.distributed as dist
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "probe"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "programs"))  # compiled_loops
 
 from bigmac_probe.patch_set import PatchSet  # noqa: E402
 from bigmac_probe.probe import NO_MODULE_NOTE, NO_SEED_NOTE, Probe  # noqa: E402
@@ -679,6 +680,94 @@ class Instrumented(unittest.TestCase):
         torch.optim.SGD([w], lr=0.1).step()
         (model_ev,) = of(self.events(), "model")
         self.assertEqual((model_ev.get("seed"), model_ev["seed_note"]), (None, NO_MODULE_NOTE))
+
+
+@unittest.skipUnless(hasattr(torch, "compile"), f"torch.compile is PyTorch 2.x's (torch {torch.__version__} here)")
+class Compiled(unittest.TestCase):
+    """torch.compile'd training loops (programs/compiled_loops.py), each run without the probe
+    and then with it in this process: TorchDynamo must capture the same graphs, with the same
+    graph breaks and recompiles (its own counters), the loop must compute the same numbers, and
+    the probe must see every step. Backend aot_eager: Dynamo's capture, which is what the probe
+    could change, is the same whatever the backend (inductor gives the same counts, only slower
+    to build; bench/probe/compile_graphs.py)."""
+
+    def setUp(self):
+        import compiled_loops
+
+        self.loops = compiled_loops
+        self._tmp = tempfile.TemporaryDirectory(prefix="bigmac-probe-")
+        self.tmp = Path(self._tmp.name)
+        self.probe = self.patches = None
+
+    def tearDown(self):
+        if self.patches is not None:
+            self.patches.restore()
+            self.probe.log.close()
+        if dist.is_initialized():  # the DDP ways' one-process group
+            dist.destroy_process_group()
+        self._tmp.cleanup()
+
+    def steps_of(self, way):
+        """The probe's `step` events of `way`, after checking Dynamo's counts and the loop's
+        numbers against the same loop without the probe."""
+        loops = self.loops
+        loops.reset_dynamo()
+        plain = loops.train(way)
+        counts = loops.dynamo_counts()
+        loops.reset_dynamo()
+        self.probe = Probe(ProbeSettings(log_template=str(self.tmp / "rank{rank}.jsonl")), environ={})
+        self.patches = PatchSet()
+        instrument_torch(self.probe, self.patches, torch)
+        probed = loops.train(way)
+        self.assertEqual(loops.dynamo_counts(), counts, f"{way}: (graphs, breaks, recompiles) with the probe")
+        self.assertGreaterEqual(counts[0], 1, f"{way}: nothing was compiled")
+        self.assertEqual(probed, plain, f"{way}: the probe changed the loop's numbers")
+        path = self.tmp / "rank0.jsonl"
+        steps = of([json.loads(line) for line in path.read_text().splitlines()], "step")
+        path.unlink()
+        self.assertEqual([s["global_step"] for s in steps], list(range(len(plain))), way)
+        for s, r in zip(steps, probed):
+            self.assertEqual(s["loss_count"], 2, way)
+            self.assertAlmostEqual(s["loss"], r["loss"], places=6, msg=way)
+            self.assertAlmostEqual(s["grad_norm_preclip"], r["preclip"], places=5, msg=way)
+            self.assertAlmostEqual(s["grad_norm"], min(r["preclip"], 1.0), places=5, msg=way)
+        self.patches.restore()
+        self.probe.log.close()
+        self.patches = None
+        return steps
+
+    def assert_fully_seen(self, way, steps, buffers=True):
+        for s in steps:
+            self.assertEqual(s["sample_count"], 12, way)
+            self.assertIn("input_digest", s, way)
+            digest_step = s["global_step"] in (0, 1, 2, 4)
+            self.assertEqual("buffer_digest" in s, buffers and digest_step, f"{way}: {s}")
+            self.assertEqual("param_digest" in s, digest_step, way)
+
+    def test_a_compiled_model_is_captured_as_without_the_probe_and_fully_seen(self):
+        # The model called outside any compiled function: the probe's wrapper and hooks run
+        # eagerly around its compiled call (in place: around the module's compiled call).
+        for way in ("module", "in_place", "blocks", "ddp_of_compiled"):
+            self.assert_fully_seen(way, self.steps_of(way))
+
+    def test_a_compiled_optimizer_step_is_counted_with_its_graph_unchanged(self):
+        # opt.step() traced: the probe's part runs eagerly before and after it.
+        self.assert_fully_seen("optimizer", self.steps_of("optimizer"))
+
+    def test_a_model_inside_a_compiled_function_leaves_its_steps_without_inputs(self):
+        # The forward is traced, never run as Python: no input digest, and no sample set rather
+        # than a partial one; losses (backward runs eagerly after its graph break), norms and
+        # parameter digests as usual.
+        for way in ("loss_fn", "train_step"):
+            for s in self.steps_of(way):
+                self.assertNotIn("sample_count", s, way)
+                self.assertNotIn("input_digest", s, way)
+                self.assertEqual("param_digest" in s, s["global_step"] in (0, 1, 2, 4), way)
+
+    def test_compiled_ddp_is_captured_as_without_the_probe_and_its_buffers_left_undigested(self):
+        # torch.compile(DDP(model)): Dynamo runs the wrapped module's forward without its
+        # hooks, so the buffers are not digested (rather than digested before DDP's broadcast).
+        self.assert_fully_seen("ddp_module", self.steps_of("ddp_module"), buffers=False)
 
 
 if __name__ == "__main__":
