@@ -392,7 +392,22 @@ class Probe:
         scaler = self.current_scaler
         if scaler is not None and hasattr(scaler, "get_scale"):
             token["loss_scale"] = float(scaler.get_scale())
+        if scaler is not None:
+            self._scaled_in_step(optimizer, token)
         return token
+
+    def _scaled_in_step(self, optimizer, token):
+        """A GradScaler stepping an optimizer that unscales inside its own step (fused AdamW,
+        Adam, SGD: `_step_supports_amp_scaling`) does not unscale the gradients first: it hands
+        the optimizer `grad_scale` (None once the program called unscale_) and `found_inf`
+        (torch.amp.GradScaler.step). The norm applied is the gradients' over that scale, and a
+        step with inf/NaN gradients is skipped inside the optimizer, as the scaler would have."""
+        grad_scale = getattr(optimizer, "grad_scale", None)
+        if grad_scale is not None:
+            token["sq"] /= float(grad_scale) ** 2
+        found_inf = getattr(optimizer, "found_inf", None)
+        if found_inf is not None and float(found_inf) > 0:
+            token["skipped"] = True
 
     def end_step(self, token, result=None):
         self.steps.in_step = False
@@ -403,9 +418,12 @@ class Probe:
             token["sq"], token["grads"] = grad_sum_of_squares(self.torch, token["params"])
             self.steps.keep_first_losses(token["losses_before"] + 1)
         fields = self._step_fields(token)
-        fields["grad_norm"] = math.sqrt(token["sq"])
-        fields["grad_norm_sq"] = token["sq"]
-        fields["grad_count"] = token["grads"]
+        if token.get("skipped"):
+            fields["skipped"] = True
+        else:
+            fields["grad_norm"] = math.sqrt(token["sq"])
+            fields["grad_norm_sq"] = token["sq"]
+            fields["grad_count"] = token["grads"]
         self._digest_params(fields, token["params"])
         self._finish_step(fields)
 

@@ -36,6 +36,13 @@ from bigmac_probe.step_tracker import StepTracker  # noqa: E402
 from bigmac_probe.torch_patches import instrument_scaler_class, instrument_torch  # noqa: E402
 from probe_run_test import of, parser_summaries  # noqa: E402
 
+# torch.amp.GradScaler("cpu") (PyTorch 2.3+) with float16 autocast on the CPU: a real scaler that
+# scales, unscales and skips, which 1.13 (CUDA only, disabled without it) cannot show.
+CPU_SCALER = hasattr(getattr(torch, "amp", None), "GradScaler")
+NO_CPU_SCALER = f"torch.amp.GradScaler('cpu') is PyTorch 2.3+'s (torch {torch.__version__} here)"
+# Fused optimizers on the CPU (PyTorch 2.4+).
+FUSED_ON_CPU = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 4)
+
 
 def _write_spawned_env(index, folder):
     """A torch.multiprocessing.spawn worker (module level, so the spawn start method can find
@@ -225,6 +232,90 @@ class Instrumented(unittest.TestCase):
         (step,) = of(self.events(), "step")
         self.assertEqual((step["loss"], step["global_step"]), (loss.item(), 0))
         self.assertNotIn("skipped", step)
+
+    def scaled_steps(self, opt, model, unscale_first=False):
+        """Four steps of `model` under float16 autocast and a real CPU GradScaler, the third
+        with an inf in its input (inf/NaN gradients: skipped). What the loop saw: the loss given
+        to scale(), the scale, the applied gradients' norm (the gradients are unscaled in place
+        by the time step() returns, fused or not) and whether the weights stayed."""
+        scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 12)
+        data = torch.Generator().manual_seed(3)
+        seen = []
+        for step in range(4):
+            x = torch.randn(4, 6, generator=data)
+            if step == 2:
+                x[0, 0] = float("inf")
+            with torch.autocast("cpu", dtype=torch.float16):
+                loss = model(x).float().pow(2).mean()
+            scaler.scale(loss).backward()
+            if unscale_first:
+                scaler.unscale_(opt)
+            before = [p.detach().clone() for p in model.parameters()]
+            scale = scaler.get_scale()
+            scaler.step(opt)
+            seen.append((loss.item(), scale, grad_norm(model.parameters()),
+                         all(torch.equal(a, p) for a, p in zip(before, model.parameters()))))
+            scaler.update()
+            opt.zero_grad()
+        self.assertEqual([v[3] for v in seen], [False, False, True, False], "the third step skipped")
+        steps = of(self.events(), "step")
+        self.assertEqual([s["global_step"] for s in steps], [0, 1, 2, 3])
+        self.assertEqual([s.get("skipped", False) for s in steps], [False, False, True, False])
+        # The inf saturates in the model's tanh: a finite loss, inf/NaN gradients.
+        self.assertEqual([s["loss"] for s in steps], [v[0] for v in seen],
+                         "the loss scale() was given, not the scaled one")
+        self.assertEqual([s["loss_scale"] for s in steps], [v[1] for v in seen])
+        self.assertEqual(seen[3][1], seen[2][1] / 2, "the scale backed off after the skip")
+        self.assertNotIn("grad_norm", steps[2])
+        for s, v in zip(steps[:2] + steps[3:], seen[:2] + seen[3:]):
+            self.assertAlmostEqual(s["grad_norm"], v[2], delta=1e-6 * v[2], msg="unscaled")
+            self.assertLess(s["grad_norm"], 100, "not the scaled norm")
+        return steps
+
+    @unittest.skipUnless(CPU_SCALER, NO_CPU_SCALER)
+    def test_a_real_cpu_grad_scaler_unscales_loss_and_norm_and_counts_its_skip(self):
+        model = self.model()
+        self.scaled_steps(torch.optim.AdamW(model.parameters(), lr=0.01), model)
+
+    @unittest.skipUnless(CPU_SCALER and FUSED_ON_CPU, NO_CPU_SCALER + "; fused on the CPU: 2.4+")
+    def test_a_fused_optimizer_under_a_grad_scaler_reports_unscaled_norms_and_its_skip(self):
+        # The scaler leaves the unscaling and the skip to the fused kernel (grad_scale,
+        # found_inf): step() runs on scaled gradients and on the inf step as well.
+        model = self.model()
+        self.scaled_steps(torch.optim.AdamW(model.parameters(), lr=0.01, fused=True), model)
+        self.restart()
+        model = self.model()  # unscale_ before step (to clip): no grad_scale handed over
+        self.scaled_steps(torch.optim.Adam(model.parameters(), lr=0.01, fused=True), model, unscale_first=True)
+
+    @unittest.skipUnless(FUSED_ON_CPU, f"fused optimizers on the CPU are PyTorch 2.4+'s (torch {torch.__version__} here)")
+    def test_fused_and_foreach_optimizers_count_their_steps_with_the_applied_norms(self):
+        for make in (lambda p: torch.optim.AdamW(p, lr=0.01, fused=True),
+                     lambda p: torch.optim.Adam(p, lr=0.01, foreach=True),
+                     lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, fused=True),
+                     lambda p: torch.optim.SGD(p, lr=0.1, foreach=True)):
+            self.restart()
+            model = self.model()
+            opt = make(model.parameters())
+            data = torch.Generator().manual_seed(3)
+            seen = []
+            for _ in range(3):
+                loss = model(torch.randn(4, 6, generator=data)).pow(2).mean()
+                loss.backward()
+                seen.append((loss.item(), grad_norm(model.parameters())))
+                opt.step()
+                opt.zero_grad()
+            steps = of(self.events(), "step")
+            self.assertEqual([s["global_step"] for s in steps], [0, 1, 2], opt)
+            for s, (loss, norm) in zip(steps, seen):
+                self.assertEqual(s["loss"], loss)
+                self.assertAlmostEqual(s["grad_norm"], norm, delta=1e-6 * norm)
+            self.assertEqual(steps[-1]["param_digest"], self.digest(model), opt)
+
+    def digest(self, model):
+        sha = hashlib.sha256()
+        for p in model.parameters():
+            sha.update(f"float32{list(p.shape)}".encode() + p.detach().numpy().tobytes())
+        return sha.hexdigest()[:16]
 
     def test_super_step_counts_once_and_a_second_optimizer_not_at_all(self):
         class Mine(torch.optim.SGD):
