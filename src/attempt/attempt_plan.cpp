@@ -58,8 +58,8 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
     inputs.probe_log = plan.dir / launch::kProbeLogPattern;
   }
   const char* pythonpath = std::getenv("PYTHONPATH");
-  for (auto& [name, value] :
-       launch::trainer_environment(cfg, plan.dir, probe_dir, pythonpath ? pythonpath : "")) {
+  for (auto& [name, value] : launch::trainer_environment(
+           cfg, plan.dir, probe_dir, pythonpath ? pythonpath : "", placeholders)) {
     inputs.extra_env.insert_or_assign(name, std::move(value));
   }
   if (cfg.launch.devices != "cpu") inputs.visible_devices = visible_devices;

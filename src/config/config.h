@@ -21,6 +21,13 @@ struct SlurmConfig {
   std::vector<std::string> extra_args;  ///< more srun arguments, one argv entry each
 };
 
+/// [launch.accelerate]: what `accelerate launch` is given besides the layout when the launcher
+/// is accelerate (launch/launcher_commands.h).
+struct AccelerateConfig {
+  std::string config_file;              ///< --config_file; empty: accelerate's own default
+  std::vector<std::string> extra_args;  ///< more `accelerate launch` options, one argv entry each
+};
+
 /// [launch]: consumed by the launcher and watchdog (docs/architecture.md §2).
 struct LaunchConfig {
   int nnodes = 1;
@@ -29,7 +36,7 @@ struct LaunchConfig {
   int master_port = 0;               ///< 0: a free port picked for each gate (launch/master_port.h)
   std::string devices = "cpu";       ///< cpu | cuda | auto
   std::string backend = "auto";      ///< auto | gloo | nccl
-  std::string launcher = "builtin";  ///< builtin | torchrun | slurm | slurm+torchrun
+  std::string launcher = "builtin";  ///< builtin | torchrun | accelerate | slurm | slurm+torchrun
   int threads_per_rank = 1;          ///< torch intra-op threads of each rank (OMP_NUM_THREADS)
   double init_timeout_s = 60;        ///< rendezvous / process group creation limit
   double stall_timeout_s = 60;       ///< the most silence a rank is allowed after rendezvous
@@ -37,6 +44,7 @@ struct LaunchConfig {
   double stall_factor = 10;          ///< adaptive stall limit = factor × median step time
   bool pick_free_port = false;       ///< master_port taken: use the next free port above it
   SlurmConfig slurm;
+  AccelerateConfig accelerate;
 
   int world_size() const { return nnodes * nproc_per_node; }
 };

@@ -97,7 +97,7 @@ const std::vector<SchemaEntry>& entries() {
                    "collective backend (auto: nccl on cuda, gloo on cpu)", kNone, kNone, "auto",
                    "gloo", "nccl"),
       BIGMAC_FIELD("launch", "launcher", kLaunch, kString, launch.launcher, "who starts the ranks",
-                   kNone, kNone, "builtin", "torchrun", "slurm", "slurm+torchrun"),
+                   kNone, kNone, "builtin", "torchrun", "accelerate", "slurm", "slurm+torchrun"),
       BIGMAC_FIELD("launch", "threads_per_rank", kLaunch, kInt, launch.threads_per_rank,
                    "intra-op threads of each rank (OMP_NUM_THREADS)", 1, kNone),
       // Time limits have a floor of 1 s: the watchdog looks every 0.2 s, and a limit of 1e-9 s
@@ -127,6 +127,15 @@ const std::vector<SchemaEntry>& entries() {
                    "srun --gpus-per-node (0: one GPU per task when devices = cuda)", 0, kNone),
       BIGMAC_FIELD("launch.slurm", "extra_args", kLaunch, kStringList, launch.slurm.extra_args,
                    "more srun arguments, one array entry per argv entry", kNone, kNone),
+      // [launch.accelerate]
+      BIGMAC_FIELD(
+          "launch.accelerate", "config_file", kLaunch, kString, launch.accelerate.config_file,
+          "accelerate launch --config_file (empty: accelerate's own default config)", kNone, kNone),
+      BIGMAC_FIELD("launch.accelerate", "extra_args", kLaunch, kStringList,
+                   launch.accelerate.extra_args,
+                   "more `accelerate launch` options, one array entry per argv entry (the tool "
+                   "sets the process counts, rendezvous and log options)",
+                   kNone, kNone),
       // [parallel]
       BIGMAC_FIELD("parallel", "pp_size", kSchedule, kInt, parallel.pp_size, "pipeline stages", 1,
                    kMaxWorldSize),
@@ -275,8 +284,9 @@ const std::vector<SchemaEntry>& entries() {
 #undef BIGMAC_FIELD
 #undef BIGMAC_ENTRY
 
-constexpr std::string_view kTables[] = {"launch", "launch.slurm", "parallel", "train",
-                                        "model",  "trainer",      "faults",   "trace"};
+constexpr std::string_view kTables[] = {"launch",   "launch.slurm", "launch.accelerate",
+                                        "parallel", "train",        "model",
+                                        "trainer",  "faults",       "trace"};
 
 }  // namespace
 

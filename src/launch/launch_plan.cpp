@@ -16,6 +16,8 @@ std::string_view launcher_name(LauncherKind kind) {
       return "slurm";
     case LauncherKind::kSlurmTorchrun:
       return "slurm+torchrun";
+    case LauncherKind::kAccelerate:
+      return "accelerate";
   }
   return "?";
 }

@@ -17,6 +17,9 @@ enum class LauncherKind {
   kTorchrun,       ///< torchrun agents on this host (nnodes > 1: one agent per simulated node)
   kSlurm,          ///< srun, one task per rank, through bigmac-rank-env
   kSlurmTorchrun,  ///< srun, one task per node running a torchrun agent (c10d rendezvous)
+  /// `accelerate launch` on this host, one node: with several processes its torch.distributed.run
+  /// agent starts the workers (as torchrun's), with one it runs the program itself
+  kAccelerate,
 };
 
 std::string_view launcher_name(LauncherKind kind);
@@ -24,6 +27,14 @@ std::string_view launcher_name(LauncherKind kind);
 /// Whether srun starts the ranks.
 inline bool uses_slurm(LauncherKind kind) {
   return kind == LauncherKind::kSlurm || kind == LauncherKind::kSlurmTorchrun;
+}
+
+/// Whether one process on this host is a torch.distributed.run agent that starts the workers,
+/// prefixes their console lines with `[default<i>]:` and prints torchrun's failure summary:
+/// torchrun, and accelerate launch with more than one process (its multi-process launcher is
+/// torch.distributed.run, run inside it).
+inline bool elastic_agent(LauncherKind kind, int world_size) {
+  return kind == LauncherKind::kTorchrun || (kind == LauncherKind::kAccelerate && world_size > 1);
 }
 
 /// One rank as the trainer will see it: its identity, device and environment.

@@ -26,12 +26,14 @@ Expected<LauncherKind> parse_launcher(const std::string& name) {
   if (name == "torchrun") return LauncherKind::kTorchrun;
   if (name == "slurm") return LauncherKind::kSlurm;
   if (name == "slurm+torchrun") return LauncherKind::kSlurmTorchrun;
-  static constexpr std::array<std::string_view, 4> kNames = {"builtin", "torchrun", "slurm",
-                                                             "slurm+torchrun"};
+  if (name == "accelerate") return LauncherKind::kAccelerate;
+  static constexpr std::array<std::string_view, 5> kNames = {"builtin", "torchrun", "accelerate",
+                                                             "slurm", "slurm+torchrun"};
   auto near = closest_match(name, kNames);
   return tl::unexpected(config_error(
       "launch.launcher",
-      fmt::format("unknown launcher '{}'; expected builtin, torchrun, slurm or slurm+torchrun",
+      fmt::format("unknown launcher '{}'; expected builtin, torchrun, accelerate, slurm or "
+                  "slurm+torchrun",
                   name),
       near ? fmt::format("did you mean '{}'?", *near) : std::string()));
 }
@@ -90,6 +92,14 @@ Errors launch_config_errors(const config::Config& config) {
                     lc.nnodes),
         "use launcher = \"slurm\" or \"slurm+torchrun\" for several nodes, \"torchrun\" to "
         "simulate them on this host, or set nnodes = 1"));
+  }
+  if (launcher && *launcher == LauncherKind::kAccelerate && lc.nnodes != 1) {
+    errors.push_back(config::error_at_setting(
+        config.settings, "launch.nnodes",
+        fmt::format("the accelerate launcher starts one node on this host, but nnodes = {}",
+                    lc.nnodes),
+        "use launcher = \"torchrun\" (it simulates several nodes on this host) or "
+        "\"slurm+torchrun\", or set nnodes = 1"));
   }
   if (lc.devices != "auto" && lc.devices != "cpu" && lc.devices != "cuda") {
     errors.push_back(config::error_at_setting(
@@ -244,6 +254,28 @@ Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs&
         p.spec.stderr_path = inputs.log_dir / (name + ".stderr");
         plan.processes.push_back(std::move(p));
       }
+      break;
+    }
+    case LauncherKind::kAccelerate: {
+      // One accelerate launch for the gate: its torch.distributed.run agent starts every rank
+      // (several), or it runs the program itself (one), whose output is then rank 0's.
+      PlannedProcess p;
+      for (const RankAssignment& r : plan.ranks) p.ranks.push_back(r.rank);
+      p.spec.rank = p.ranks.front();
+      auto argv = accelerate_launch_argv(
+          plan, lc, inputs,
+          substituted(inputs.trainer_argv,
+                      {{"world_size", world},
+                       {"log_file", (inputs.log_dir / rank_log_name("{rank}")).string()}}));
+      if (!argv) return tl::unexpected(argv.error());
+      p.spec.argv = std::move(*argv);
+      p.spec.env = common;
+      p.spec.env.merge(accelerate_environment(plan));
+      p.spec.working_dir = inputs.working_dir;
+      p.spec.stdout_path = inputs.log_dir / "accelerate.stdout";
+      p.spec.stderr_path = inputs.log_dir / "accelerate.stderr";
+      if (plan.world_size > 1) plan.torchrun_log_dir = inputs.log_dir / "torchrun";
+      plan.processes.push_back(std::move(p));
       break;
     }
     case LauncherKind::kSlurm:

@@ -35,6 +35,9 @@ struct PlanInputs {
   /// empty: the probe is off.
   std::filesystem::path probe_log;
   std::string torchrun_program = "torchrun";
+  /// accelerate's command-line tool, for a trainer not run by a Python interpreter (one that
+  /// is gets its own interpreter's `-m accelerate.commands.launch`).
+  std::string accelerate_program = "accelerate";
   std::string srun_program = "srun";
   std::string scontrol_program = "scontrol";
   std::string scancel_program = "scancel";
@@ -53,7 +56,8 @@ struct PlanInputs {
 /// Plans the ranks of one gate from the [launch] layer. Input errors name the config key.
 /// builtin starts processes on this host only and needs launch.nnodes = 1; torchrun with
 /// nnodes > 1 starts one agent per node on this host (c10d rendezvous), simulating nodes;
-/// slurm and slurm+torchrun start them through srun on the nodes of an allocation.
+/// slurm and slurm+torchrun start them through srun on the nodes of an allocation; accelerate
+/// runs `accelerate launch` for the whole gate on this host (nnodes = 1).
 Expected<LaunchPlan> plan_launch(const config::Config& config, const PlanInputs& inputs);
 
 /// What the launcher refuses of a gate's configuration whatever the trainer: an unknown

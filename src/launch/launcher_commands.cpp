@@ -90,6 +90,64 @@ std::vector<std::string> torchrun_agent_argv(const LaunchPlan& plan, const PlanI
   return argv;
 }
 
+Expected<std::vector<std::string>> accelerate_launch_argv(
+    const LaunchPlan& plan, const config::LaunchConfig& launch, const PlanInputs& inputs,
+    const std::vector<std::string>& trainer_argv) {
+  const std::string first = trainer_argv.empty() ? std::string() : trainer_argv.front();
+  const bool interpreter = is_python_interpreter(first);
+  // The program's own interpreter runs accelerate, so that the agent and the workers share one
+  // torch (as for torchrun's agent, torchrun_agent_program).
+  std::vector<std::string> argv =
+      interpreter ? std::vector<std::string>{first, "-m", "accelerate.commands.launch"}
+                  : std::vector<std::string>{inputs.accelerate_program, "launch"};
+  append(argv, {"--num_processes", std::to_string(plan.world_size), "--num_machines", "1",
+                "--machine_rank", "0", "--main_process_ip", plan.master_addr, "--main_process_port",
+                std::to_string(plan.master_port)});
+  if (plan.world_size > 1) {
+    // As torchrun's agent (torchrun_agent_argv): no restarts, a 1 s monitor, and each worker's
+    // stdout and stderr in files (accelerate launch has --tee, not --redirects; tee 3 redirects
+    // both streams and copies them to the console).
+    append(argv, {"--multi_gpu", "--max_restarts", "0", "--monitor_interval", "1", "--tee", "3",
+                  "--log_dir", (inputs.log_dir / "torchrun").string()});
+  } else if (plan.devices == "cpu") {
+    argv.push_back("--cpu");
+  }
+  if (!launch.accelerate.config_file.empty()) {
+    append(argv, {"--config_file", launch.accelerate.config_file});
+  }
+  append(argv, launch.accelerate.extra_args);
+  if (!interpreter) {
+    // A script accelerate runs with its own interpreter; any other program as it is.
+    if (!is_python_script(first)) argv.push_back("--no_python");
+    append(argv, trainer_argv);
+    return argv;
+  }
+  const std::vector<std::string> rest(trainer_argv.begin() + 1, trainer_argv.end());
+  if (rest.size() >= 2 && rest.front() == "-m") {
+    argv.push_back("--module");  // python -m MODULE: accelerate's --module MODULE
+    argv.insert(argv.end(), rest.begin() + 1, rest.end());
+    return argv;
+  }
+  if (rest.empty() || rest.front().empty() || rest.front().front() == '-') {
+    Error e = make_error(
+        ErrorKind::kConfig,
+        fmt::format("the accelerate launcher runs a script, but the trainer command is `{}`",
+                    join_argv(trainer_argv)),
+        "write the command as [\"python\", \"SCRIPT.py\", ...] or [\"python\", \"-m\", "
+        "\"MODULE\", ...] (accelerate launch passes no interpreter options), or use "
+        "launcher = \"torchrun\"");
+    e.key = "trainer.command";
+    return tl::unexpected(e);
+  }
+  append(argv, rest);
+  return argv;
+}
+
+std::map<std::string, std::string> accelerate_environment(const LaunchPlan& plan) {
+  if (plan.devices == "cpu" && plan.world_size > 1) return {{"ACCELERATE_USE_CPU", "true"}};
+  return {};
+}
+
 std::vector<std::string> srun_argv(const LaunchPlan& plan, const config::LaunchConfig& launch,
                                    const PlanInputs& inputs, bool explicit_master_addr,
                                    const std::vector<std::string>& program) {

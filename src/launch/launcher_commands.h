@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,23 @@ std::vector<std::string> torchrun_agent_argv(const LaunchPlan& plan, const PlanI
                                              const std::string& node_rank,
                                              const std::string& endpoint,
                                              const std::vector<std::string>& trainer_argv);
+
+/// `accelerate launch` for the whole gate on this host (launch.launcher = "accelerate"), or an
+/// error naming trainer.command when the trainer is no script accelerate can run. With several
+/// processes it is accelerate's multi-process launcher (`--multi_gpu`, which is
+/// torch.distributed.run: no restarts, each worker's stdout and stderr in files under
+/// `<log_dir>/torchrun` and on the console with a `[default<i>]:` prefix); with one it runs the
+/// program itself, as accelerate does (its output is rank 0's). On CPU devices one process gets
+/// `--cpu`; several get ACCELERATE_USE_CPU from accelerate_environment, since accelerate
+/// refuses `--cpu` with `--multi_gpu`. [launch.accelerate] adds its config file and options.
+Expected<std::vector<std::string>> accelerate_launch_argv(
+    const LaunchPlan& plan, const config::LaunchConfig& launch, const PlanInputs& inputs,
+    const std::vector<std::string>& trainer_argv);
+
+/// What the accelerate agent's environment adds for the workers: ACCELERATE_USE_CPU=true on
+/// CPU devices with several processes (without it a worker's Accelerator that was not given
+/// cpu=True finds no GPU and runs alone, DistributedType.NO, in the launcher's world).
+std::map<std::string, std::string> accelerate_environment(const LaunchPlan& plan);
 
 /// srun for the whole gate: job options outside an allocation, the task layout, --label, the
 /// [launch.slurm] options, then bigmac-rank-env in front of `program`.

@@ -181,7 +181,7 @@ void Execution::on_output(int spec_rank, proc::Stream stream, std::string_view b
   if (it == by_spec_rank_.end()) return;
   LiveProcess& live = live_[it->second];
   if (!live.first_output) live.first_output = clock_.now();
-  if (stream == proc::Stream::kStderr && plan_.launcher == LauncherKind::kTorchrun) {
+  if (stream == proc::Stream::kStderr && elastic_agent(plan_.launcher, plan_.world_size)) {
     constexpr std::size_t kTail = 64 * 1024;
     live.stderr_tail.append(bytes);
     if (live.stderr_tail.size() > 2 * kTail)
@@ -208,6 +208,9 @@ void Execution::handle(LiveProcess& live, proc::Stream stream,
     // torchrun's console copy of a worker's stdout: the worker's own file, read complete,
     // carries the same lines.
     if (known && stream == proc::Stream::kStdout && !plan_.torchrun_log_dir.empty()) continue;
+    // accelerate's agent copies stderr to the console too (--tee 3): stderr.log has it.
+    if (known && plan_.launcher == LauncherKind::kAccelerate && !plan_.torchrun_log_dir.empty())
+      continue;
     if (known) {
       observe(record, rank, now, now_wall,
               stream == proc::Stream::kStdout ? RecordSource::kStdout : RecordSource::kStderr);
@@ -246,7 +249,7 @@ void Execution::on_exit(const proc::RankExit& exit, bool during_teardown) {
   failure.first_error_line = own != rank_errors_.end() && !own->second.best().empty()
                                  ? own->second.best()
                                  : live.process_error.best();
-  if (plan_.launcher == LauncherKind::kTorchrun) attribute_torchrun_failure(live, failure);
+  if (elastic_agent(plan_.launcher, plan_.world_size)) attribute_torchrun_failure(live, failure);
   if (uses_slurm(plan_.launcher)) {
     attribute_srun_failure(live.srun, plan_, placements_, rank_errors_, failure);
   }
@@ -467,7 +470,7 @@ RunResult Execution::finish(RunStatus status) {
       o.first_error_line = own->second.best();
       o.error_lines = own->second.last_lines();
     }
-    if (o.first_error_line.empty() && plan_.launcher == LauncherKind::kTorchrun) {
+    if (o.first_error_line.empty() && elastic_agent(plan_.launcher, plan_.world_size)) {
       o.first_error_line = torchrun_rank_error_line(plan_.log_dir / "torchrun", rank);
     }
     if (o.first_error_line.empty()) o.first_error_line = live.process_error.best();

@@ -224,8 +224,8 @@ std::string PreflightReport::render() const {
 
 std::uint64_t descriptors_needed(const LaunchPlan& plan) {
   constexpr std::uint64_t kBase = 32;  // its own: stdio, the lock, the state, the port claim
-  const bool torchrun =
-      plan.launcher == LauncherKind::kTorchrun || plan.launcher == LauncherKind::kSlurmTorchrun;
+  const bool torchrun = elastic_agent(plan.launcher, plan.world_size) ||
+                        plan.launcher == LauncherKind::kSlurmTorchrun;
   const std::uint64_t per_rank = torchrun ? 3 : 1;
   return kBase + 5 * plan.processes.size() + per_rank * plan.ranks.size();
 }

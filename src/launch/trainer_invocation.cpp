@@ -33,6 +33,10 @@ std::map<std::string, std::string> gate_placeholders(const config::Config& c,
       {"max_steps", std::to_string(std::max(0, c.train.max_steps - c.trainer.max_steps_offset))},
       {"lr", fmt::format("{}", c.train.lr)},
       {"num_layers", std::to_string(c.model.num_layers)},
+      // The gate's layout, for a framework that must be told the processes it runs with
+      // (Lightning's devices and num_nodes: docs/frameworks.md).
+      {"nproc_per_node", std::to_string(c.launch.nproc_per_node)},
+      {"nnodes", std::to_string(c.launch.nnodes)},
       {"split_points", fmt::format("{}", fmt::join(c.model.split_points, ","))},
       {"trace_shapes", c.trace.shapes ? "true" : "false"},
       {"run_dir", run_dir.string()},

@@ -14,7 +14,7 @@ namespace bigmac::launch {
 /// `{gate}`, `{gate_config}`, `{pp}`, `{tp}`, `{dp}`, `{micro_batch_size}`, `{grad_accum}`,
 /// `{micro_batches}`, `{schedule}`, `{seq_length}`, `{seed}`, `{max_steps}`, `{lr}`,
 /// `{num_layers}`, `{split_points}`, `{trace_shapes}`, `{run_dir}`, `{attempt_dir}` (the gate
-/// attempt's folder). `{log_file}`, `{rank}`,
+/// attempt's folder), `{nproc_per_node}`, `{nnodes}` (the gate's layout). `{log_file}`, `{rank}`,
 /// `{local_rank}` and `{world_size}` are the launcher's, filled per rank.
 std::map<std::string, std::string> gate_placeholders(const config::Config& gate_config,
                                                      const std::string& gate,

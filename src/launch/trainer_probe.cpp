@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "launch/launch_planner.h"
+
 namespace bigmac::launch {
 namespace fs = std::filesystem;
 
@@ -21,10 +23,10 @@ Expected<fs::path> probe_package_dir() {
                  "reinstall bigmac-bringup, or set [trainer] probe = false to run without it"));
 }
 
-std::map<std::string, std::string> trainer_environment(const config::Config& config,
-                                                       const fs::path& attempt_dir,
-                                                       const fs::path& probe_dir,
-                                                       const std::string& inherited_pythonpath) {
+std::map<std::string, std::string> trainer_environment(
+    const config::Config& config, const fs::path& attempt_dir, const fs::path& probe_dir,
+    const std::string& inherited_pythonpath,
+    const std::map<std::string, std::string>& placeholders) {
   std::map<std::string, std::string> env = {{"PYTHONUNBUFFERED", "1"}};
   const auto user = [&](const char* name) -> const std::string* {
     auto it = config.trainer_env.find(name);
@@ -46,7 +48,7 @@ std::map<std::string, std::string> trainer_environment(const config::Config& con
   }
   for (const auto& [name, setting] : config.trainer_env) {
     if (name == "PYTHONPATH" && config.trainer.probe) continue;  // kept after the probe above
-    env[name] = std::get<std::string>(setting.value);
+    env[name] = substitute(std::get<std::string>(setting.value), placeholders);
   }
   return env;
 }

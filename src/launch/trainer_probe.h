@@ -22,11 +22,13 @@ Expected<std::filesystem::path> probe_package_dir();
 /// Python trainer's stdout is block-buffered in a pipe, and lines still buffered when a rank
 /// is killed are lost), the probe's variables when `[trainer] probe` is on (`probe_dir` first
 /// on PYTHONPATH, BIGMAC_PROBE_LOG in `attempt_dir`, BIGMAC_PROBE_MAX_STEPS the gate's
-/// train.max_steps: the step bound), then `[trainer.env]`, whose values win.
-/// `inherited_pythonpath` is the orchestrator's PYTHONPATH, kept after the probe.
-std::map<std::string, std::string> trainer_environment(const config::Config& config,
-                                                       const std::filesystem::path& attempt_dir,
-                                                       const std::filesystem::path& probe_dir,
-                                                       const std::string& inherited_pythonpath);
+/// train.max_steps: the step bound), then `[trainer.env]`, whose values win, with the gate's
+/// `placeholders` filled in as in the command (`PL_TRAINER_DEVICES = "{nproc_per_node}"`:
+/// docs/frameworks.md). `inherited_pythonpath` is the orchestrator's PYTHONPATH, kept after
+/// the probe.
+std::map<std::string, std::string> trainer_environment(
+    const config::Config& config, const std::filesystem::path& attempt_dir,
+    const std::filesystem::path& probe_dir, const std::string& inherited_pythonpath,
+    const std::map<std::string, std::string>& placeholders = {});
 
 }  // namespace bigmac::launch

@@ -123,7 +123,7 @@ TEST_F(ConfigTest, ZeroAndNegativeCountsAreRejected) {
 TEST_F(ConfigTest, EnumerationsListTheChoices) {
   Errors errors = load_errors("[launch]\nlauncher = \"mpirun\"\n");
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_THAT(errors[0].message, HasSubstr("\"builtin\", \"torchrun\", \"slurm\""));
+  EXPECT_THAT(errors[0].message, HasSubstr("\"builtin\", \"torchrun\", \"accelerate\", \"slurm\""));
 }
 
 TEST_F(ConfigTest, MalformedTomlGivesLineAndColumn) {
@@ -202,6 +202,19 @@ TEST_F(ConfigTest, SlurmTableReadsFromFileEnvironmentAndSet) {
   const Setting* partition = c.settings.find("launch.slurm.partition");
   ASSERT_NE(partition, nullptr);
   EXPECT_EQ(partition->origin.line, 4);
+}
+
+TEST_F(ConfigTest, AccelerateTableReadsFromFileEnvironmentAndSet) {
+  Config c = load_ok(
+      "[launch]\nlauncher = \"accelerate\"\n[launch.accelerate]\n"
+      "extra_args = [\"--mixed_precision\", \"bf16\"]\n",
+      {"launch.accelerate.config_file=/home/u/acc.yaml"});
+  EXPECT_EQ(c.launch.launcher, "accelerate");
+  EXPECT_EQ(c.launch.accelerate.config_file, "/home/u/acc.yaml");
+  EXPECT_EQ(c.launch.accelerate.extra_args,
+            (std::vector<std::string>{"--mixed_precision", "bf16"}));
+  EXPECT_THAT(join(load_errors("[launch.accelerate]\nconfig_fle = \"a.yaml\"\n")),
+              HasSubstr("did you mean 'config_file'?"));
 }
 
 TEST_F(ConfigTest, SlurmTableKeysAreChecked) {
