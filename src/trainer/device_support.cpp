@@ -22,4 +22,11 @@ bool gloo_compiled() {
 #endif
 }
 
+std::string compiled_backends() {
+  std::string names;
+  if (gloo_compiled()) names = "gloo";
+  if (nccl_compiled()) names += names.empty() ? "nccl" : " nccl";
+  return names.empty() ? "none" : names;
+}
+
 }  // namespace bigmac::trainer

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 namespace bigmac::trainer {
 
 /// True when this LibTorch sees a CUDA device (never with Debian's CPU-only libtorch-dev).
@@ -12,5 +14,9 @@ bool nccl_compiled();
 /// True when this build can create Gloo groups: Gloo's headers were found beside LibTorch's
 /// (Debian's libgloo-dev; a PyTorch wheel lacks them).
 bool gloo_compiled();
+
+/// The process-group backends this build can create, as `--version` prints them: "gloo nccl",
+/// "gloo", "nccl" or "none".
+std::string compiled_backends();
 
 }  // namespace bigmac::trainer

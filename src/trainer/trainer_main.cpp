@@ -1,6 +1,7 @@
 #include "trainer/trainer_main.h"
 
 #include <fmt/format.h>
+#include <torch/version.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -142,7 +143,10 @@ int run_main(int argc, char** argv) {
     return 0;
   }
   if (options->version) {
-    std::printf("bigmac-train %s\n", BIGMAC_VERSION);
+    // The second line tells which LibTorch this build compiled against and what it can run:
+    // a build against a wheel's LibTorch without Gloo's headers has no CPU process groups.
+    std::printf("bigmac-train %s\nLibTorch %s, process groups: %s\n", BIGMAC_VERSION, TORCH_VERSION,
+                compiled_backends().c_str());
     return 0;
   }
   auto config = config::load_config(

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "train_run.h"
@@ -144,6 +147,44 @@ TEST(SingleRun, FormGroupRunsTheCollectivesOfOneProcessAndChangesNoValue) {
       << "a sum over one rank changes nothing";
   EXPECT_EQ(group.of("digest").at(0).at("param_digest"),
             plain.of("digest").at(0).at("param_digest"));
+}
+
+// --version's second line names the LibTorch the build compiled against and the process groups
+// it can form; both claims are held against what the binary then does (a wheel's LibTorch
+// without Gloo's headers forms no CPU group).
+TEST(SingleRun, VersionNamesItsLibTorchAndTheGroupsItCanForm) {
+  TempDir dir;
+  ASSERT_EQ(run_single(dir.path(), {train_binary(), "--version"}).code, 0);
+  const std::string out = RankJob::read_text(dir / "single.out");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_match(
+      out, match, std::regex(R"(bigmac-train \S+\nLibTorch (\S+), process groups: ([a-z ]+)\n)")))
+      << out;
+  const std::string torch_version = match[1];
+  std::istringstream names(match[2].str());
+  bool gloo = false;
+  for (std::string name; names >> name;) gloo = gloo || name == "gloo";
+
+  auto args = base_args(dir / "group.jsonl");
+  args.insert(args.end(), {"--max-steps", "1", "--form-group", "--set", "launch.devices=cpu",
+                           "--set", "launch.backend=gloo"});
+  RankHarness harness;
+  harness.spawn(args,
+                {{"OMP_NUM_THREADS", "1"},
+                 {"MASTER_ADDR", "127.0.0.1"},
+                 {"MASTER_PORT", std::to_string(free_port())}},
+                dir / "group.out", dir / "group.err");
+  ASSERT_TRUE(harness.wait_all(90000ms)) << "bigmac-train --form-group did not finish";
+  const std::string err = RankJob::read_text(dir / "group.err");
+  if (gloo) {
+    ASSERT_EQ(harness.end(0)->code, 0) << err;
+    TrainLog group = TrainLog::read(dir / "group.jsonl");
+    EXPECT_EQ(group.of("run").at(0).at("torch_version"), torch_version);
+    EXPECT_EQ(group.of("run").at(0).at("backend"), "gloo");
+  } else {
+    EXPECT_EQ(harness.end(0)->code, 3) << err;
+    EXPECT_NE(err.find("built without Gloo"), std::string::npos) << err;
+  }
 }
 
 TEST(SingleRun, ReadsTheConfigFileAndCommandLineOverridesWin) {
