@@ -418,3 +418,5 @@ def instrument_torch(probe, patches, torch):
         _replace_everywhere(patches, (multiprocessing, spawn_module), name, lambda f: wrap_spawn(probe, f))
     from .pipelining import instrument_pipelining  # noqa: PLC0415 - it imports this module
     instrument_pipelining(probe, patches, torch)  # torch.distributed.pipelining, once imported
+    from .frameworks import instrument_frameworks  # noqa: PLC0415 - it imports this module
+    instrument_frameworks(probe, patches)  # transformers, accelerate, Lightning, once imported
