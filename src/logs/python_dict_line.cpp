@@ -95,8 +95,16 @@ class DictReader {
     if (at_ >= text_.size()) return false;
     const char c = text_[at_];
     if (c == '\'' || c == '"') {
-      std::string_view ignored;
-      return quoted(ignored);
+      // transformers 5 prints every float formatted for reading, as a string ('4.717', its
+      // f"{v:.4g}"): a string that is a whole number reads as that number.
+      std::string_view inside;
+      if (!quoted(inside)) return false;
+      inside = trim(inside);
+      if (!inside.empty() && number_length(inside) == inside.size()) {
+        entry.value = inside;
+        entry.number = true;
+      }
+      return true;
     }
     if (c == '[' || c == '(' || c == '{') return skip_bracketed();
     // A bare word: a number, True/False/None, or a call `tensor(0.8, device='cuda:0')`.

@@ -46,6 +46,39 @@ TEST(PythonDict, ReadsTheTrainerLogLines) {
   EXPECT_EQ(parsed.stats.unparseable, 0);
 }
 
+// transformers 5.17's Trainer (ProgressCallback) prints each float as f"{v:.4g}" in a string,
+// after tqdm's bar on the same line when the bar shares the stream (run here: a GPT-2 from a
+// config, 2 ranks, per_device_train_batch_size 4, gradient_accumulation_steps 2, --use_cpu).
+constexpr std::string_view kTrainer5Log =
+    "                                     {'loss': '4.704', 'grad_norm': '0.4799', "
+    "'learning_rate': '0.001', 'epoch': '0.03125'}\n"
+    " 33%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x8e      | 1/3 [00:00<00:00, 21.84it/s]       "
+    "                                      {'loss': '4.712', 'grad_norm': '0.4828', "
+    "'learning_rate': '0.0006667', 'epoch': '0.0625'}\n"
+    "{'loss': 'nan', 'grad_norm': '1e-05', 'learning_rate': '3.333e-04', 'epoch': '0.09375'}\n"
+    "{'train_runtime': '0.075', 'train_samples_per_second': '319.9', 'train_steps_per_second': "
+    "'39.98', 'train_loss': '4.706', 'epoch': '0.04688'}\n";
+
+TEST(PythonDict, ReadsTransformers5StringValues) {
+  auto parsed = parse_text(kTrainer5Log);
+  auto steps = parsed.all<StepRecord>();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(parsed.stats.detected, LogFormat::kPythonDict);
+  EXPECT_EQ(parsed.stats.unparseable, 0);
+  EXPECT_DOUBLE_EQ(*steps[0].loss, 4.704);
+  EXPECT_DOUBLE_EQ(*steps[1].grad_norm, 0.4828);
+  EXPECT_DOUBLE_EQ(*steps[1].lr, 0.0006667);
+  EXPECT_DOUBLE_EQ(extra(steps[1], "epoch"), 0.0625);
+  EXPECT_TRUE(std::isnan(*steps[2].loss));
+  EXPECT_DOUBLE_EQ(*steps[2].grad_norm, 1e-05);
+  EXPECT_EQ(steps[2].global_step, 2);
+  // A string that is no number is still no number.
+  StepLine line;
+  std::string error;
+  EXPECT_EQ(read_python_dict_line("{'loss': '4.7 nats'}", line, error), LineMatch::kBad);
+  EXPECT_EQ(error, "field loss: expected a number");
+}
+
 TEST(PythonDict, EvaluationDictsAreNotSteps) {
   auto parsed =
       parse_text("{'eval_loss': 2.628765344619751, 'eval_runtime': 88.2792, 'epoch': 0.99968}\n",
