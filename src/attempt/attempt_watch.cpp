@@ -75,6 +75,9 @@ logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
       } else {
         logs::combine_stage_values(out, ranks, stage_combination());
       }
+      // Each stage's probe counts its own parameters and sees its own input: the model and the
+      // batch every rank must report are the stages' together (docs/pipelines.md).
+      if (model_parallel > 1) logs::combine_stage_structure(out, ranks, stage_combination());
     }
   }
   return out;

@@ -18,6 +18,16 @@ std::optional<std::string> not_applicable_reason(const GateSpec& spec,
           "cut to check; set parallel.pp_size to your target's stage count if it has any",
           config.parallel.pp_size, where);
     }
+    case GateApplies::kDataParallel: {
+      const int world = config.launch.world_size();
+      const int ways = config.parallel.pp_size * config.parallel.tp_size;
+      if (config.parallel.pp_size == 1 || world != ways) return std::nullopt;
+      return fmt::format(
+          "the target layout has no data-parallel replicas: its {} processes are {} pipeline "
+          "stages × tp {} (dp 1), so there is no replica to keep in sync; raise "
+          "launch.nproc_per_node to a multiple of pp × tp for data parallelism",
+          world, config.parallel.pp_size, config.parallel.tp_size);
+    }
   }
   return std::nullopt;
 }

@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::string_view kTopKeys[] = {"id",      "title",  "order",  "route_back",
                                          "applies", "launch", "params", "checks"};
-constexpr std::string_view kAppliesValues[] = {"always", "pipeline"};
+constexpr std::string_view kAppliesValues[] = {"always", "pipeline", "data_parallel"};
 constexpr std::string_view kLaunchKeys[] = {"nproc",         "pp",           "tp",     "schedule",
                                             "micro_batches", "trace_shapes", "rescale"};
 constexpr std::string_view kCheckKeys[] = {"name", "route_back", "when"};
@@ -179,6 +179,8 @@ Expected<GateSpec> parse_gate_spec(const config::DataFile& file) {
     const std::string applies = text("applies", false);
     if (applies == "pipeline") {
       spec.applies = GateApplies::kPipeline;
+    } else if (applies == "data_parallel") {
+      spec.applies = GateApplies::kDataParallel;
     } else if (applies != "always") {
       errors.push_back(locate("applies", fmt::format("expected one of {}, found \"{}\"",
                                                      list(kAppliesValues), applies)));

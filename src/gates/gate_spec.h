@@ -39,6 +39,9 @@ struct CheckSpec {
 enum class GateApplies {
   kAlways,    ///< every bring-up runs it
   kPipeline,  ///< only a target layout with pipeline stages (parallel.pp_size > 1)
+  /// only a target layout with data-parallel replicas: not one whose every process is a
+  /// pipeline stage (pp × tp = world size, dp 1), where no replica exists to judge
+  kDataParallel,
 };
 
 /// A gate as data: a stages/0N-*.toml file with the user's `[gates.<id>]` overrides applied.

@@ -75,19 +75,30 @@ constexpr std::array kAdvice = {
                 "before `done`"},
     FieldAdvice{"layout",
                 "log each rank's pipeline stage before step 0: `{\"ev\":\"layout\",\"stage\":S,"
-                "\"num_stages\":P,\"first_layer\":A,\"last_layer\":B,\"param_count\":N}` (no "
-                "probe setting can know the stages)"},
+                "\"num_stages\":P,\"first_layer\":A,\"last_layer\":B,\"param_count\":N}`, or, "
+                "for a torch.distributed.pipelining program, set [trainer] probe = true (the "
+                "probe reads its stages; docs/pipelines.md)"},
+    FieldAdvice{"layer_range",
+                "name the stage's layers so the probe can read them (parameter names with the "
+                "layer's index in the whole model, `layers.4.attn.weight`), or log "
+                "`\"first_layer\":A,\"last_layer\":B` in each rank's `layout` event"},
+    FieldAdvice{"schedule_model",
+                "run a schedule the tool models (ScheduleGPipe or Schedule1F1B, "
+                "parallel.schedule gpipe or 1f1b) for the pp2 and shapes gates"},
     FieldAdvice{
         "mb",
         "log every micro-batch pass of every stage: `{\"ev\":\"mb\",\"stage\":S,\"mb\":I,"
-        "\"phase\":\"F\",\"start\":T0,\"end\":T1}` (F and B; no probe setting provides it)"},
+        "\"phase\":\"F\",\"start\":T0,\"end\":T1}` (F and B), or, for a "
+        "torch.distributed.pipelining program, set [trainer] probe = true (the probe times each "
+        "stage's forward and backward of each micro-batch)"},
     FieldAdvice{"shape",
                 "log what crosses each stage boundary: `{\"ev\":\"shape\",\"stage\":S,\"where\":"
                 "\"send\",\"shape\":[...],\"dtype\":\"...\"}`, or set [trainer] probe = true (the "
                 "probe logs tensors passed through dist.send/recv)"},
     FieldAdvice{"stage_loss",
                 "log each loss a stage computes: `{\"ev\":\"loss\",\"stage\":S,\"mb\":I,"
-                "\"value\":L}` (no probe setting provides it)"},
+                "\"value\":L}`, or, for a torch.distributed.pipelining program, set [trainer] "
+                "probe = true (the probe reads the losses its schedule computes)"},
     FieldAdvice{"ckpt",
                 "log every checkpoint write: `{\"ev\":\"ckpt\",\"rank\":R,\"step\":N,\"path\":P}`, "
                 "or set [trainer] probe = true (the probe wraps torch.save)"},

@@ -57,6 +57,16 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
   }
   if (by_stage.empty())
     return not_logged(ctx.evidence, name, "no `layout` event: nothing to check", {"layout"});
+  for (const auto& [stage, l] : by_stage) {
+    // The probe logged the stage but could not read its layers (docs/pipelines.md): no range
+    // is judged on a guess.
+    if (!l->layers_unknown.empty()) {
+      return not_logged(ctx.evidence, name,
+                        fmt::format("stage {} (rank {}): its layers are not known: {}", stage,
+                                    l->at.rank, l->layers_unknown),
+                        {"layer_range"});
+    }
+  }
   std::vector<int> missing_stages;
   for (int s = 0; s < stages; ++s) {
     if (!by_stage.count(s)) missing_stages.push_back(s);
@@ -110,6 +120,26 @@ CheckResult check_schedule_order(const CheckContext& ctx) {
   const std::string schedule = ctx.plan.config.parallel.schedule;
   const int stages = ctx.plan.config.parallel.pp_size;
   const int m = ctx.plan.config.derived.micro_batches;
+  // The schedule the stages ran under, where the probe read it from the schedule object.
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    for (const logs::LayoutRecord& l : r.layouts) {
+      if (l.schedule.empty() || l.schedule == schedule) continue;
+      if (l.schedule != "gpipe" && l.schedule != "1f1b") {
+        return not_logged(ctx.evidence, name,
+                          fmt::format("stage {} ran under {}, whose order the tool does not "
+                                      "model (gpipe and 1f1b): its passes are not judged",
+                                      l.stage, l.schedule),
+                          {"schedule_model"});
+      }
+      return certain(fail(name,
+                          fmt::format("stage {} ran under {}, the gate planned {} "
+                                      "(parallel.schedule): set it to the program's schedule, "
+                                      "or hand the program {{schedule}}",
+                                      l.stage, l.schedule, schedule),
+                          {evidence_of(l, "layout schedule=" + l.schedule)}),
+                     -1);
+    }
+  }
   std::int64_t checked = 0;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     std::map<std::pair<std::int64_t, int>, std::vector<const logs::MicroBatchRecord*>> runs;

@@ -74,7 +74,9 @@ CheckResult check_fixed_seq_length(const CheckContext& ctx) {
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::BatchRecord& b : r.batches) {
       ++checked;
-      if (b.seq_length != seq || (b.input_shape.size() >= 2 && b.input_shape[1] != seq)) {
+      // seq_length 0: not logged (the probe cannot tell which dimension is the sequence).
+      if ((b.seq_length != 0 && b.seq_length != seq) ||
+          (b.input_shape.size() >= 2 && b.input_shape[1] != seq)) {
         return certain(fail(name,
                             fmt::format("rank {} batch has seq_length {} (input [{}]), expected {}",
                                         r.rank, b.seq_length, fmt::join(b.input_shape, ","), seq),

@@ -44,6 +44,9 @@
   X(kDpSize, "dp_size")                          \
   X(kTied, "tied")                               \
   X(kTiedDuplicateCount, "tied_duplicate_count") \
+  X(kLayersUnknown, "layers_unknown")            \
+  X(kSchedule, "schedule")                       \
+  X(kGradNormSq, "grad_norm_sq")                 \
   X(kGlobalStep, "global_step")                  \
   X(kLoss, "loss")                               \
   X(kGradNorm, "grad_norm")                      \

@@ -121,6 +121,8 @@ void build_layout(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& 
   bag.read(FieldKey::kParamCount, r.param_count);
   bag.read(FieldKey::kTied, r.tied);
   bag.read(FieldKey::kTiedDuplicateCount, r.tied_duplicate_count);
+  bag.read(FieldKey::kLayersUnknown, r.layers_unknown);
+  bag.read(FieldKey::kSchedule, r.schedule);
 }
 
 void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
@@ -144,6 +146,11 @@ void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   std::optional<std::int64_t> loss_count;
   bag.read(FieldKey::kLossCount, loss_count);
   if (loss_count) r.extra.emplace_back("loss_count", static_cast<double>(*loss_count));
+  // A pipeline stage's squared norm (the probe's): the stages' sum is the model's
+  // (logs::combine_stage_values).
+  std::optional<double> grad_norm_sq;
+  bag.read(FieldKey::kGradNormSq, grad_norm_sq);
+  if (grad_norm_sq) r.extra.emplace_back("grad_norm_sq", *grad_norm_sq);
 }
 
 void build_heartbeat(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

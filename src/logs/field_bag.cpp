@@ -11,7 +11,7 @@ namespace bigmac::logs {
 
 namespace {
 
-constexpr std::size_t kTableSize = 256;
+constexpr std::size_t kTableSize = 512;  // room for the keys to find a perfect seed quickly
 constexpr std::uint8_t kEmpty = 0xff;
 constexpr std::uint32_t kFirstSeed = 2166136261u;  // FNV-1a's offset basis
 constexpr std::uint32_t kSeedsTried = 4096;

@@ -153,7 +153,14 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   const bool derived = derive_batch(probe, how.model_parallel);
   const bool trainer_steps = how.steps_logged_elsewhere || !out.steps.empty();
   if (out.steps.empty() && how.steps_logged_elsewhere) probe.steps.clear();
-  if (trainer_steps) probe.shapes.clear();
+  // The probe's point-to-point shapes carry no stage; those it read from a pipelining stage
+  // (enter, exit, labels) carry theirs and describe the same tensors: where there are staged
+  // ones, they stand for the transfers.
+  const bool staged = std::any_of(probe.shapes.begin(), probe.shapes.end(),
+                                  [](const ShapeRecord& s) { return s.name != "p2p"; });
+  if (staged || trainer_steps) {
+    std::erase_if(probe.shapes, [](const ShapeRecord& s) { return s.name == "p2p"; });
+  }
   merge_steps(out, probe, how.model_parallel == 1 && how.data_parallel == 1, sources);
 
   if (!out.runs.empty() && probe.run()) {
@@ -177,6 +184,11 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   take_events(out.checkpoints, probe.checkpoints, sources["checkpoints"]);
   take_events(out.loads, probe.loads, sources["loads"]);
   take_events(out.shapes, probe.shapes, sources["shapes"]);
+  // A pipeline stage the probe read (docs/pipelines.md): its layout, its micro-batch passes and
+  // the losses it computed, unless the trainer logs them itself.
+  take_events(out.layouts, probe.layouts, sources["layouts"]);
+  take_events(out.micro_batches, probe.micro_batches, sources["micro_batches"]);
+  take_events(out.losses, probe.losses, sources["stage_losses"]);
   take_events(out.heartbeats, probe.heartbeats, sources["heartbeats"]);
 
   if (const BatchRecord* p = probe.batch()) {
@@ -314,6 +326,97 @@ std::int64_t combine_stage_values(RankLog& owner, const std::vector<const RankLo
                                  : "probe")
           : "not combined: " + how.grad_norm_unknown;
   return combined;
+}
+
+}  // namespace bigmac::logs
+
+namespace bigmac::logs {
+namespace {
+
+/// The stage a probe log's rank runs (its first layout), or -1.
+int stage_of(const RankLog& log) { return log.layouts.empty() ? -1 : log.layouts.front().stage; }
+
+/// The backward() calls of each step when every step with one has the same number and at least
+/// two steps have it (derive_batch's rule), else nothing.
+std::optional<std::int64_t> constant_loss_count(const RankLog& log) {
+  std::optional<std::int64_t> same;
+  int counted = 0;
+  for (const StepRecord& step : log.steps) {
+    const auto count = loss_count(step);
+    if (!count || *count <= 0) continue;
+    if (same && *same != *count) return std::nullopt;
+    same = count;
+    ++counted;
+  }
+  return counted >= 2 ? same : std::nullopt;
+}
+
+std::string hex16(std::uint64_t value) { return fmt::format("{:016x}", value); }
+
+}  // namespace
+
+void combine_stage_structure(RankLog& rank, const std::vector<const RankLog*>& ranks,
+                             const StageCombination& how) {
+  const std::size_t replicas = std::max<std::size_t>(how.replicas, 1);
+  std::int64_t held = 0;
+  std::size_t counted = 0;
+  std::map<int, const RankLog*> one_replica;  // stage -> the lowest rank that runs it
+  for (const RankLog* log : ranks) {
+    const ModelRecord* m = log->model();
+    if (m && m->param_count > 0) {
+      held += m->param_count;
+      ++counted;
+    }
+    const int stage = stage_of(*log);
+    auto [it, fresh] = one_replica.emplace(stage, log);
+    if (!fresh && log->rank < it->second->rank) it->second = log;
+  }
+  const bool whole = counted == how.ranks && counted > 0;
+  if (!whole) {
+    rank.models.clear();
+  } else {
+    ModelRecord model = rank.models.empty() ? ModelRecord{} : rank.models.front();
+    model.param_count = held / static_cast<std::int64_t>(replicas);
+    // FNV-1a over each stage's digest in stage order: equal on every rank, and it changes
+    // when any stage's initial parameters do.
+    std::uint64_t digest = 1469598103934665603ULL;
+    bool digests = true;
+    for (const auto& [stage, log] : one_replica) {
+      const ModelRecord* m = log->model();
+      if (!m || m->param_digest.empty()) digests = false;
+      const std::string part = fmt::format("{}:{};", stage, m ? m->param_digest : "");
+      for (unsigned char c : part) digest = (digest ^ c) * 1099511628211ULL;
+    }
+    model.param_digest = digests ? hex16(digest) : std::string();
+    rank.models.assign(1, model);
+    rank.field_sources["param_count"] =
+        fmt::format("probe (the {} ranks' parameters summed, over {} replica{})", counted, replicas,
+                    replicas == 1 ? "" : "s");
+  }
+  // The run's batch: what enters the first stage, in as many micro-batches as the last stage
+  // computes losses.
+  const RankLog* first = nullptr;
+  std::optional<std::int64_t> accum;
+  for (const RankLog* log : ranks) {
+    if (stage_of(*log) == 0 && log->batch() && !log->batch()->input_shape.empty() &&
+        (!first || log->rank < first->rank)) {
+      first = log;
+    }
+    if (!accum) accum = constant_loss_count(*log);
+  }
+  rank.batches.clear();
+  if (!first || !accum || first->batch()->input_shape.front() <= 0) return;
+  BatchRecord batch = *first->batch();
+  batch.micro_batch_size = batch.input_shape.front();
+  batch.grad_accum = *accum;
+  batch.dp = static_cast<std::int64_t>(replicas);
+  batch.samples_per_step = batch.micro_batch_size * *accum * batch.dp;
+  rank.batches.push_back(batch);
+  for (StepRecord& step : rank.steps) {
+    if (!step.samples_per_step) step.samples_per_step = batch.samples_per_step;
+  }
+  rank.field_sources["samples_per_step"] =
+      "probe (derived: the first stage's input_shape[0] × the last stage's loss_count × dp)";
 }
 
 }  // namespace bigmac::logs

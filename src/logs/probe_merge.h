@@ -20,7 +20,7 @@ struct FieldSource {
 
 /// By field: `loss`, `grad_norm`, `lr`, `samples_per_step`, `step_ms` (counted per step),
 /// `run`, `pg_ready`, `done`, `input_shape`, `param_count`, `param_digest`, `checkpoints`,
-/// `shapes`, `heartbeats` (counted per record).
+/// `shapes`, `heartbeats`, `layouts`, `micro_batches`, `stage_losses` (counted per record).
 using FieldSources = std::map<std::string, FieldSource>;
 
 /// One rank's records with the probe's filled in: the trainer's lines and the probe's events
@@ -78,5 +78,19 @@ struct StageCombination {
 /// many steps got a combined loss.
 std::int64_t combine_stage_values(RankLog& owner, const std::vector<const RankLog*>& ranks,
                                   const StageCombination& how);
+
+/// A pipeline measured by the probe alone: the whole model and the run's batch arithmetic, which
+/// every rank's `model` and `batch` must say (docs/log-contract.md), from each rank's own part
+/// (docs/pipelines.md). `rank` gets them once all `how.ranks` logged their part, else has none
+/// (a part is not the whole):
+/// - model: param_count = the ranks' parameters summed / replicas (a weight held by two stages
+///   counted on each), param_digest = a digest of the stages' digests in stage order (one
+///   replica each);
+/// - batch: the first stage's input (shape, dtype), micro-batch = its first dimension,
+///   accumulation = the backward() calls of a step on the last stage (its micro-batches, the
+///   same on every step, at least two steps seen), dp = replicas; and that samples/step on
+///   each of `rank`'s steps that lacks one.
+void combine_stage_structure(RankLog& rank, const std::vector<const RankLog*>& ranks,
+                             const StageCombination& how);
 
 }  // namespace bigmac::logs

@@ -82,6 +82,12 @@ struct LayoutRecord {
   std::int64_t param_count = 0;  ///< this stage
   std::vector<std::string> tied;
   std::int64_t tied_duplicate_count = 0;
+  /// Why the stage's layer range is not known (the probe could not read it from the stage's
+  /// parameter names); empty when first_layer/last_layer say it.
+  std::string layers_unknown{};
+  /// The schedule the stage ran under, as the probe read it ("gpipe", "1f1b", or the class
+  /// name of one the tool does not model); empty when not logged.
+  std::string schedule{};
 };
 
 /// One optimizer step. bigmac logs carry every field; foreign formats fill what they print.

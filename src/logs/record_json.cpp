@@ -97,6 +97,8 @@ struct Writer {
     put(FieldKey::kParamCount, r.param_count);
     put(FieldKey::kTied, r.tied);
     put(FieldKey::kTiedDuplicateCount, r.tied_duplicate_count);
+    if (!r.layers_unknown.empty()) put(FieldKey::kLayersUnknown, r.layers_unknown);
+    if (!r.schedule.empty()) put(FieldKey::kSchedule, r.schedule);
   }
   void operator()(const StepRecord& r) {
     put(FieldKey::kGlobalStep, r.global_step);

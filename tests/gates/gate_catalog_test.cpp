@@ -5,6 +5,7 @@
 
 #include "baseline/baseline.h"
 #include "core/atomic_file.h"
+#include "gates/gate_applicability.h"
 
 namespace bigmac::gates {
 namespace {
@@ -72,6 +73,33 @@ TEST(GateCatalog, TrainerIdentityAndInputs) {
   EXPECT_EQ(in.baseline.size(), 16u);
   EXPECT_EQ(in.baseline, baseline::file_digest(file));
   std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace bigmac::gates
+
+namespace bigmac::gates {
+namespace {
+
+// A target layout whose every process is a pipeline stage has no replica: the dp gate does not
+// apply (docs/pipelines.md); with replicas, or without stages, it does.
+TEST(GateApplicability, DpDoesNotApplyWhenEveryProcessIsAStage) {
+  const auto reasons = [](std::vector<std::string> sets) {
+    auto catalog = GateCatalog::load(kStages, config_with(sets));
+    EXPECT_TRUE(catalog);
+    return catalog ? not_applicable_gates(*catalog, config_with(sets))
+                   : std::map<std::string, std::string>{};
+  };
+  const auto pure = reasons({"launch.nproc_per_node=2", "parallel.pp_size=2"});
+  ASSERT_EQ(pure.count("dp"), 1u);
+  EXPECT_NE(pure.at("dp").find("its 2 processes are 2 pipeline stages × tp 1 (dp 1)"),
+            std::string::npos)
+      << pure.at("dp");
+  EXPECT_EQ(pure.count("pp2"), 0u);
+  EXPECT_EQ(reasons({"launch.nproc_per_node=4", "parallel.pp_size=2"}).count("dp"), 0u);
+  const auto flat = reasons({"launch.nproc_per_node=2", "parallel.pp_size=1"});
+  EXPECT_EQ(flat.count("dp"), 0u);
+  EXPECT_EQ(flat.count("pp2"), 1u);
 }
 
 }  // namespace

@@ -80,6 +80,43 @@ TEST_F(PipelineChecks, ScheduleOrder) {
   EXPECT_FALSE(run_check(check_schedule_order, gpipe, plan_).passed);  // plan says 1f1b
 }
 
+// The probe reads the schedule the stages ran under (docs/pipelines.md): one the plan does not
+// name is a setting that did not take; one the tool does not model is not judged on a guess.
+TEST_F(PipelineChecks, ScheduleOrderReadsTheScheduleTheStagesRan) {
+  GateEvidence named = good_;
+  for (auto& r : named.ranks) r.layouts[0].schedule = "1f1b";
+  EXPECT_TRUE(run_check(check_schedule_order, named, plan_).passed);
+  GateEvidence gpipe = good_;
+  gpipe.ranks[0].layouts[0].schedule = "gpipe";
+  const CheckResult other = run_check(check_schedule_order, gpipe, plan_);
+  EXPECT_FALSE(other.passed);
+  EXPECT_TRUE(other.certain_at.has_value());
+  EXPECT_NE(other.message.find("stage 0 ran under gpipe, the gate planned 1f1b"), std::string::npos)
+      << other.message;
+  GateEvidence interleaved = good_;
+  interleaved.ranks[1].layouts[0].schedule = "ScheduleInterleaved1F1B";
+  const CheckResult unmodelled = run_check(check_schedule_order, interleaved, plan_);
+  EXPECT_FALSE(unmodelled.passed);
+  ASSERT_EQ(unmodelled.unobservable.size(), 1u) << unmodelled.message;
+  EXPECT_EQ(unmodelled.unobservable[0].field, "schedule_model");
+}
+
+// A stage whose layers the probe could not read leaves the coverage unjudged, with its reason.
+TEST_F(PipelineChecks, LayerCoverageOfAStageWithUnknownLayersIsUnobservable) {
+  GateEvidence unknown = good_;
+  unknown.ranks[1].layouts[0].first_layer = -1;
+  unknown.ranks[1].layouts[0].last_layer = -1;
+  unknown.ranks[1].layouts[0].layers_unknown =
+      "no parameter name of the stage carries a layer index";
+  const CheckResult r = run_check(check_layer_coverage, unknown, plan_);
+  EXPECT_FALSE(r.passed);
+  ASSERT_EQ(r.unobservable.size(), 1u) << r.message;
+  EXPECT_EQ(r.unobservable[0].field, "layer_range");
+  EXPECT_NE(r.message.find("stage 1 (rank 1): its layers are not known: no parameter name"),
+            std::string::npos)
+      << r.message;
+}
+
 TEST_F(PipelineChecks, NoStarvedStage) {
   EXPECT_TRUE(run_check(check_no_starved_stage, good_, plan_).passed);
   EXPECT_FALSE(run_check(check_no_starved_stage, GateEvidence{}, plan_).passed);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace bigmac::logs {
 namespace {
 
@@ -134,6 +136,98 @@ TEST(ProbeMerge, ALossIsClaimedOnlyOnceEveryExpectedReplicaLoggedIt) {
   RankLog alone = merge_probe_log(RankLog(), a);
   EXPECT_EQ(average_replica_losses(alone, {&a}, 4), 0);
   EXPECT_FALSE(alone.steps.at(0).loss.has_value());
+}
+
+// A pipelining stage the probe read (docs/pipelines.md): its layout, passes, losses and the
+// shapes at its boundaries are the rank's; its point-to-point shapes, which carry no stage and
+// describe the same tensors, are not.
+TEST(ProbeMerge, APipelineStagesEventsAreTheRanksAndItsTransfersGiveWay) {
+  RankLog probe = read(
+      R"({"ev":"layout","rank":1,"stage":1,"num_stages":2,"first_layer":2,"last_layer":3,"param_count":10,"schedule":"gpipe"}
+{"ev":"shape","rank":1,"global_step":0,"mb":0,"where":"recv","name":"p2p","shape":[2,6,16]}
+{"ev":"shape","rank":1,"global_step":0,"stage":1,"mb":0,"where":"enter","name":"hidden_states","shape":[2,6,16]}
+{"ev":"mb","rank":1,"global_step":0,"stage":1,"mb":0,"phase":"F","start":1.0,"end":2.0}
+{"ev":"loss","rank":1,"global_step":0,"stage":1,"mb":0,"value":3.5})"
+      "\n");
+  ProbeMerge how;
+  how.model_parallel = 2;
+  const RankLog none;
+  const RankLog merged = merge_probe_log(none, probe, how);
+  ASSERT_EQ(merged.layouts.size(), 1u);
+  EXPECT_EQ(merged.layouts[0].schedule, "gpipe");
+  ASSERT_EQ(merged.shapes.size(), 1u);
+  EXPECT_EQ(merged.shapes[0].where, "enter");
+  EXPECT_EQ(merged.micro_batches.size(), 1u);
+  ASSERT_EQ(merged.losses.size(), 1u);
+  EXPECT_EQ(merged.losses[0].value, 3.5);
+  EXPECT_EQ(merged.field_sources.at("layouts"), "probe");
+  EXPECT_EQ(merged.field_sources.at("stage_losses"), "probe");
+  // A trainer that logs its own layout keeps it.
+  RankLog trainer =
+      read(R"({"ev":"layout","rank":1,"stage":1,"num_stages":2,"first_layer":3,"last_layer":3})"
+           "\n");
+  EXPECT_EQ(merge_probe_log(trainer, probe, how).layouts.at(0).first_layer, 3);
+}
+
+// Each stage's probe counts its own parameters and sees its own input: the whole model and the
+// run's batch are the stages' together, and only once every rank logged its part.
+TEST(ProbeMerge, APipelinesModelAndBatchAreTheStagesTogether) {
+  RankLog first = read(
+      R"({"ev":"run","rank":0,"world_size":2}
+{"ev":"layout","rank":0,"stage":0,"num_stages":2,"first_layer":0,"last_layer":1,"param_count":6}
+{"ev":"batch","rank":0,"input_shape":[2,6],"input_dtype":"int64"}
+{"ev":"model","rank":0,"param_count":6,"param_digest":"00000000000000aa"}
+{"ev":"step","rank":0,"global_step":0,"loss_count":0}
+{"ev":"step","rank":0,"global_step":1,"loss_count":0})"
+      "\n");
+  RankLog last = read(
+      R"({"ev":"run","rank":1,"world_size":2}
+{"ev":"layout","rank":1,"stage":1,"num_stages":2,"first_layer":2,"last_layer":3,"param_count":4}
+{"ev":"batch","rank":1,"input_shape":[2,6,16],"input_dtype":"float32"}
+{"ev":"model","rank":1,"param_count":4,"param_digest":"00000000000000bb"}
+{"ev":"step","rank":1,"global_step":0,"loss":3.5,"loss_count":4}
+{"ev":"step","rank":1,"global_step":1,"loss":3.0,"loss_count":4})"
+      "\n");
+  last.rank = 1;
+  StageCombination how;
+  how.ranks = 2;
+  RankLog rank0 = first;
+  combine_stage_structure(rank0, {&first}, how);
+  EXPECT_TRUE(rank0.models.empty()) << "one stage's part is not the whole model";
+  combine_stage_structure(rank0, {&first, &last}, how);
+  ASSERT_EQ(rank0.models.size(), 1u);
+  EXPECT_EQ(rank0.models[0].param_count, 10);
+  EXPECT_EQ(rank0.models[0].param_digest.size(), 16u);
+  RankLog rank1 = last;
+  combine_stage_structure(rank1, {&first, &last}, how);
+  EXPECT_EQ(rank1.models.at(0).param_digest, rank0.models[0].param_digest) << "equal on every rank";
+  ASSERT_EQ(rank0.batches.size(), 1u);
+  const BatchRecord& b = rank0.batches[0];
+  EXPECT_EQ(b.input_shape, (std::vector<std::int64_t>{2, 6}));  // the first stage's input
+  EXPECT_EQ(b.input_dtype, "int64");
+  EXPECT_EQ((std::vector<std::int64_t>{b.micro_batch_size, b.grad_accum, b.dp, b.samples_per_step}),
+            (std::vector<std::int64_t>{2, 4, 1, 8}));
+  EXPECT_EQ(rank0.steps.at(1).samples_per_step, 8);
+  EXPECT_EQ(rank1.batches.at(0).input_shape, b.input_shape);
+  RankLog other = last;
+  other.models[0].param_digest = "00000000000000cc";
+  RankLog changed = first;
+  combine_stage_structure(changed, {&first, &other}, how);
+  EXPECT_NE(changed.models.at(0).param_digest, rank0.models[0].param_digest);
+}
+
+// A stage's squared gradient norm is read: the stages' sum is the model's (combine_stage_values).
+TEST(ProbeMerge, AStagesSquaredNormAndUnknownLayersAreRead) {
+  const RankLog log = read(
+      R"({"ev":"step","rank":0,"global_step":0,"grad_norm":2.0,"grad_norm_sq":4.0}
+{"ev":"layout","rank":0,"stage":0,"num_stages":2,"first_layer":-1,"last_layer":-1,"layers_unknown":"no index"})"
+      "\n");
+  ASSERT_EQ(log.steps.size(), 1u);
+  const auto& extra = log.steps[0].extra;
+  EXPECT_NE(
+      std::find(extra.begin(), extra.end(), std::pair<std::string, double>{"grad_norm_sq", 4.0}),
+      extra.end());
+  EXPECT_EQ(log.layouts.at(0).layers_unknown, "no index");
 }
 
 }  // namespace
