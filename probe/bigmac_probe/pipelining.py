@@ -23,6 +23,8 @@ MODULE = "torch.distributed.pipelining"
 # The first path component of a parameter name that is a number: `layers.4.attn.weight`
 # (prefix "layers", layer 4), `0.ln1.weight` (an nn.Sequential of layers: prefix "", layer 0).
 _LAYER = re.compile(r"^(?:(.*?)\.)?(\d+)(?:\.|$)")
+# Module lists whose children are the layers (an empty one: a stage cut to hold none).
+_LAYER_LISTS = ("ModuleList", "ModuleDict", "Sequential")
 # Schedule classes by what the tool calls them (parallel.schedule); others keep their own name.
 _SCHEDULE_NAMES = {"ScheduleGPipe": "gpipe", "Schedule1F1B": "1f1b"}
 
@@ -85,6 +87,11 @@ def stage_layers(submod):
         if found is not None:
             by_prefix.setdefault(found[0], set()).add(found[1])
     if not by_prefix:
+        # A list of layers left empty (every layer cut away) holds none: the stage owns no layer.
+        for name, module in submod.named_modules():
+            if type(module).__name__ in _LAYER_LISTS and len(module._modules) == 0:
+                return {"first_layer": -1, "last_layer": -1,
+                        "layer_source": f"`{name or type(module).__name__}` of the stage holds no layer"}
         shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
         return {"layers_unknown": f"no parameter name of the stage carries a layer index ({shown or 'no parameters'})"}
     prefix = max(by_prefix, key=lambda p: len(by_prefix[p]))

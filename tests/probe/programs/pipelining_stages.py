@@ -67,6 +67,8 @@ def ranges(blocks, stages, plant):
     per = blocks // stages
     out = [[s * per, (s + 1) * per] for s in range(stages)]
     out[-1][1] = blocks
+    if stages == 1:  # one stage has no cut to get wrong
+        return out
     if plant == "overlap":
         out[1][0] -= 1
     if plant == "out-of-range":
@@ -84,7 +86,7 @@ def manual_stage(model, index, stages, blocks, plant):
         model.embed = None
     if index != stages - 1:
         model.head = None
-    if plant == "trim" and index == 0:
+    if plant == "trim" and index == 0 and stages > 1:
         list(model.blocks.values())[-1].trim = True
     return model
 
@@ -105,7 +107,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--micro-batches", type=int, default=4)
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=8, help="the whole step's samples")
+    parser.add_argument("--micro-batch-size", type=int, default=0,
+                        help="instead of --batch-size: each micro-batch's samples")
     parser.add_argument("--seq-len", type=int, default=6)
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--schedule", choices=["gpipe", "1f1b", "interleaved"], default="1f1b")
@@ -121,6 +125,8 @@ def main():
     per_rank = 2 if args.schedule == "interleaved" else 1
     stages = world * per_rank
     torch.manual_seed(5)
+    if args.micro_batch_size > 0:
+        args.batch_size = args.micro_batch_size * args.micro_batches
     mb = args.batch_size // args.micro_batches
     device = torch.device("cpu")
     made = []
