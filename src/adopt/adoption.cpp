@@ -13,6 +13,7 @@
 #include "adopt/adoption_report.h"
 #include "adopt/command_arguments.h"
 #include "adopt/config_draft.h"
+#include "adopt/framework_model.h"
 #include "adopt/gate_outlook.h"
 #include "adopt/parser_record.h"
 #include "adopt/program_model.h"
@@ -252,17 +253,17 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
     name.erase(0, std::string("{attempt_dir}").size());
     return (dir.string() + name);
   };
-  trial.spec.argv = substitute(options.command, args,
-                               [&](const RecognisedArgument& a) -> std::optional<std::string> {
-                                 if (a.role == ArgumentRole::kMaxSteps)
-                                   return std::to_string(options.steps);
-                                 if (a.role == ArgumentRole::kLogFile)
-                                   return trial.spec.log_file.string();
-                                 if (a.role == ArgumentRole::kConfig) return trial_config.string();
-                                 if (a.role == ArgumentRole::kCheckpointPath)
-                                   return in_folder(folder, a);
-                                 return std::nullopt;
-                               });
+  trial.spec.argv = substitute(
+      options.command, args, [&](const RecognisedArgument& a) -> std::optional<std::string> {
+        if (a.role == ArgumentRole::kMaxSteps) return std::to_string(options.steps);
+        if (a.role == ArgumentRole::kLogFile) return trial.spec.log_file.string();
+        if (a.role == ArgumentRole::kConfig) return trial_config.string();
+        if (a.role == ArgumentRole::kCheckpointPath) return in_folder(folder, a);
+        // One process on one node, as the trial runs it.
+        if (a.role == ArgumentRole::kDevices || a.role == ArgumentRole::kNodes)
+          return std::string("1");
+        return std::nullopt;
+      });
   const bool told = has_role(args, ArgumentRole::kMaxSteps) || user.has_value();
   const std::int64_t bound = told ? options.steps + kBeyondFlag : options.steps;
   trial.spec.env =
@@ -334,7 +335,7 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
 // what the flags mean per process. Only for a program that forms a process group.
 void run_second_trial(const AdoptOptions& options, const std::vector<RecognisedArgument>& args,
                       const fs::path& folder, proc::ProcessRunner& runner,
-                      const launch::Clock& clock, Trial& trial) {
+                      const launch::Clock& clock, Trial& trial, FrameworkModel& frameworks) {
   if (!trial.model.distributed) return;
   auto probe_dir = launch::probe_package_dir();
   if (!probe_dir) return;
@@ -359,10 +360,13 @@ void run_second_trial(const AdoptOptions& options, const std::vector<RecognisedA
                              name.erase(0, std::string("{attempt_dir}").size());
                              return dir.string() + name;
                            }
+                           if (a.role == ArgumentRole::kDevices) return std::string("2");
                            return std::nullopt;
                          });
   const std::int64_t bound = std::min<std::int64_t>(options.steps, 3);
   spec.env = trial_environment(*probe_dir, spec.probe_log, bound);
+  // What a framework takes from its environment, as the gates will set it for two processes.
+  for (const auto& [name, value] : frameworks.second_trial_env) spec.env[name] = value;
   spec.stop_after_steps = bound + 1;
   spec.timeout = trial.spec.timeout;
   auto run = run_trial(spec, runner, clock);
@@ -371,7 +375,9 @@ void run_second_trial(const AdoptOptions& options, const std::vector<RecognisedA
     return;
   }
   std::vector<TrialLogs> ranks;
+  std::vector<std::vector<nlohmann::json>> framework_events;
   for (const TrialRank& r : run->ranks) {
+    framework_events.push_back(read_framework_events(r.probe_log));
     auto logs = read_trial_logs({r.log_file, r.stdout_path, r.stderr_path, r.probe_log});
     if (!logs) {
       trial.model.second_trial_problem = logs.error().format();
@@ -379,15 +385,22 @@ void run_second_trial(const AdoptOptions& options, const std::vector<RecognisedA
     }
     ranks.push_back(std::move(*logs));
   }
+  check_second_trial(framework_events, frameworks);
   measure_two_processes(trial.logs, ranks, *run, has_role(args, ArgumentRole::kMicroBatchSize),
-                        has_role(args, ArgumentRole::kGradAccum), trial.model);
+                        has_role(args, ArgumentRole::kGradAccum) ||
+                            frameworks.env.count("PL_TRAINER_ACCUMULATE_GRAD_BATCHES") > 0,
+                        trial.model);
 }
 
 }  // namespace
 
 namespace {
 
-std::string format_comment(const TrialLogs& logs) {
+std::string format_comment(const TrialLogs& logs, const FrameworkModel& frameworks) {
+  if (!frameworks.lines_not_read.empty()) {
+    return "the trainer prints " + frameworks.lines_not_read +
+           ": only bigmac-log lines are read, and the probe gives the steps";
+  }
   if (!logs.not_per_step.empty()) {
     return "the trainer prints " + logs.not_per_step +
            ", not one line a step: only bigmac-log lines are read, and the probe gives the loss";
@@ -401,7 +414,8 @@ std::string format_comment(const TrialLogs& logs) {
 
 DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<std::string>& command,
                          const std::vector<RecognisedArgument>& args,
-                         const std::optional<UserConfig>& user, const Trial& trial) {
+                         const std::optional<UserConfig>& user, const Trial& trial,
+                         const FrameworkModel& frameworks) {
   DraftInputs in;
   in.original = options.command;
   in.command = substitute(
@@ -413,7 +427,8 @@ DraftInputs draft_inputs(const AdoptOptions& options, const std::vector<std::str
     in.user_config_path = user->path;
   }
   in.log_format = std::string(logs::format_name(trial.logs.format));
-  in.log_format_comment = format_comment(trial.logs);
+  in.log_format_comment = format_comment(trial.logs, frameworks);
+  in.frameworks = &frameworks;
   in.fields = trial.logs.proposal;
   in.trial = &trial.logs.merged;
   in.probe = &trial.logs.probe;
@@ -556,6 +571,15 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   if (!trial) return tl::unexpected(trial.error());
   // The program's own parser: positional arguments and flags the command leaves at their
   // defaults, added so the gates can set them (and the second trial runs with them).
+  // What the frameworks it trains through decided (docs/frameworks.md): their settings that
+  // come from the environment, their arithmetic, whether their printed lines can be read.
+  FrameworkModel frameworks = model_frameworks(
+      read_framework_events(for_rank(trial->spec.probe_log, 0)), args, trial->logs);
+  if (!frameworks.lines_not_read.empty()) drop_trainer_lines(trial->logs);
+  if (frameworks.distributes && !trial->model.distributed) {
+    trial->model.distributed = true;
+    trial->model.distributed_evidence = frameworks.distributes_evidence;
+  }
   std::vector<std::string> command = options.command;
   const std::vector<std::string> first_argv = trial->spec.argv;  // what the first trial ran
   if (auto parser = read_parser_record(folder->dir() / kParserRecord)) {
@@ -564,13 +588,13 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
     trial->spec.argv.insert(trial->spec.argv.end(),
                             command.begin() + static_cast<std::ptrdiff_t>(given), command.end());
   }
-  run_second_trial(options, args, folder->dir(), runner, clock, *trial);
+  run_second_trial(options, args, folder->dir(), runner, clock, *trial, frameworks);
   // A flag that does not bound the steps is no step flag: the probe bounds them.
   if (trial->model.step_flag_ignored) {
     std::erase_if(args,
                   [](const RecognisedArgument& a) { return a.role == ArgumentRole::kMaxSteps; });
   }
-  DraftInputs inputs = draft_inputs(options, command, args, user, *trial);
+  DraftInputs inputs = draft_inputs(options, command, args, user, *trial, frameworks);
   auto draft = checked_draft(inputs, *trial, folder->dir());
   if (!draft) return tl::unexpected(draft.error());
   if (!user && fit_gates(draft->second, inputs)) {
@@ -585,7 +609,8 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
       gate_outlook(*catalog, draft->second, trial_evidence(*trial));
   ReportInputs report{options.command, first_argv,   trial->run,
                       trial->logs,     args,         user ? user->path : "",
-                      outlook,         trial->model, folder->kept() ? folder->dir().string() : ""};
+                      outlook,         trial->model, folder->kept() ? folder->dir().string() : "",
+                      &frameworks};
   return Adoption{draft->first, adoption_report(report)};
 }
 

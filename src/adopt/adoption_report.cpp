@@ -34,7 +34,10 @@ std::string trial_line(const ReportInputs& in) {
 
 std::string format_lines(const ReportInputs& in) {
   std::string out;
-  if (!in.logs.not_per_step.empty()) {
+  if (in.frameworks && !in.frameworks->lines_not_read.empty()) {
+    out += "log format: the trainer prints " + in.frameworks->lines_not_read +
+           "; the probe's steps (and its loss: the values backward() ran on) stand in\n";
+  } else if (!in.logs.not_per_step.empty()) {
     out += "log format: the trainer prints " + in.logs.not_per_step +
            ", not one line an optimizer step; the probe's steps (and its loss: the values "
            "backward() ran on) stand in\n";
@@ -86,11 +89,21 @@ std::string argument_lines(const ReportInputs& in) {
       out += " (each gate starts fresh in its own folder)";
     out += "\n";
   }
+  // A framework's variables hand over what its program leaves at the default.
+  std::vector<std::string> by_variable;
+  if (in.frameworks) {
+    for (const auto& [name, variable] : in.frameworks->env) {
+      out += fmt::format("  {} (environment) -> {}\n", name, variable.value);
+      by_variable.push_back(variable.value);
+    }
+  }
   if (!in.user_config.empty()) return out;
   for (const HandedSetting& h : kHanded) {
     const bool given = std::any_of(in.arguments.begin(), in.arguments.end(),
                                    [&](const RecognisedArgument& a) { return a.role == h.role; });
-    if (given) continue;
+    if (given ||
+        std::find(by_variable.begin(), by_variable.end(), placeholder(h.role)) != by_variable.end())
+      continue;
     out += fmt::format(
         "  missing: no flag hands over train.{}; the gates cannot change it. Add a flag "
         "(`{}`) or read ${}\n",
@@ -132,10 +145,19 @@ std::string model_lines(const ProgramModel& m) {
   return out;
 }
 
+// What the frameworks decided (docs/frameworks.md), each a line.
+std::string framework_lines(const FrameworkModel* frameworks) {
+  if (!frameworks || frameworks->notes.empty()) return "";
+  std::string out = "frameworks:\n";
+  for (const std::string& note : frameworks->notes) out += "  " + note + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string adoption_report(const ReportInputs& in) {
-  std::string out = trial_line(in) + format_lines(in) + model_lines(in.model) + argument_lines(in);
+  std::string out = trial_line(in) + format_lines(in) + model_lines(in.model) +
+                    framework_lines(in.frameworks) + argument_lines(in);
   out +=
       "gates (judged from the trial's logs; pipeline events such as layout, mb and the probe's "
       "point-to-point shapes appear only when the trainer runs stages):\n";

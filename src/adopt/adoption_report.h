@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "adopt/command_arguments.h"
+#include "adopt/framework_model.h"
 #include "adopt/gate_outlook.h"
 #include "adopt/program_model.h"
 #include "adopt/trial_logs.h"
@@ -22,6 +23,7 @@ struct ReportInputs {
   const std::vector<GateOutlook>& outlook;
   const ProgramModel& model;
   std::string kept_folder;  ///< where the trial's output stays, or "" when removed
+  const FrameworkModel* frameworks = nullptr;  ///< what its frameworks decided; null: none
 };
 
 /// The terminal text: how the trial went, the log format and where each field comes from, the

@@ -31,9 +31,11 @@ const std::map<std::string, ArgumentRole, std::less<>>& extra_spellings() {
       {"total_steps", ArgumentRole::kMaxSteps},
       {"steps", ArgumentRole::kMaxSteps},
       {"iters", ArgumentRole::kMaxSteps},
+      {"max_train_steps", ArgumentRole::kMaxSteps},  // the transformers/accelerate examples
       {"batch_size", ArgumentRole::kMicroBatchSize},
       {"bs", ArgumentRole::kMicroBatchSize},
       {"per_device_batch_size", ArgumentRole::kMicroBatchSize},
+      {"accumulate_grad_batches", ArgumentRole::kGradAccum},  // Lightning's Trainer
       {"lr", ArgumentRole::kLr},
       {"learning_rate", ArgumentRole::kLr},
       {"log_file", ArgumentRole::kLogFile},
@@ -58,6 +60,11 @@ const std::map<std::string, ArgumentRole, std::less<>>& extra_spellings() {
       {"output_dir", ArgumentRole::kCheckpointPath},
       {"exp_dir", ArgumentRole::kCheckpointPath},
       {"outf", ArgumentRole::kCheckpointPath},
+      // The layout a framework is told (Lightning's Trainer arguments, LightningCLI's
+      // --trainer.devices): `--device` (one device's name) is another thing.
+      {"devices", ArgumentRole::kDevices},
+      {"num_devices", ArgumentRole::kDevices},
+      {"num_nodes", ArgumentRole::kNodes},
   };
   return table;
 }
@@ -93,6 +100,8 @@ std::string setting_key(ArgumentRole role) {
     case ArgumentRole::kLogFile:
     case ArgumentRole::kConfig:
     case ArgumentRole::kCheckpointPath:
+    case ArgumentRole::kDevices:
+    case ArgumentRole::kNodes:
       return "";
   }
   return "";
@@ -118,6 +127,10 @@ std::string placeholder(ArgumentRole role) {
       return "{gate_config}";
     case ArgumentRole::kCheckpointPath:
       return "{attempt_dir}";
+    case ArgumentRole::kDevices:
+      return "{nproc_per_node}";
+    case ArgumentRole::kNodes:
+      return "{nnodes}";
   }
   return "";
 }
@@ -156,6 +169,10 @@ bool value_fits(ArgumentRole role, std::string_view value) {
       return is_integer(value);
     case ArgumentRole::kLr:
       return is_number(value);
+    case ArgumentRole::kDevices:
+      return is_integer(value) || value == "auto";  // Lightning's devices="auto"
+    case ArgumentRole::kNodes:
+      return is_integer(value);
     case ArgumentRole::kLogFile:
     case ArgumentRole::kConfig:
     case ArgumentRole::kCheckpointPath:

@@ -22,6 +22,11 @@ enum class ArgumentRole {
   /// path in its attempt folder, `{attempt_dir}/<the file's or folder's name>`, so no gate
   /// resumes what an earlier one wrote.
   kCheckpointPath,
+  /// A framework's device and node counts (Lightning's `--devices`, `--num_nodes`, also as
+  /// `--trainer.devices`): each gate's layout, `{nproc_per_node}` and `{nnodes}`, so that the
+  /// framework runs in the processes the launcher starts (docs/frameworks.md).
+  kDevices,
+  kNodes,
 };
 
 /// How an argument was found: by its flag's spelling, or from the program's argparse parser (a
@@ -46,7 +51,8 @@ std::string shown_argument(const RecognisedArgument& argument);
 /// Whether `value` reads as the type of what `role` sets.
 bool value_fits(ArgumentRole role, std::string_view value);
 
-/// The schema key a role sets ("train.seed"); empty for kLogFile and kConfig.
+/// The schema key a role sets ("train.seed"); empty for kLogFile, kConfig, kCheckpointPath and
+/// the layout's kDevices and kNodes.
 std::string setting_key(ArgumentRole role);
 
 /// The placeholder that replaces a role's value ("{seed}").

@@ -232,6 +232,22 @@ void launch_values(ConfigDraft& draft, const DraftInputs& in) {
   set(draft, "parallel.tp_size", "1", "");
 }
 
+// A framework's settings from its environment (docs/frameworks.md): [trainer.env] with the
+// gates' placeholders, and the [train] value such a variable hands over says so.
+void framework_values(ConfigDraft& draft, const DraftInputs& in) {
+  if (!in.frameworks) return;
+  for (const auto& [name, variable] : in.frameworks->env) {
+    set(draft, "trainer.env." + name, toml_string(variable.value), variable.comment);
+    if (variable.value != "{grad_accum}") continue;
+    for (DraftValue& v : table(draft, "train").values) {
+      if (v.key == "gradient_accumulation_steps") {
+        v.comment = fmt::format("measured in the trial (backward() calls per step); {} -> {}", name,
+                                variable.value);
+      }
+    }
+  }
+}
+
 void trainer_values(ConfigDraft& draft, const DraftInputs& in) {
   set(draft, "model.num_layers", "4",
       "only the pipeline gates (pp2, shapes, target) read [model]: set your model's");
@@ -244,6 +260,7 @@ void trainer_values(ConfigDraft& draft, const DraftInputs& in) {
   set(draft, "trainer.command", fmt::format("[{}]", fmt::join(words, ", ")),
       "one process's argv; the gates fill the {placeholders}");
   set(draft, "trainer.log_format", toml_string(in.log_format), in.log_format_comment);
+  framework_values(draft, in);
   if (in.probe_explicit) {
     set(draft, "trainer.probe", "true",
         "the trial's probe events fill what the trainer does not log (docs/probe.md)");

@@ -6,6 +6,7 @@
 
 #include "adopt/command_arguments.h"
 #include "adopt/field_proposal.h"
+#include "adopt/framework_model.h"
 #include "adopt/program_model.h"
 #include "config/config.h"
 #include "logs/rank_log.h"
@@ -64,6 +65,9 @@ struct DraftInputs {
   bool no_batch_knob = false;
   std::int64_t samples_per_step = 0;    ///< micro × accum, for the comment
   const ProgramModel* model = nullptr;  ///< what the trials measured; null: nothing
+  /// What the frameworks it trains through take from their environment ([trainer.env]); null:
+  /// none seen.
+  const FrameworkModel* frameworks = nullptr;
 };
 
 ConfigDraft draft_config(const DraftInputs& inputs);

@@ -53,6 +53,11 @@ bool trainer_receives(const config::Config& c, std::string_view placeholder) {
     if (arg.find("{gate_config}") != std::string::npos) return true;
     if (arg.find(token) != std::string::npos) return true;
   }
+  // A framework's own variable (Lightning's PL_TRAINER_ACCUMULATE_GRAD_BATCHES) hands it too.
+  for (const auto& [name, setting] : c.trainer_env) {
+    const auto* value = std::get_if<std::string>(&setting.value);
+    if (value && value->find(token) != std::string::npos) return true;
+  }
   return false;
 }
 

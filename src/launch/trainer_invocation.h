@@ -22,8 +22,8 @@ std::map<std::string, std::string> gate_placeholders(const config::Config& gate_
                                                      const std::filesystem::path& run_dir);
 
 /// Whether the trainer is handed the value of `placeholder` ("grad_accum"): bigmac-train reads
-/// every value from its gate file; a command only what its argv names, or all of them when it
-/// takes `{gate_config}`.
+/// every value from its gate file; a command only what its argv or its [trainer.env] values
+/// name, or all of them when it takes `{gate_config}`.
 bool trainer_receives(const config::Config& config, std::string_view placeholder);
 
 /// Every `{placeholder}` an external trainer's command may hold: gate_placeholders' names and

@@ -33,6 +33,23 @@ TEST(CommandArguments, TurnsTheUsualSpellingsIntoPlaceholders) {
 }
 
 // A checkpoint or output path goes into each gate's own attempt folder, under its own name.
+TEST(CommandArguments, FrameworkSpellingsAndTheLayoutTheyAreTold) {
+  // Lightning's Trainer arguments as LightningCLI spells them, and the transformers and
+  // accelerate examples' --max_train_steps.
+  EXPECT_THAT(
+      templated({"python", "main.py", "fit", "--trainer.devices=1", "--trainer.num_nodes", "1",
+                 "--trainer.accumulate_grad_batches", "4", "--max_train_steps", "100"}),
+      ElementsAre("python", "main.py", "fit", "--trainer.devices={nproc_per_node}",
+                  "--trainer.num_nodes", "{nnodes}", "--trainer.accumulate_grad_batches",
+                  "{grad_accum}", "--max_train_steps", "{max_steps}"));
+  EXPECT_THAT(templated({"python", "t.py", "--devices", "auto", "--device", "cpu"}),
+              ElementsAre("python", "t.py", "--devices", "{nproc_per_node}", "--device", "cpu"));
+  // A device list is no count: left as written.
+  EXPECT_THAT(templated({"python", "t.py", "--devices", "0,1"}),
+              ElementsAre("python", "t.py", "--devices", "0,1"));
+  EXPECT_EQ(setting_key(ArgumentRole::kDevices), "");
+}
+
 TEST(CommandArguments, CheckpointPathsGoIntoEachGatesAttemptFolder) {
   EXPECT_THAT(
       templated({"python3", "main.py", "--checkpoint-file", "./ckpt/checkpoint.pth.tar",
