@@ -79,6 +79,12 @@ PROGRAMS = {
     },
     "time_sequence_prediction": {"data": ["make_data.py"], "command": ["train.py", "--steps", "15"]},
     "regression": {"command": ["main.py"]},
+    # Lightning's own example LightningModule (docs/frameworks.md): no flags at all; the user's
+    # environment sets a Trainer default (PL_TRAINER_ACCUMULATE_GRAD_BATCHES), as Lightning
+    # allows for every Trainer argument the program leaves at its default.
+    "lightning_transformer": {"data": ["make_data.py"], "command": ["transformer.py"],
+                              "torch": 2, "distributed": True,
+                              "env": {"PL_TRAINER_ACCUMULATE_GRAD_BATCHES": "2"}},
 }
 for _key in ("data", "command", "distributed"):
     PROGRAMS["llama2c_sharded"][_key] = PROGRAMS["llama2c"][_key]
@@ -182,6 +188,11 @@ EXPECTED = {
         "process_group_formed", "none called torch.distributed.init_process_group"),
     # Parameters updated by hand, one loss printed at the end: nothing to bring up.
     "regression": None,
+    # Its Trainer left at devices="auto" runs one device per process: the draft hands it each
+    # gate's processes (PL_TRAINER_DEVICES), and its accumulation (PL_TRAINER_ACCUMULATE_...),
+    # which dp halves; DDP's sampler deals other samples than the single process's: a band.
+    "lightning_transformer": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES},
+                              None, None),
 }
 # Faults planted in copies of programs that pass dp when healthy: the patch, and the check that
 # must stop dp (None: any dp check; the lr fault shows in the loss, whichever check sees it).
@@ -205,6 +216,12 @@ PLANTS = {
                        {"--gradient_accumulation_steps=2": "--gradient_accumulation_steps=4"}),
 }
 PLANT_GATES = {}
+# Faults of one program only (their patch in its folder), beside the shared ones above.
+PLANTS.update({
+    # Each rank seeds with its own rank added: random_split gives each rank another training
+    # set and DDP's sampler another order, so the ranks read samples another rank reads too.
+    "rank_seed": ("planted-rank-seed.patch", None, None),
+})
 
 # Which plants each program runs (the others already stop at dp for their own reason, or are
 # not distributed). rasbt_ddp_torchrun stops at dp healthy too (no batch knob): its lr plant
@@ -216,6 +233,7 @@ PLANTED = {
     "llama2c_sharded": ("lr_world", "not_wrapped", "no_sync", "summed", "unsynced_accum"),
     "rasbt_ddp_torchrun": ("lr_world",),
     "rasbt_ddp_spawn": ("lr_world",),
+    "lightning_transformer": ("rank_seed",),
 }
 
 
