@@ -3,7 +3,11 @@ sync (the same parameters after the same steps) and every sample once (no two re
 same micro-batch). A digest is the first 16 hex digits of SHA-256 over a tensor's dtype, shape
 and bytes, so equal tensors give equal digests on every rank without a collective.
 
-Everything here reads and never writes: no in-place op, no autograd graph, no random numbers."""
+Everything here reads and never writes: no in-place op, no autograd graph, no random numbers.
+Bytes are read in place through a ctypes buffer, never through Tensor.numpy(), which marks the
+tensor's storage as never resizable again: FSDP frees a gathered parameter by resizing its
+storage to 0, and would fail after the probe digested it."""
+import ctypes
 import hashlib
 
 INPUT_DIGEST_LIMIT = 1 << 20  # bytes of an input hashed at most (its first 1 MiB, row-major)
@@ -11,6 +15,13 @@ INPUT_DIGEST_LIMIT = 1 << 20  # bytes of an input hashed at most (its first 1 Mi
 
 def _header(torch_dtype, shape):
     return f"{str(torch_dtype).replace('torch.', '')}{list(shape)}".encode()
+
+
+def _host_bytes(t):
+    """A contiguous host tensor's bytes, in place, as a buffer hashlib reads (the tensor must
+    outlive its use)."""
+    size = t.numel() * t.element_size()
+    return (ctypes.c_char * size).from_address(t.data_ptr()) if size else b""
 
 
 def param_digest(torch, params):
@@ -22,7 +33,7 @@ def param_digest(torch, params):
             t = p.detach()
             sha.update(_header(t.dtype, t.shape))
             flat = t.contiguous().reshape(-1).cpu()
-            sha.update(flat.view(torch.uint8).numpy())
+            sha.update(_host_bytes(flat))
     return sha.hexdigest()[:16]
 
 
@@ -61,9 +72,9 @@ def input_digest(torch, tensor, limit=INPUT_DIGEST_LIMIT):
         t = tensor.detach()
         size = t.element_size()
         n = min(t.numel(), max(limit // size, 0))
-        part = _first_elements(t, n).cpu()
+        part = _first_elements(t, n).cpu().contiguous()
         sha = hashlib.sha256(_header(t.dtype, t.shape))
-        sha.update(part.view(torch.uint8).numpy())
+        sha.update(_host_bytes(part))
     return sha.hexdigest()[:16], n * size
 
 
@@ -88,9 +99,10 @@ def sample_hashes(torch, tensor, limit=SAMPLE_ROW_LIMIT):
         budget = max(limit // t.element_size(), 1)
         if flat.shape[1] > budget:
             flat = flat[:, ::-(-flat.shape[1] // budget)]
-        raw = flat.contiguous().cpu().view(torch.uint8).numpy()
+        raw = flat.contiguous().cpu()
+        view, width = memoryview(_host_bytes(raw)), raw.shape[1] * raw.element_size()
         header = _header(t.dtype, t.shape[1:])
-        return [int.from_bytes(hashlib.sha256(header + raw[i].tobytes()).digest()[:8], "big")
+        return [int.from_bytes(hashlib.sha256(header + view[i * width:(i + 1) * width]).digest()[:8], "big")
                 for i in range(rows)]
 
 

@@ -21,15 +21,19 @@ from .dynamo_shield import run_as_is
 from .digests import input_digest, is_digest_step, param_digest, sample_hashes
 from .event_log import EventLog
 from .failsafe import Failsafe
+from .sharded import dtensor_class, sharding_of
 from .step_tracker import StepTracker
-from .tensor_stats import (dtype_name, first_tensor, grad_sum_of_squares, has_trainable_param,
-                           learning_rates, optimizer_params, param_summary)
+from .tensor_stats import (dtype_name, first_tensor, grad_norms, grad_sum_of_squares,
+                           has_trainable_param, learning_rates, optimizer_params, param_summary)
 from .torch_patches import MARK
 
 
 # `seed_note` in `model` when the seed its parameters were made with is not known.
 NO_SEED_NOTE = "no torch.manual_seed before the model's parameters were created"
 NO_MODULE_NOTE = "no nn.Module parameter was created: the seed of the model's parameters is not known"
+# `grad_norm_note` in `step` instead of grad_norm, when a gradient is a DTensor placed Partial.
+PARTIAL_GRAD_NOTE = ("a gradient is a partial sum (a DTensor placed Partial): its norm is not the "
+                     "sum of the ranks' squares, and the probe adds no collective to reduce it")
 
 
 def _file_path(f):
@@ -97,6 +101,8 @@ class Probe:
         self.model_written = False
         self.saved_paths = set()  # what torch.save wrote: a rename of one moves a checkpoint
         self.batch_written = False  # the model's first training forward is logged
+        self.model_ref = None  # weak reference to the module of that forward (sharded.Sharding)
+        self._sharding = (None, 0, None)  # (weak reference to the optimizer, its params, Sharding)
         self.rearm_forward = None  # puts the nn.Module.__call__ wrapper back (torch_patches)
         self.sample_hook = None  # the forward pre-hook on the module that takes the input
         self.buffer_hook = None  # the one digesting the model's buffers; False: it has none
@@ -263,6 +269,7 @@ class Probe:
                                   "input_device": str(tensor.device), "module": type(module).__name__,
                                   "global_step": self.steps.global_step})
             self.batch_written = True
+            self.model_ref = weakref.ref(module)
         if self.settings.digest:
             self._hook_buffers(module)
         if self.settings.input_digest:
@@ -359,6 +366,14 @@ class Probe:
                 self.steps.note_loss(tensor)
 
     def on_clip(self, total_norm):
+        """clip_grad_norm_'s total norm. Over DTensor parameters (FSDP2) it is a DTensor,
+        Replicate once reduced: its local value is the whole norm. A Partial one is left out,
+        since reading it would be a collective the program did not make."""
+        dtensor = dtensor_class()
+        if dtensor is not None and isinstance(total_norm, dtensor):
+            if not all(pl.is_replicate() for pl in total_norm.placements):
+                return
+            total_norm = total_norm.to_local()
         self.steps.note_clip(total_norm)
 
     def on_scale(self, outputs, result):
@@ -385,10 +400,13 @@ class Probe:
             return None
         self.steps.in_step = True
         params = optimizer_params(optimizer)
-        self._write_model(params)
-        sq, grads = grad_sum_of_squares(self.torch, params)
+        sharding = self._sharding_of(optimizer, params)
+        model = self._model_fields(params, sharding)  # its collectives before any write
+        sq, grads = self._grad_sum_of_squares(params, sharding)
+        if model is not None:
+            self._write_model(model)
         token = {"lrs": learning_rates(optimizer), "sq": sq, "grads": grads, "params": params,
-                 "closure": closure, "losses_before": self.steps.pending_losses()}
+                 "sharding": sharding, "closure": closure, "losses_before": self.steps.pending_losses()}
         scaler = self.current_scaler
         if scaler is not None and hasattr(scaler, "get_scale"):
             token["loss_scale"] = float(scaler.get_scale())
@@ -403,7 +421,7 @@ class Probe:
         (torch.amp.GradScaler.step). The norm applied is the gradients' over that scale, and a
         step with inf/NaN gradients is skipped inside the optimizer, as the scaler would have."""
         grad_scale = getattr(optimizer, "grad_scale", None)
-        if grad_scale is not None:
+        if grad_scale is not None and token["sq"] is not None:
             token["sq"] /= float(grad_scale) ** 2
         found_inf = getattr(optimizer, "found_inf", None)
         if found_inf is not None and float(found_inf) > 0:
@@ -415,16 +433,19 @@ class Probe:
             # The closure ran forward and backward, maybe many times (LBFGS evaluates it up to
             # max_iter times): one micro-batch, whose loss is the first evaluation's, which is
             # what step() returns; the gradients are the last evaluation's.
-            token["sq"], token["grads"] = grad_sum_of_squares(self.torch, token["params"])
+            token["sq"], token["grads"] = self._grad_sum_of_squares(token["params"], token["sharding"])
             self.steps.keep_first_losses(token["losses_before"] + 1)
+        digest = self._params_digest(token["params"], token["sharding"])  # collectives first
         fields = self._step_fields(token)
         if token.get("skipped"):
             fields["skipped"] = True
+        elif token["sq"] is None:
+            fields["grad_norm_note"] = PARTIAL_GRAD_NOTE
         else:
             fields["grad_norm"] = math.sqrt(token["sq"])
             fields["grad_norm_sq"] = token["sq"]
             fields["grad_count"] = token["grads"]
-        self._digest_params(fields, token["params"])
+        fields.update(digest)
         self._finish_step(fields)
 
     def abandon_step(self, token):
@@ -446,19 +467,49 @@ class Probe:
         if self.steps.global_step != token["before"]:
             return
         optimizer = token["optimizer"]
-        self._write_model(optimizer_params(optimizer))
+        params = optimizer_params(optimizer)
+        sharding = self._sharding_of(optimizer, params)
+        model = self._model_fields(params, sharding)
+        digest = self._params_digest(params, sharding)
+        if model is not None:
+            self._write_model(model)
         fields = self._step_fields({"lrs": learning_rates(optimizer)})
         fields["skipped"] = True
         if hasattr(token["scaler"], "get_scale"):
             fields["loss_scale"] = float(token["scaler"].get_scale())
-        self._digest_params(fields, optimizer_params(optimizer))
+        fields.update(digest)
         self._finish_step(fields)
 
-    def _write_model(self, params):
-        """`model` at the first step, from the parameters as they are before it changes them."""
+    # ---- the whole model, sharded or not ---------------------------------------------------
+    def _sharding_of(self, optimizer, params):
+        """The optimizer's parameters' sharding (sharded.Sharding), None when none is sharded;
+        made once per optimizer and parameter count."""
+        ref, count, sharding = self._sharding
+        if ref is None or ref() is not optimizer or count != len(params):
+            model = self.model_ref() if self.model_ref is not None else None
+            sharding = sharding_of(self.torch, params, model)
+            self._sharding = (weakref.ref(optimizer), len(params), sharding)
+        return sharding
+
+    def _grad_sum_of_squares(self, params, sharding):
+        if sharding is None:
+            return grad_sum_of_squares(self.torch, params)
+        return sharding.grad_sum_of_squares(params, lambda grads: grad_norms(self.torch, grads))
+
+    def _model_fields(self, params, sharding):
+        """`model`'s fields at the first step, from the parameters as they are before it changes
+        them (the whole model's under sharding); None once written."""
         if self.model_written:
-            return
-        fields = param_summary(self.torch, params, self.settings.digest)
+            return None
+        if sharding is None:
+            return param_summary(self.torch, params, self.settings.digest)
+        fields = param_summary(self.torch, [], False)
+        fields.update(sharding.summary())
+        if self.settings.digest:
+            fields.update(self._digest_or_error(lambda: sharding.digest(params), "digest_error"))
+        return fields
+
+    def _write_model(self, fields):
         if not self.param_seen:
             fields["seed_note"] = NO_MODULE_NOTE
         elif self.model_seed is None:
@@ -468,16 +519,24 @@ class Probe:
         self._write("model", fields)
         self.model_written = True
 
-    def _digest_params(self, fields, params):
+    def _params_digest(self, params, sharding):
         """`param_digest` of the optimizer's parameters after the step (the update applied), at
-        steps 0, 1, 2, 4, 8, ...: replicas in sync have equal ones (docs/probe.md, "Digests")."""
+        steps 0, 1, 2, 4, 8, ...: replicas in sync have equal ones (docs/probe.md, "Digests").
+        Sharded ones are gathered whole first, on every rank alike."""
         if not self.settings.digest or not is_digest_step(self.steps.global_step):
-            return
-        try:
-            fields["param_digest"] = param_digest(self.torch, params)
+            return {}
+        digest = param_digest if sharding is None else (lambda torch, ps: sharding.digest(ps))
+        fields = self._digest_or_error(lambda: digest(self.torch, params), "param_digest_error")
+        if "param_digest" in fields:
             fields["params_after_step"] = True
+        return fields
+
+    @staticmethod
+    def _digest_or_error(digest, error_key):
+        try:
+            return {"param_digest": digest()}
         except Exception as exc:  # noqa: BLE001 - e.g. meta tensors: the step still stands
-            fields["param_digest_error"] = f"{type(exc).__name__}: {exc}"
+            return {error_key: f"{type(exc).__name__}: {exc}"}
 
     def _step_fields(self, token):
         losses, count, total, preclip = self.steps.take()

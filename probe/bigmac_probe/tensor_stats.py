@@ -28,7 +28,7 @@ def learning_rates(optimizer):
 _foreach_takes_dtype = [True]  # torch._foreach_norm(..., dtype=) exists (PyTorch 2.1+) until it says no
 
 
-def _norms(torch, grads):
+def grad_norms(torch, grads):
     """Each gradient's 2-norm, as fast as this torch allows without losing range:
     - PyTorch 2.1+: one fused `_foreach_norm(..., dtype=float64)` call, accumulated in float64;
     - PyTorch 1.13: float32/float64 gradients in one `_foreach_norm` call in their own dtype
@@ -63,7 +63,7 @@ def grad_sum_of_squares(torch, params):
             groups.setdefault((g.device, g.dtype), []).append(g.detach())
         total, count = 0.0, 0
         for grads in groups.values():
-            total += float(torch.stack(_norms(torch, grads)).double().square().sum())
+            total += float(torch.stack(grad_norms(torch, grads)).double().square().sum())
             count += len(grads)
     return total, count
 

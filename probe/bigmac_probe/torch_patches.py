@@ -335,6 +335,30 @@ def instrument_distributed(probe, patches, torch):
         patches.replace(c10d, "_check_op", _marked(_check_op))
 
 
+def instrument_fsdp_clip(probe, patches, fsdp_module):
+    """FSDP1's own FullyShardedDataParallel.clip_grad_norm_ (torch.nn.utils' would see one
+    rank's shards): its total norm, the whole model's, is the step's grad_norm_preclip."""
+    cls = getattr(fsdp_module, "FullyShardedDataParallel", None)
+    if cls is not None and "clip_grad_norm_" in cls.__dict__ and not getattr(cls.clip_grad_norm_, MARK, False):
+        patches.replace(cls, "clip_grad_norm_", wrap_after(
+            probe, "clip", cls.clip_grad_norm_, lambda result, args, kwargs: probe.on_clip(result)))
+
+
+def instrument_sharded_scaler(probe, patches, scaler_module):
+    """FSDP's ShardedGradScaler has a scale() of its own (its step() is GradScaler's)."""
+    cls = getattr(scaler_module, "ShardedGradScaler", None)
+    if isinstance(cls, type):
+        instrument_scaler_class(probe, patches, cls)
+
+
+def after_import(probe, patches, name, instrument):
+    """instrument(probe, patches, module) once the program imports `name` (at once if it has):
+    the probe never imports a torch.distributed module a program does not use."""
+    hook = PostImportHook(name, lambda module: probe.guard("install", instrument, probe, patches, module))
+    hook.install()
+    patches.on_restore(hook.remove)
+
+
 def wrap_spawn(probe, original):
     """torch.multiprocessing.spawn / start_processes(fn, args=(), nprocs=1, join=True, ...).
     With BIGMAC_PROBE_SPAWN_IN_PLACE (a launcher made this process one rank already) the worker
@@ -372,10 +396,9 @@ def instrument_torch(probe, patches, torch):
     if hasattr(torch, "compile"):
         # Out of torch.compile's way (dynamo_shield), from the program's own import of
         # torch._dynamo: importing it here would cost every program about 2 s of start-up.
-        dynamo_hook = PostImportHook("torch._dynamo", lambda dynamo: probe.guard(
-            "install", on_dynamo, probe, dynamo))
-        dynamo_hook.install()
-        patches.on_restore(dynamo_hook.remove)
+        after_import(probe, patches, "torch._dynamo", lambda probe, patches, dynamo: on_dynamo(probe, dynamo))
+    after_import(probe, patches, "torch.distributed.fsdp.fully_sharded_data_parallel", instrument_fsdp_clip)
+    after_import(probe, patches, "torch.distributed.fsdp.sharded_grad_scaler", instrument_sharded_scaler)
     import torch.nn.utils.clip_grad as clip_grad  # noqa: PLC0415 - torch is imported by now
 
     _replace_everywhere(patches, (torch.autograd,), "backward", lambda f: wrap_backward(probe, f))

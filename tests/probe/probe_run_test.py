@@ -27,6 +27,7 @@ DDP = str(HERE / "programs" / "ddp_trainer.py")
 PIPELINE = str(HERE / "programs" / "pipeline_p2p.py")
 ENDLESS = str(HERE / "programs" / "endless_ddp.py")
 SAMPLER = str(HERE / "programs" / "sampler_ddp.py")
+FSDP = str(HERE / "programs" / "fsdp_trainer.py")
 SWITCHED_OFF = re.compile(r"^bigmac-probe: switched off after an internal error in (\w+): (\w+): ", re.M)
 
 
@@ -259,6 +260,95 @@ def sample_hashes_of(step):
     """A step event's `sample_hashes` as numbers: 16 hex digits a sample."""
     text = step["sample_hashes"]
     return [int(text[i:i + 16], 16) for i in range(0, len(text), 16)]
+
+
+def torch_version(python=PY):
+    """(major, minor) of the torch the programs run on (the interpreter under test's)."""
+    from importlib.metadata import version  # noqa: PLC0415
+
+    if Path(python).resolve() == Path(sys.executable).resolve():
+        return tuple(int(v) for v in version("torch").split(".")[:2])
+    done = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('torch'))"],
+                          capture_output=True, text=True, check=True)
+    return tuple(int(v) for v in done.stdout.split(".")[:2])
+
+
+FSDP2_TORCH = (2, 6)  # torch.distributed.fsdp.fully_shard, FSDP1 on the CPU with device_id
+
+
+@unittest.skipUnless(torch_version() >= FSDP2_TORCH,
+                     "fully_shard and FSDP1 on the CPU are PyTorch 2.6+'s (1.13's FSDP needs CUDA)")
+class Sharded(ProbeCase):
+    """A model held sharded (programs/fsdp_trainer.py: FSDP2's fully_shard, FSDP1 with flat and
+    with original parameters) is reported as the whole model on every rank, as under DDP: the
+    same parameter count, digests and gradient norms as the same program under DDP and as the
+    program's own figures, with exactly the collectives docs/probe.md names ("Sharded
+    parameters") and no other."""
+
+    STEPS, DIGEST_STEPS = 5, (0, 1, 2, 4)
+    LINE = re.compile(r"^rank \d+ step (\d+) loss (\S+) norm (\S+) collectives (\d+)$", re.M)
+    END = re.compile(r"^rank \d+ digest (\w+) params (\d+) tensors (\d+) collectives (\d+)$", re.M)
+
+    def hold(self, hold, probe=True, case=""):
+        """{rank: (initial digest, {step: (loss, norm, collectives)}, end, probe events)}."""
+        name = f"{case}{hold}-{'probe' if probe else 'plain'}"
+        env = env_with(BIGMAC_PROBE_LOG=self.tmp / name / "p{rank}.jsonl") if probe else env_with(pythonpath=())
+        d = self.torchrun(name, FSDP, ["--hold", hold, "--steps", str(self.STEPS)], env)
+        out = {}
+        for r in (0, 1):
+            text = rank_output(d, r)
+            (initial,) = re.findall(r"^rank \d+ initial (\w+)$", text, re.M)
+            steps = {int(m[0]): (float(m[1]), float(m[2]), int(m[3])) for m in self.LINE.findall(text)}
+            (end,) = self.END.findall(text)
+            evs = events(d / f"p{r}.jsonl") if probe else []
+            out[r] = (initial, steps, end, evs)
+        return out
+
+    def check(self, hold, gathers):
+        """`hold` against DDP and against itself without the probe. `gathers`: the collectives
+        one full-parameter digest takes (FSDP2: one per parameter tensor; FSDP1: one per unit)."""
+        ddp, sharded, plain = self.hold("ddp", case=f"{hold}-"), self.hold(hold), self.hold(hold, probe=False)
+        for r in (0, 1):
+            initial, printed, end, evs = sharded[r]
+            (model,) = of(evs, "model")
+            self.assertEqual((model["param_count"], model["param_tensors"]), (int(end[1]), int(end[2])),
+                             "the whole model's, from the global shapes")
+            self.assertEqual(model["param_digest"], initial, "the full parameters before step 0")
+            steps = of(evs, "step")
+            self.assertEqual([s["global_step"] for s in steps], list(range(self.STEPS)))
+            self.assertEqual([s["global_step"] for s in steps if "param_digest" in s], list(self.DIGEST_STEPS))
+            self.assertEqual(steps[-1]["param_digest"], end[0], "the full parameters after the last step")
+            for s in steps:
+                loss, norm, collectives = printed[s["global_step"]]
+                self.assertEqual(s["loss"], loss)
+                self.close(s["grad_norm"], norm, rel=1e-6)  # clip at 10: nothing clipped
+                self.assertEqual(s["grad_norm_preclip"], norm, "the norm the program's clip returned")
+                # One all-reduce of the squares every step; the full parameters gathered at a
+                # digest step, and once more before step 0 (`model`).
+                expected = 1 + gathers * ((s["global_step"] in self.DIGEST_STEPS) + (s["global_step"] == 0))
+                self.assertEqual(collectives, expected, f"the probe's collectives at step {s['global_step']}")
+            # The same figures as the same program under DDP, to float64 rounding.
+            mine, reference = ([e for e in run if e["ev"] in ("model", "step")] for run in (evs, ddp[r][3]))
+            self.assertEqual(len(mine), len(reference))
+            for a, b in zip(mine, reference):
+                for key in ("param_count", "param_tensors", "param_digest", "loss"):
+                    self.assertEqual(a.get(key), b.get(key), (hold, key, a))
+                if "grad_norm" in a:
+                    self.close(a["grad_norm"], b["grad_norm"], rel=1e-12)
+            # Without the probe: none, in optimizer.step() or anywhere else in the run.
+            self.assertEqual([c for _, _, c in plain[r][1].values()], [0] * self.STEPS)
+            added = sum(c for _, _, c in printed.values())
+            self.assertEqual(int(end[3]) - int(plain[r][2][3]), added, "no collective outside the step")
+            self.assertEqual(plain[r][0], initial, "the probe changed nothing")
+            self.assertEqual(plain[r][2][0], end[0], "the probe changed nothing")
+        self.assertEqual(ddp[0][2][0], sharded[0][2][0], "DDP and the sharded run train alike")
+
+    def test_fsdp2_reports_the_whole_model_on_every_rank_as_ddp_does(self):
+        self.check("fsdp2", gathers=4)
+
+    def test_fsdp1_flat_and_original_parameters_report_the_whole_model_as_ddp_does(self):
+        self.check("fsdp1", gathers=2)
+        self.check("fsdp1-orig", gathers=2)
 
 
 class Pipeline(ProbeCase):
