@@ -594,6 +594,16 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
     std::erase_if(args,
                   [](const RecognisedArgument& a) { return a.role == ArgumentRole::kMaxSteps; });
   }
+  // A pipeline's batch flag that is the whole step's batch stays as written (docs/pipelines.md).
+  for (const RecognisedArgument& a : args) {
+    if (a.role == ArgumentRole::kMicroBatchSize && trial->model.stages &&
+        value_fits(a.role, a.value))
+      measure_step_batch(trial->logs, a.flag, std::stoll(a.value), trial->model);
+  }
+  if (trial->model.batch_flag_is_step) {
+    std::erase_if(
+        args, [](const RecognisedArgument& a) { return a.role == ArgumentRole::kMicroBatchSize; });
+  }
   DraftInputs inputs = draft_inputs(options, command, args, user, *trial, frameworks);
   auto draft = checked_draft(inputs, *trial, folder->dir());
   if (!draft) return tl::unexpected(draft.error());

@@ -150,6 +150,35 @@ void train_values(ConfigDraft& draft, const DraftInputs& in) {
   }
 }
 
+// What the probe read of a pipeline's stages (docs/pipelines.md): the gates' schedule, layers
+// and micro-batches are the program's own, and a program whose every process is a stage runs
+// its target as pp = processes (the dp gate does not apply).
+void stage_values(ConfigDraft& draft, const ProgramModel& m) {
+  if (m.schedule && (*m.schedule == "gpipe" || *m.schedule == "1f1b")) {
+    set(draft, "parallel.schedule", toml_string(*m.schedule), m.schedule_evidence);
+  }
+  if (m.num_layers) {
+    set(draft, "model.num_layers", std::to_string(*m.num_layers), m.layers_evidence);
+  }
+  if (m.micro_batches && *m.micro_batches != 4) {
+    const std::string why = fmt::format(
+        "each stage ran {} micro-batches a step in the trial, and the program splits its batch "
+        "itself",
+        *m.micro_batches);
+    set(draft, "gates.pp2.micro_batches", std::to_string(*m.micro_batches), why);
+    set(draft, "gates.shapes.micro_batches", std::to_string(*m.micro_batches), why);
+  }
+  if (m.batch_flag_is_step) {
+    // The flag is not handed over (left as written): say why where its scope would be.
+    set(draft, "trainer.batch_scope", "'process'", m.batch_flag_evidence);
+  }
+  if (m.stage_per_process) {
+    set(draft, "launch.nproc_per_node", "2",
+        "every process is a pipeline stage: the target runs pp = processes (parallel.pp_size), "
+        "and the dp gate does not apply; raise both together");
+  }
+}
+
 // The program model: how the program reads what the gates hand it, as the trials measured it.
 void model_values(ConfigDraft& draft, const DraftInputs& in) {
   if (!in.model) return;
@@ -185,6 +214,7 @@ void model_values(ConfigDraft& draft, const DraftInputs& in) {
   if (m.stages) {
     set(draft, "parallel.pp_size", "2",
         m.stages_evidence + "; set your target's stage count (pp2 and shapes apply)");
+    stage_values(draft, m);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace bigmac::adopt {
@@ -34,6 +35,55 @@ std::optional<std::int64_t> first_loss_count(const logs::RankLog& probe) {
     }
   }
   return std::nullopt;
+}
+
+// The stages the probe read in the two processes (docs/pipelines.md): their count against the
+// world size, their schedule (from the schedule object, else from the order of the passes),
+// their micro-batches and the layers they hold.
+void measure_stages(const TrialLogs& one, const std::vector<TrialLogs>& two, ProgramModel& model) {
+  std::set<int> stages;
+  int num_stages = 0;
+  int last_layer = -1;
+  std::set<std::string> schedules;
+  std::map<std::pair<int, std::int64_t>, int> forwards;  // (stage, step) -> F passes
+  for (const TrialLogs& rank : two) {
+    for (const logs::LayoutRecord& l : rank.probe.layouts) {
+      stages.insert(l.stage);
+      num_stages = std::max(num_stages, l.num_stages);
+      last_layer = std::max(last_layer, l.last_layer);
+      if (!l.schedule.empty()) schedules.insert(l.schedule);
+    }
+    for (const logs::MicroBatchRecord& m : rank.probe.micro_batches) {
+      if (m.phase == 'F') ++forwards[{m.stage, m.global_step}];
+    }
+  }
+  if (stages.empty()) return;
+  model.stages = true;
+  model.stages_evidence = fmt::format(
+      "the probe read {} pipeline stages ({} of them) in the two processes' "
+      "torch.distributed.pipelining schedule",
+      stages.size(), num_stages);
+  const bool one_stage = one.probe.layouts.size() == 1 && one.probe.layouts[0].num_stages == 1;
+  if (num_stages == static_cast<int>(two.size()) && one_stage) {
+    model.stage_per_process = true;
+    model.stages_evidence +=
+        fmt::format(": one stage with one process, {} with {}: every process is a stage",
+                    num_stages, two.size());
+  }
+  if (schedules.size() == 1) {
+    model.schedule = *schedules.begin();
+    model.schedule_evidence = "the stages ran under " + *schedules.begin();
+  }
+  std::set<int> counts;
+  for (const auto& [key, count] : forwards) counts.insert(count);
+  if (counts.size() == 1) model.micro_batches = *counts.begin();
+  if (last_layer >= 0) {
+    model.num_layers = last_layer + 1;
+    model.layers_evidence = fmt::format(
+        "the probe read the stages' layers from their parameter names: the last stage ends at "
+        "layer {}",
+        last_layer);
+  }
 }
 
 }  // namespace
@@ -179,6 +229,21 @@ void measure_two_processes(const TrialLogs& one, const std::vector<TrialLogs>& t
     }
   }
   model.resumed.assign(resumed.begin(), resumed.end());
+  measure_stages(one, two, model);
+}
+
+void measure_step_batch(const TrialLogs& one, const std::string& name, std::int64_t flag,
+                        ProgramModel& model) {
+  const auto micro = first_batch(one.probe);
+  const auto count = first_loss_count(one.probe);
+  if (one.probe.layouts.empty() || !micro || !count || *count < 2 || *micro * *count != flag) {
+    return;
+  }
+  model.batch_flag_is_step = true;
+  model.batch_flag_evidence = fmt::format(
+      "{} {} is the whole step's batch: the schedule splits it into {} micro-batches of {} (the "
+      "first input's batch dimension), so it is left as written and the gates keep it",
+      name, flag, *count, *micro);
 }
 
 }  // namespace bigmac::adopt

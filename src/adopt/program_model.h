@@ -34,6 +34,19 @@ struct ProgramModel {
   std::vector<int> printing_ranks;  ///< ranks whose own output carried its step lines
   bool stages = false;              ///< ranks exchanged tensors point to point
   std::string stages_evidence;
+  // What the probe read of the stages in the two processes (docs/pipelines.md), when it did.
+  std::optional<std::string> schedule;  ///< "gpipe" or "1f1b": the stages' schedule
+  std::string schedule_evidence;
+  std::optional<int> micro_batches;  ///< forward passes of each stage in each step
+  std::optional<int> num_layers;     ///< the layers the stages hold, counted
+  std::string layers_evidence;
+  /// The stages follow the world size: one process ran one stage, two ran two (every process
+  /// is a stage; the target layout is pp = processes, with no data-parallel replica).
+  bool stage_per_process = false;
+  /// The batch flag is the whole step's batch, split into micro-batches by the schedule (flag =
+  /// first input's batch dimension × micro-batches): it is left as written, the gates keep it.
+  bool batch_flag_is_step = false;
+  std::string batch_flag_evidence;
   /// Checkpoints the second trial loaded that the first one wrote: the program resumes what an
   /// earlier run left in its working directory.
   std::vector<std::string> resumed;
@@ -47,6 +60,12 @@ void measure_steps(std::int64_t asked, std::int64_t bound, bool has_flag, const 
 
 /// Whether the program is distributed (the probe's pg_ready in the first trial).
 void measure_distribution(const TrialLogs& logs, ProgramModel& model);
+
+/// Whether a pipeline's batch flag (value `flag`, `name` as written) is the whole step's batch:
+/// the first trial's first input is one micro-batch, and its backward() calls a step are the
+/// micro-batches. Sets batch_flag_is_step with its evidence.
+void measure_step_batch(const TrialLogs& one, const std::string& name, std::int64_t flag,
+                        ProgramModel& model);
 
 /// What one process and two processes with the same flags show: the batch flag per process or
 /// global (the first input's batch dimension), the accumulation per process or divided by the
