@@ -213,6 +213,28 @@ class Gates(pr.ProbeCase):
             self.assertTrue(checks[name]["passed"], checks[name]["message"])
         self.assertTrue(self.verdict(d, "target")["single_checkpoint_writer"]["passed"])
 
+    def test_adopted_as_a_user_would_then_brought_up_through_every_gate(self):
+        """`adopt` learns the stages (one a process), their schedule, micro-batches and layers,
+        and that --batch-size is the whole step's batch; `run-all` with the draft unchanged."""
+        d = self.dir("adopted")
+        env = pr.env_with(pythonpath=())
+        program = [pr.PY, PROGRAM, "--steps", "3", "--schedule", "gpipe", "--micro-batches", "2",
+                   "--batch-size", "4", "--seq-len", "6", "--out-dir", "out"]
+        rc, out, err = ex.run([pr.tool_binary(), "adopt", "-o", str(d / "bringup.toml"), "--", *program], d, env)
+        self.assertEqual(rc, 0, out + err)
+        draft = (d / "bringup.toml").read_text()
+        for line in (r"nproc_per_node = 2 +# every process is a pipeline stage", r"pp_size = 2 +#",
+                     r"schedule = 'gpipe' +# the stages ran under gpipe", r"num_layers = 4 +# the probe read",
+                     r"micro_batch_size = 2 +# measured", r"gradient_accumulation_steps = 2 +# measured",
+                     r"pp2.micro_batches = 2 ", r"--batch-size 4 is the whole step's batch"):
+            self.assertRegex(draft, line)
+        rc, out, err = ex.run([pr.tool_binary(), "run-all", "-c", str(d / "bringup.toml"), "--run-dir",
+                               str(d / "run")], d, env)
+        self.assertEqual(rc, 0, out + err)
+        self.assertRegex(out, r"4 gates passed, 1 not applicable \(dp\)")
+        checks = self.verdict(d, "pp2")
+        self.assertIn("gpipe order, 2 micro-batches each", checks["schedule_order"]["message"])
+
     def stopped(self, name, plant, gate, check, pattern):
         rc, out, d = self.run_all(name, "--plant", plant)
         self.assertEqual(rc, 1, out)

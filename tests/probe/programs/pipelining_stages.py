@@ -120,6 +120,7 @@ def main():
     args = parser.parse_args()
 
     torch.set_num_threads(1)
+    os.makedirs(args.out_dir, exist_ok=True)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     per_rank = 2 if args.schedule == "interleaved" else 1
