@@ -88,6 +88,19 @@ def accelerator_fields(accelerator):
             "launcher_world_size": _env_world_size()}
 
 
+def accelerated_scheduler_fields(accelerator, scheduler):
+    """A scheduler accelerate's prepare() wrapped: unless split_batches, it steps the scheduler
+    num_processes times per optimizer step (it takes the per-process batch to have grown by
+    that much), so at a gate that keeps the samples per step with fewer accumulation steps its
+    schedule runs num_processes times faster than the single process's."""
+    inner = getattr(scheduler, "scheduler", scheduler)
+    return {"framework": "accelerate", "object": type(scheduler).__name__,
+            "version": _version("accelerate"), "scheduler": type(inner).__name__,
+            "step_with_optimizer": _number(getattr(scheduler, "step_with_optimizer", None)),
+            "split_batches": _number(getattr(scheduler, "split_batches", None)),
+            "num_processes": _number(getattr(accelerator, "num_processes", None))}
+
+
 def lightning_trainer_fields(trainer, given):
     """A Lightning Trainer once built: the devices and nodes it will run (devices × num_nodes
     is the world its strategy forms, whatever the launcher started), its strategy, its
@@ -135,10 +148,32 @@ def _wrap_init(probe, patches, cls, describe):
     patches.replace(cls, "__init__", __init__)
 
 
+def _wrap_prepare_scheduler(probe, patches, cls):
+    """Accelerator.prepare_scheduler (prepare() calls it for each scheduler), then one
+    `framework` event for the wrapper it returns, once per wrapper."""
+    original = getattr(cls, "prepare_scheduler", None)
+    if original is None or getattr(original, MARK, False):
+        return
+
+    @functools.wraps(original)
+    def prepare_scheduler(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        if probe.failsafe.active and not getattr(result, "_bigmac_framework_seen", False):
+            def describe():
+                object.__setattr__(result, "_bigmac_framework_seen", True)
+                probe._write("framework", accelerated_scheduler_fields(self, result))
+            probe.guard("framework", describe)
+        return result
+    setattr(prepare_scheduler, MARK, True)
+    patches.replace(cls, "prepare_scheduler", prepare_scheduler)
+
+
 def _hook(probe, patches, module, class_name, describe):
     cls = getattr(module, class_name, None)
     if isinstance(cls, type):
         _wrap_init(probe, patches, cls, describe)
+        if class_name == "Accelerator":
+            _wrap_prepare_scheduler(probe, patches, cls)
 
 
 # The module that defines each class (a post-import hook per module: the probe never imports a

@@ -15,6 +15,10 @@ std::string text_of(const nlohmann::json& e, const char* key) {
   const nlohmann::json& v = e.at(key);
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "?";
+  // TrainingArguments keeps logging_steps as a float: 1.0 is 1.
+  if (v.is_number_float() &&
+      v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))
+    return std::to_string(static_cast<std::int64_t>(v.get<double>()));
   return v.dump();
 }
 
@@ -73,6 +77,20 @@ void model_accelerate(const nlohmann::json& e, FrameworkModel& model) {
                               "those are the steps counted)",
                               accum)
                 : ""));
+}
+
+// accelerate steps a prepared scheduler num_processes times per optimizer step unless it
+// splits batches: its schedule assumes each process's batch grew with the processes.
+void model_accelerated_scheduler(const nlohmann::json& e, FrameworkModel& model) {
+  const bool once = e.value("split_batches", false) || !e.value("step_with_optimizer", true);
+  if (once) return;
+  model.notes.push_back(fmt::format(
+      "accelerate {} steps the {} given to prepare() num_processes times per optimizer step "
+      "(split_batches False): its schedule counts one process's steps, so at a gate that keeps "
+      "the samples per step with fewer accumulation steps it runs dp times faster than the "
+      "baseline's, and the gate's lr check says so; stepping it yourself once per optimizer "
+      "step (when accelerator.sync_gradients) keeps the baseline's",
+      text_of(e, "version"), text_of(e, "scheduler")));
 }
 
 void model_lightning(const nlohmann::json& e, const std::vector<RecognisedArgument>& arguments,
@@ -166,7 +184,13 @@ FrameworkModel model_frameworks(const std::vector<nlohmann::json>& events,
     if (name == "lightning") model_lightning(e, arguments, logs, model);
     // The Trainer's own Accelerator does not accumulate (the Trainer does): only one the
     // program built itself says something of the program.
-    if (name == "accelerate" && !seen("transformers")) model_accelerate(e, model);
+    if (name == "accelerate" && !seen("transformers")) {
+      if (e.value("object", "") == "AcceleratedScheduler") {
+        model_accelerated_scheduler(e, model);
+      } else {
+        model_accelerate(e, model);
+      }
+    }
   }
   return model;
 }

@@ -51,7 +51,7 @@ json transformers() {
           {"gradient_accumulation_steps", 2},
           {"world_size", 1},
           {"samples_per_step", 8},
-          {"logging_steps", 1},
+          {"logging_steps", 1.0},  // a float in TrainingArguments
           {"num_processes", 1}};
 }
 
@@ -132,6 +132,20 @@ TEST(FrameworkModel, ASecondTrialWhereEachRankRanAloneIsSaid) {
   FrameworkModel joined = model_frameworks({accelerate(1, 0)}, {}, no_lines());
   check_second_trial({{accelerate(2, 2)}, {accelerate(2, 2)}}, joined);
   EXPECT_EQ(joined.notes.size(), 1u);
+}
+
+TEST(FrameworkModel, APreparedSchedulerThatStepsPerProcessIsExplained) {
+  json scheduler = {
+      {"ev", "framework"},      {"framework", "accelerate"}, {"object", "AcceleratedScheduler"},
+      {"version", "1.15.0"},    {"scheduler", "LambdaLR"},   {"step_with_optimizer", true},
+      {"split_batches", false}, {"num_processes", 1}};
+  const FrameworkModel m = model_frameworks({accelerate(1, 0), scheduler}, {}, no_lines());
+  ASSERT_EQ(m.notes.size(), 2u);
+  EXPECT_THAT(m.notes[1], HasSubstr("steps the LambdaLR given to prepare() num_processes times"));
+  EXPECT_THAT(m.notes[1], HasSubstr("runs dp times faster"));
+  // Split batches (or a scheduler not stepped with the optimizer): one step a step, no note.
+  scheduler["split_batches"] = true;
+  EXPECT_EQ(model_frameworks({accelerate(1, 0), scheduler}, {}, no_lines()).notes.size(), 1u);
 }
 
 TEST(FrameworkModel, EventsAreReadFromTheProbeLogLineByLine) {

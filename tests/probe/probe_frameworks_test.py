@@ -172,7 +172,8 @@ class Frameworks(unittest.TestCase):
         model = torch.nn.Linear(4, 1)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         data = torch.utils.data.DataLoader(torch.randn(24, 4), batch_size=4)
-        model, optimizer, data = accelerator.prepare(model, optimizer, data)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 / (step + 1))
+        model, optimizer, data, scheduler = accelerator.prepare(model, optimizer, data, scheduler)
         micro = []
         for x in data:
             with accelerator.accumulate(model):
@@ -180,13 +181,18 @@ class Frameworks(unittest.TestCase):
                 micro.append(loss.item())
                 accelerator.backward(loss)
                 optimizer.step()  # the wrapper's: the inner SGD steps every second call
+                scheduler.step()  # the wrapper's: once per inner step, num_processes times
                 optimizer.zero_grad()
-        (fw,) = self.events("framework")
+        fw, prepared = self.events("framework")
         self.assertEqual((fw["framework"], fw["num_processes"], fw["gradient_accumulation_steps"]),
                          ("accelerate", 1, 2))
         self.assertEqual(fw["distributed_type"], "DistributedType.NO")
+        self.assertEqual((prepared["object"], prepared["scheduler"]), ("AcceleratedScheduler", "LambdaLR"))
+        self.assertEqual((prepared["step_with_optimizer"], prepared["split_batches"]), (True, False))
         steps = self.events("step")
         self.assertEqual([s["global_step"] for s in steps], [0, 1, 2])
+        # The lr each step applied: the scheduler stepped once per optimizer step (one process).
+        self.assertEqual([s["lr"] for s in steps], [0.1, 0.1 / 2, 0.1 / 3])
         for step, (first, second) in zip(steps, zip(micro[0::2], micro[1::2])):
             # accelerator.backward divides by the accumulation: the sum is the mean.
             self.assertEqual(step["loss_count"], 2)
