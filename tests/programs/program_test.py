@@ -85,9 +85,40 @@ PROGRAMS = {
     "lightning_transformer": {"data": ["make_data.py"], "command": ["transformer.py"],
                               "torch": 2, "distributed": True,
                               "env": {"PL_TRAINER_ACCUMULATE_GRAD_BATCHES": "2"}},
+    # transformers' run_clm.py: the Hugging Face Trainer fine-tuning a GPT-2 built from a small
+    # config (dropout off: with it the masks, drawn per process, differ by layout and no two
+    # layouts compute the same loss from the same samples), a local tokenizer and text
+    # (make_data.py), on CPU (--use_cpu); nothing may download.
+    "hf_run_clm": {
+        "data": ["make_data.py"],
+        "command": ["run_clm.py", "--model_type", "gpt2", "--config_overrides",
+                    "n_embd=32,n_layer=2,n_head=2,n_positions=64,vocab_size=256,resid_pdrop=0,"
+                    "embd_pdrop=0,attn_pdrop=0",
+                    "--tokenizer_name", "tokenizer", "--train_file", "data/train.txt", "--do_train",
+                    "--block_size", "32", "--per_device_train_batch_size", "4",
+                    "--gradient_accumulation_steps", "2", "--max_steps", "10", "--learning_rate",
+                    "1e-3", "--seed", "42", "--output_dir", "out", "--report_to", "none",
+                    "--save_strategy", "no", "--logging_steps", "1", "--use_cpu"],
+        "torch": 2, "distributed": True,
+        "env": {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+    },
+    # accelerate's gradient accumulation example: a BERT classifier (a tiny config) on local
+    # sentence pairs; only its accumulation is a flag (the batch size of 16 is in the code), and
+    # on this CPU-only host `--cpu` makes its Accelerator join the launcher's processes.
+    "accelerate_grad_accum": {
+        "data": ["make_data.py"],
+        "command": ["gradient_accumulation.py", "--gradient_accumulation_steps", "2", "--cpu"],
+        "torch": 2, "distributed": True,
+        "env": {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+    },
+    # The same with the fix its dp verdict proposes: the scheduler stepped once per optimizer step.
+    "accelerate_grad_accum_fixed": {"folder": "accelerate_grad_accum",
+                                    "patch": "fixed-scheduler-steps.patch"},
 }
 for _key in ("data", "command", "distributed"):
     PROGRAMS["llama2c_sharded"][_key] = PROGRAMS["llama2c"][_key]
+for _key in ("data", "command", "distributed", "torch", "env"):
+    PROGRAMS["accelerate_grad_accum_fixed"][_key] = PROGRAMS["accelerate_grad_accum"][_key]
 
 
 def run(argv, cwd, env=None, timeout=900):
@@ -193,6 +224,17 @@ EXPECTED = {
     # which dp halves; DDP's sampler deals other samples than the single process's: a band.
     "lightning_transformer": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES},
                               None, None),
+    # Per-device batch, accumulation per process, DDP's sampler dealing the baseline's samples:
+    # every gate compares exactly; the Trainer's rounded log dicts give way to the probe.
+    "hf_run_clm": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES}, None, None),
+    # accelerate steps the scheduler it prepared once per process at every optimizer step: with
+    # the samples per step kept (accumulation 2 -> 1 a rank) its warmup runs twice as fast.
+    "accelerate_grad_accum": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+                              "lr_vs_baseline",
+                              "the logged lr at step 1 is 4e-07, the baseline's 2e-07 (× 2)"),
+    # Stepped once per optimizer step, the baseline's samples and schedule: exact everywhere.
+    "accelerate_grad_accum_fixed": (
+        {"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES}, None, None),
 }
 # Faults planted in copies of programs that pass dp when healthy: the patch, and the check that
 # must stop dp (None: any dp check; the lr fault shows in the loss, whichever check sees it).
@@ -220,7 +262,11 @@ PLANT_GATES = {}
 PLANTS.update({
     # Each rank seeds with its own rank added: random_split gives each rank another training
     # set and DDP's sampler another order, so the ranks read samples another rank reads too.
-    "rank_seed": ("planted-rank-seed.patch", None, None),
+    "rank_seed": ("planted-rank-seed.patch", "loss_vs_baseline",
+                  "the 2 ranks do not split the data between them"),
+    # The training DataLoader left out of accelerator.prepare(): every rank reads every batch.
+    "unsharded_data": ("planted-unsharded-data.patch", "no_duplicate_samples",
+                       "read the same micro-batch at step 0"),
 })
 
 # Which plants each program runs (the others already stop at dp for their own reason, or are
@@ -234,6 +280,8 @@ PLANTED = {
     "rasbt_ddp_torchrun": ("lr_world",),
     "rasbt_ddp_spawn": ("lr_world",),
     "lightning_transformer": ("rank_seed",),
+    "hf_run_clm": ("lr_world",),
+    "accelerate_grad_accum_fixed": ("unsharded_data",),
 }
 
 
