@@ -13,8 +13,10 @@
 #include "adopt/adoption_report.h"
 #include "adopt/command_arguments.h"
 #include "adopt/config_draft.h"
+#include "adopt/environment.h"
 #include "adopt/framework_model.h"
 #include "adopt/gate_outlook.h"
+#include "adopt/launcher_prefix.h"
 #include "adopt/parser_record.h"
 #include "adopt/program_model.h"
 #include "adopt/trial_logs.h"
@@ -331,6 +333,12 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
   return trial;
 }
 
+// The Python interpreter of the `accelerate` program (its #! line), or "" when it is not found.
+std::string accelerate_python(const std::string& program) {
+  auto found = proc::find_program(program);
+  return found ? shebang_interpreter(*found) : std::string();
+}
+
 // The second trial: two processes with the same flags, as torchrun starts them, to measure
 // what the flags mean per process. Only for a program that forms a process group.
 void run_second_trial(const AdoptOptions& options, const std::vector<RecognisedArgument>& args,
@@ -529,13 +537,18 @@ gates::GateEvidence trial_evidence(const Trial& trial) {
 
 }  // namespace
 
-Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunner& runner,
+Expected<Adoption> adopt_command(const AdoptOptions& original, proc::ProcessRunner& runner,
                                  const launch::Clock& clock) {
-  if (options.command.empty()) {
+  if (original.command.empty()) {
     return tl::unexpected(
         make_error(ErrorKind::kUsage, "no command to adopt",
                    "give it after --: bigmac-bringup adopt -- python train.py ..."));
   }
+  // `accelerate launch ... SCRIPT ARGS`: the trials run and the draft holds the program itself,
+  // and every gate runs it through accelerate launch with its own layout (docs/frameworks.md).
+  const std::optional<LauncherPrefix> prefix = strip_launcher(original.command, accelerate_python);
+  AdoptOptions options = original;
+  if (prefix) options.command = prefix->program;
   if (!(options.timeout_s > 0)) {
     return tl::unexpected(make_error(
         ErrorKind::kUsage,
@@ -605,6 +618,8 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
         args, [](const RecognisedArgument& a) { return a.role == ArgumentRole::kMicroBatchSize; });
   }
   DraftInputs inputs = draft_inputs(options, command, args, user, *trial, frameworks);
+  inputs.original = original.command;
+  inputs.launcher_prefix = prefix ? &*prefix : nullptr;
   auto draft = checked_draft(inputs, *trial, folder->dir());
   if (!draft) return tl::unexpected(draft.error());
   if (!user && fit_gates(draft->second, inputs)) {
@@ -617,10 +632,17 @@ Expected<Adoption> adopt_command(const AdoptOptions& options, proc::ProcessRunne
   }
   const std::vector<GateOutlook> outlook =
       gate_outlook(*catalog, draft->second, trial_evidence(*trial));
-  ReportInputs report{options.command, first_argv,   trial->run,
-                      trial->logs,     args,         user ? user->path : "",
-                      outlook,         trial->model, folder->kept() ? folder->dir().string() : "",
-                      &frameworks};
+  ReportInputs report{original.command,
+                      first_argv,
+                      trial->run,
+                      trial->logs,
+                      args,
+                      user ? user->path : "",
+                      outlook,
+                      trial->model,
+                      folder->kept() ? folder->dir().string() : "",
+                      &frameworks,
+                      prefix ? &*prefix : nullptr};
   return Adoption{draft->first, adoption_report(report)};
 }
 

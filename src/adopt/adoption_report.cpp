@@ -145,6 +145,20 @@ std::string model_lines(const ProgramModel& m) {
   return out;
 }
 
+// The launcher the command started with, which every gate runs with its own layout.
+std::string launcher_lines(const LauncherPrefix* prefix) {
+  if (!prefix) return "";
+  std::string out = fmt::format(
+      "launcher: {} launch, which every gate runs with its own processes (launch.launcher = "
+      "\"{}\"); the trials ran the program itself: {}\n",
+      prefix->launcher, prefix->launcher, shown(prefix->program));
+  if (!prefix->config_file.empty()) out += "  kept: --config_file " + prefix->config_file + "\n";
+  if (!prefix->extra_args.empty()) out += "  kept: " + shown(prefix->extra_args) + "\n";
+  if (!prefix->dropped.empty())
+    out += "  set by each gate instead: " + shown(prefix->dropped) + "\n";
+  return out;
+}
+
 // What the frameworks decided (docs/frameworks.md), each a line.
 std::string framework_lines(const FrameworkModel* frameworks) {
   if (!frameworks || frameworks->notes.empty()) return "";
@@ -156,8 +170,8 @@ std::string framework_lines(const FrameworkModel* frameworks) {
 }  // namespace
 
 std::string adoption_report(const ReportInputs& in) {
-  std::string out = trial_line(in) + format_lines(in) + model_lines(in.model) +
-                    framework_lines(in.frameworks) + argument_lines(in);
+  std::string out = launcher_lines(in.launcher_prefix) + trial_line(in) + format_lines(in) +
+                    model_lines(in.model) + framework_lines(in.frameworks) + argument_lines(in);
   out +=
       "gates (judged from the trial's logs; pipeline events such as layout, mb and the probe's "
       "point-to-point shapes appear only when the trainer runs stages):\n";

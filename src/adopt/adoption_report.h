@@ -6,6 +6,7 @@
 #include "adopt/command_arguments.h"
 #include "adopt/framework_model.h"
 #include "adopt/gate_outlook.h"
+#include "adopt/launcher_prefix.h"
 #include "adopt/program_model.h"
 #include "adopt/trial_logs.h"
 #include "adopt/trial_run.h"
@@ -23,7 +24,8 @@ struct ReportInputs {
   const std::vector<GateOutlook>& outlook;
   const ProgramModel& model;
   std::string kept_folder;  ///< where the trial's output stays, or "" when removed
-  const FrameworkModel* frameworks = nullptr;  ///< what its frameworks decided; null: none
+  const FrameworkModel* frameworks = nullptr;       ///< what its frameworks decided; null: none
+  const LauncherPrefix* launcher_prefix = nullptr;  ///< `accelerate launch` it ran; null: none
 };
 
 /// The terminal text: how the trial went, the log format and where each field comes from, the

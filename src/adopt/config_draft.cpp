@@ -228,6 +228,21 @@ void launch_values(ConfigDraft& draft, const DraftInputs& in) {
   set(draft, "launch.launcher", in.torchrun_found ? "\"torchrun\"" : "\"builtin\"",
       in.torchrun_found ? "torchrun starts the ranks; \"builtin\" needs no torchrun"
                         : "no torchrun on PATH: the tool starts the ranks itself");
+  if (in.launcher_prefix) {
+    const LauncherPrefix& l = *in.launcher_prefix;
+    set(draft, "launch.launcher", "\"accelerate\"",
+        "the command ran `accelerate launch`: each gate runs it with its own processes");
+    if (!l.config_file.empty()) {
+      set(draft, "launch.accelerate.config_file", toml_string(l.config_file),
+          "the command's --config_file");
+    }
+    if (!l.extra_args.empty()) {
+      std::vector<std::string> words;
+      for (const std::string& w : l.extra_args) words.push_back(toml_string(w));
+      set(draft, "launch.accelerate.extra_args", fmt::format("[{}]", fmt::join(words, ", ")),
+          "the command's other accelerate launch options");
+    }
+  }
   // The watchdog's floor must exceed the quiet spells a healthy run has (start-up after the
   // first step, leaving the process group at the end), or a slow exit reads as a stall.
   const double floor = std::ceil(std::max(5.0, 3 * in.longest_silence_s));

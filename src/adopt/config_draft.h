@@ -7,6 +7,7 @@
 #include "adopt/command_arguments.h"
 #include "adopt/field_proposal.h"
 #include "adopt/framework_model.h"
+#include "adopt/launcher_prefix.h"
 #include "adopt/program_model.h"
 #include "config/config.h"
 #include "logs/rank_log.h"
@@ -68,6 +69,8 @@ struct DraftInputs {
   /// What the frameworks it trains through take from their environment ([trainer.env]); null:
   /// none seen.
   const FrameworkModel* frameworks = nullptr;
+  /// The command ran `accelerate launch`: the gates' launcher is accelerate, with its options.
+  const LauncherPrefix* launcher_prefix = nullptr;
 };
 
 ConfigDraft draft_config(const DraftInputs& inputs);

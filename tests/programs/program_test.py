@@ -37,6 +37,17 @@ def python_of(name):
                                 "python scripts/torch2-venv prints")
     return TORCH2_PY
 
+
+def starter_of(name):
+    """The words before the program's script: its interpreter, or the launcher it is started with
+    (a program's "launch": `accelerate launch ...`, accelerate being the one beside the
+    interpreter)."""
+    python = python_of(name)
+    launch = PROGRAMS[name].get("launch")
+    if not launch:
+        return [python]
+    return [os.path.join(os.path.dirname(python), launch[0])] + launch[1:]
+
 # How a user runs each program on one device (small sizes, its own flags), and what a right
 # bring-up says of it: the status of every gate and, for a gate that must fail, the check.
 PROGRAMS = {
@@ -114,11 +125,17 @@ PROGRAMS = {
     # The same with the fix its dp verdict proposes: the scheduler stepped once per optimizer step.
     "accelerate_grad_accum_fixed": {"folder": "accelerate_grad_accum",
                                     "patch": "fixed-scheduler-steps.patch"},
+    # The fixed program adopted as its README starts it, through `accelerate launch` (one
+    # process; each gate then runs accelerate launch with its own layout).
+    "accelerate_launch": {"folder": "accelerate_grad_accum", "patch": "fixed-scheduler-steps.patch",
+                          "launch": ["accelerate", "launch", "--num_processes", "1",
+                                     "--mixed_precision", "no"]},
 }
 for _key in ("data", "command", "distributed"):
     PROGRAMS["llama2c_sharded"][_key] = PROGRAMS["llama2c"][_key]
 for _key in ("data", "command", "distributed", "torch", "env"):
     PROGRAMS["accelerate_grad_accum_fixed"][_key] = PROGRAMS["accelerate_grad_accum"][_key]
+    PROGRAMS["accelerate_launch"][_key] = PROGRAMS["accelerate_grad_accum"][_key]
 
 
 def run(argv, cwd, env=None, timeout=900):
@@ -166,7 +183,7 @@ def bring_up(name, root, planted=None, band=False):
     # A plant may need other flags to show (accumulation left after dividing by the world).
     changed = PLANTS[planted][3] if planted and len(PLANTS[planted]) > 3 else {}
     command = [changed.get(word, word) for word in spec["command"]]
-    adopt = run([TOOL, "adopt", "-o", "bringup.toml", "--"] + [python_of(name)] + command, folder,
+    adopt = run([TOOL, "adopt", "-o", "bringup.toml", "--"] + starter_of(name) + command, folder,
                 spec.get("env"))
     if adopt[0] != 0:
         return adopt, None, None
@@ -235,6 +252,9 @@ EXPECTED = {
     # Stepped once per optimizer step, the baseline's samples and schedule: exact everywhere.
     "accelerate_grad_accum_fixed": (
         {"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES}, None, None),
+    # The same through accelerate launch: the draft's launcher is accelerate (checked below).
+    "accelerate_launch": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES},
+                          None, None),
 }
 # Faults planted in copies of programs that pass dp when healthy: the patch, and the check that
 # must stop dp (None: any dp check; the lr fault shows in the loss, whichever check sees it).
@@ -302,6 +322,9 @@ class Programs(unittest.TestCase):
         self.assertEqual(adopt[0], 0, adopt[1] + adopt[2])
         if "adopt_says" in PROGRAMS[name]:
             self.assertIn(PROGRAMS[name]["adopt_says"], adopt[1])
+        if "launch" in PROGRAMS[name]:  # the gates run it through its launcher, not torchrun
+            with open(os.path.join(self.root, name, "bringup.toml")) as f:
+                self.assertIn(f'launcher = "{PROGRAMS[name]["launch"][0]}"', f.read())
         gates, check, phrase = expected
         self.assertIsNotNone(summary, result[1][-3000:] + result[2][-3000:])
         self.assertEqual(statuses(summary), gates, result[1][-4000:])
