@@ -26,6 +26,7 @@
 #include "core/atomic_file.h"
 #include "gates/configuration_check.h"
 #include "gates/gate_plan.h"
+#include "launch/device_inventory.h"
 #include "launch/trainer_invocation.h"
 #include "launch/trainer_probe.h"
 #include "proc/port_probe.h"
@@ -270,6 +271,7 @@ Expected<Trial> run_and_read(const AdoptOptions& options, std::vector<Recognised
   const std::int64_t bound = told ? options.steps + kBeyondFlag : options.steps;
   trial.spec.env =
       trial_environment(*probe_dir, trial.spec.probe_log, bound, folder / kParserRecord);
+  for (const auto& [name, value] : options.env) trial.spec.env[name] = value;
   // The probe ends the program at its bound; a program it cannot bound (no probe in it, an
   // optimizer it does not see) is stopped a step later.
   trial.spec.stop_after_steps = bound + 1;
@@ -373,6 +375,7 @@ void run_second_trial(const AdoptOptions& options, const std::vector<RecognisedA
                          });
   const std::int64_t bound = std::min<std::int64_t>(options.steps, 3);
   spec.env = trial_environment(*probe_dir, spec.probe_log, bound);
+  for (const auto& [name, value] : options.env) spec.env[name] = value;
   // What a framework takes from its environment, as the gates will set it for two processes.
   for (const auto& [name, value] : frameworks.second_trial_env) spec.env[name] = value;
   spec.stop_after_steps = bound + 1;
@@ -548,7 +551,17 @@ Expected<Adoption> adopt_command(const AdoptOptions& original, proc::ProcessRunn
   // and every gate runs it through accelerate launch with its own layout (docs/frameworks.md).
   const std::optional<LauncherPrefix> prefix = strip_launcher(original.command, accelerate_python);
   AdoptOptions options = original;
-  if (prefix) options.command = prefix->program;
+  if (prefix) {
+    options.command = prefix->program;
+    // On CPU (asked with --cpu, or no GPU here: devices "auto" is then cpu) each gate's accelerate
+    // launch makes the Accelerator run on CPU in the launcher's world (ACCELERATE_USE_CPU); the
+    // trials run the program without accelerate launch, so they are given that setting themselves.
+    const bool cpu_asked =
+        std::find(prefix->dropped.begin(), prefix->dropped.end(), "--cpu") != prefix->dropped.end();
+    if (cpu_asked || launch::probe_devices().cuda_devices.empty()) {
+      options.env.emplace("ACCELERATE_USE_CPU", "true");
+    }
+  }
   if (!(options.timeout_s > 0)) {
     return tl::unexpected(make_error(
         ErrorKind::kUsage,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct AdoptOptions {
   double timeout_s = 600;            ///< the trial is stopped after this long
   std::string work_dir;  ///< where the trial's output goes; empty: a fresh temporary folder
   bool keep = false;     ///< keep the trial's output (else removed, whatever the outcome)
+  /// Added to both trials' environment: what the launcher the command started with would have
+  /// given the program (adopt_command fills it for `accelerate launch`).
+  std::map<std::string, std::string> env;
 };
 
 /// What adopt found and wrote.

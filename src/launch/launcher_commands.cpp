@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string_view>
 
@@ -90,6 +91,14 @@ std::vector<std::string> torchrun_agent_argv(const LaunchPlan& plan, const PlanI
   return argv;
 }
 
+bool accelerate_run_kind_option(const std::string& word) {
+  if (word.rfind("--", 0) != 0) return false;
+  std::string name = word.substr(2, word.find('=') - 2);  // --use-fsdp=x: use_fsdp
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name == "multi_gpu" || name == "cpu" || name == "use_fsdp" || name == "use_deepspeed" ||
+         name == "use_megatron_lm" || name == "tpu";
+}
+
 Expected<std::vector<std::string>> accelerate_launch_argv(
     const LaunchPlan& plan, const config::LaunchConfig& launch, const PlanInputs& inputs,
     const std::vector<std::string>& trainer_argv) {
@@ -103,13 +112,21 @@ Expected<std::vector<std::string>> accelerate_launch_argv(
   append(argv, {"--num_processes", std::to_string(plan.world_size), "--num_machines", "1",
                 "--machine_rank", "0", "--main_process_ip", plan.master_addr, "--main_process_port",
                 std::to_string(plan.master_port)});
+  // accelerate takes one kind of run: --multi_gpu, --cpu, or --use_fsdp/--use_deepspeed/...
+  // among the user's options, else its config file's distributed_type (which it reads only when
+  // none of those is given). The tool names the kind only when the user named none.
+  const bool kind_chosen =
+      !launch.accelerate.config_file.empty() ||
+      std::any_of(launch.accelerate.extra_args.begin(), launch.accelerate.extra_args.end(),
+                  [](const std::string& a) { return accelerate_run_kind_option(a); });
   if (plan.world_size > 1) {
     // As torchrun's agent (torchrun_agent_argv): no restarts, a 1 s monitor, and each worker's
     // stdout and stderr in files (accelerate launch has --tee, not --redirects; tee 3 redirects
     // both streams and copies them to the console).
-    append(argv, {"--multi_gpu", "--max_restarts", "0", "--monitor_interval", "1", "--tee", "3",
-                  "--log_dir", (inputs.log_dir / "torchrun").string()});
-  } else if (plan.devices == "cpu") {
+    if (!kind_chosen) argv.push_back("--multi_gpu");
+    append(argv, {"--max_restarts", "0", "--monitor_interval", "1", "--tee", "3", "--log_dir",
+                  (inputs.log_dir / "torchrun").string()});
+  } else if (plan.devices == "cpu" && !kind_chosen) {
     argv.push_back("--cpu");
   }
   if (!launch.accelerate.config_file.empty()) {

@@ -42,6 +42,10 @@ Expected<std::vector<std::string>> accelerate_launch_argv(
     const LaunchPlan& plan, const config::LaunchConfig& launch, const PlanInputs& inputs,
     const std::vector<std::string>& trainer_argv);
 
+/// `accelerate launch`'s options that choose the kind of run (--multi_gpu, --cpu, --use_fsdp,
+/// --use_deepspeed, --use_megatron_lm, --tpu; dashes or underscores): accelerate takes one.
+bool accelerate_run_kind_option(const std::string& word);
+
 /// What the accelerate agent's environment adds for the workers: ACCELERATE_USE_CPU=true on
 /// CPU devices with several processes (without it a worker's Accelerator that was not given
 /// cpu=True finds no GPU and runs alone, DistributedType.NO, in the launcher's world).

@@ -113,6 +113,30 @@ TEST(AccelerateLauncher, ConfigFileAndExtraArgsComeBeforeTheScript) {
                                       "bf16", "train.py", "--lr", "0.1"}));
 }
 
+// accelerate takes one kind of run: where the user's options or config file choose it (FSDP,
+// DeepSpeed, ...), the tool adds neither --multi_gpu nor --cpu, which accelerate would refuse
+// beside them (or which would hide the config file's distributed_type).
+TEST(AccelerateLauncher, TheUsersRunKindIsLeftToAccelerate) {
+  const auto count = [](const proc::RankSpec& spec, const std::string& word) {
+    return std::count(spec.argv.begin(), spec.argv.end(), word);
+  };
+  config::Config fsdp = accelerate_config(2);
+  fsdp.launch.accelerate.extra_args = {"--use-fsdp", "--fsdp_sharding_strategy", "FULL_SHARD"};
+  auto two = plan_launch(fsdp, script_inputs({kPython, "train.py"}));
+  ASSERT_TRUE(two) << two.error().format();
+  EXPECT_EQ(count(two->processes.front().spec, "--multi_gpu"), 0);
+  EXPECT_EQ(count(two->processes.front().spec, "--use-fsdp"), 1);
+  config::Config file = accelerate_config(1);
+  file.launch.accelerate.config_file = "/home/u/deepspeed.yaml";
+  auto one = plan_launch(file, script_inputs({kPython, "train.py"}));
+  ASSERT_TRUE(one) << one.error().format();
+  EXPECT_EQ(count(one->processes.front().spec, "--cpu"), 0);
+  EXPECT_TRUE(accelerate_run_kind_option("--multi_gpu"));
+  EXPECT_TRUE(accelerate_run_kind_option("--use_deepspeed"));
+  EXPECT_FALSE(accelerate_run_kind_option("--mixed_precision=bf16"));
+  EXPECT_FALSE(accelerate_run_kind_option("cpu"));
+}
+
 TEST(AccelerateLauncher, ModulesScriptsAndOtherProgramsAreWrittenAsAccelerateTakesThem) {
   auto module =
       plan_launch(accelerate_config(2), script_inputs({kPython, "-m", "pkg.train", "-v"}));
