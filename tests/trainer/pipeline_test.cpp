@@ -12,7 +12,7 @@
 namespace bigmac::testing {
 namespace {
 
-constexpr int kSteps = 3;
+constexpr int kPipelineSteps = 3;
 
 /// Logs of one pipeline run: `stages` are the ranks of replica 0 (ranks 0..pp-1), `ranks` all.
 struct PipelineRun {
@@ -26,13 +26,13 @@ struct PipelineRun {
 PipelineRun run_pipeline(const TempDir& dir, int pp, const std::string& schedule, int dp = 1) {
   PipelineRun run;
   auto args = base_args(dir / "single.jsonl");
-  args.insert(args.end(), {"--max-steps", std::to_string(kSteps)});
+  args.insert(args.end(), {"--max-steps", std::to_string(kPipelineSteps)});
   EXPECT_EQ(run_single(dir.path(), args).code, 0);
   run.single = TrainLog::read(dir / "single.jsonl");
 
   run.micro_batches = 4 / dp;
   RankJob job(dir.path());
-  job.start(pp * dp, {"--max-steps", std::to_string(kSteps), "--set",
+  job.start(pp * dp, {"--max-steps", std::to_string(kPipelineSteps), "--set",
                       "parallel.pp_size=" + std::to_string(pp), "--set",
                       "parallel.schedule=" + schedule, "--set", "trace.shapes=true", "--set",
                       "train.gradient_accumulation_steps=" + std::to_string(run.micro_batches)});
@@ -76,13 +76,13 @@ void expect_pipeline_matches(const PipelineRun& run, int pp, const std::string& 
     duplicates += layout.at("tied_duplicate_count").get<long>();
     EXPECT_EQ(log.of("model").at(0).at("param_digest"),
               run.single.of("model").at(0).at("param_digest"));
-    EXPECT_EQ(log.of("step").size(), stage + 1 == pp ? static_cast<std::size_t>(kSteps) : 0u);
+    EXPECT_EQ(log.of("step").size(), stage + 1 == pp ? static_cast<std::size_t>(kPipelineSteps) : 0u);
     EXPECT_EQ(log.of("loss").size(),
-              stage + 1 == pp ? static_cast<std::size_t>(kSteps * run.micro_batches) : 0u)
+              stage + 1 == pp ? static_cast<std::size_t>(kPipelineSteps * run.micro_batches) : 0u)
         << "only the last stage computes a loss";
 
     // Every (micro-batch, phase) once per step, in the schedule's order.
-    for (int step = 0; step < kSteps; ++step) {
+    for (int step = 0; step < kPipelineSteps; ++step) {
       std::vector<std::pair<int, std::string>> seen;
       for (const auto& mb : log.of("mb")) {
         if (mb.at("global_step") == step) seen.emplace_back(mb.at("mb"), mb.at("phase"));
@@ -116,7 +116,7 @@ void expect_shapes_consistent(const PipelineRun& run, int pp) {
     for (const auto& s : received) {
       if (s.at("where") == "enter") entries[{s.at("global_step"), s.at("mb")}] = s.at("shape");
     }
-    EXPECT_EQ(exits.size(), static_cast<std::size_t>(kSteps * run.micro_batches));
+    EXPECT_EQ(exits.size(), static_cast<std::size_t>(kPipelineSteps * run.micro_batches));
     EXPECT_EQ(exits, entries) << "stage " << stage << " exit vs stage " << stage + 1 << " entry";
   }
   for (int stage = 0; stage < pp; ++stage) {
@@ -124,7 +124,7 @@ void expect_shapes_consistent(const PipelineRun& run, int pp) {
     for (const auto& s : run.stages[static_cast<std::size_t>(stage)].of("shape")) {
       labels += s.at("name") == "labels";
     }
-    EXPECT_EQ(labels, stage + 1 == pp ? static_cast<std::size_t>(kSteps * run.micro_batches) : 0u);
+    EXPECT_EQ(labels, stage + 1 == pp ? static_cast<std::size_t>(kPipelineSteps * run.micro_batches) : 0u);
   }
 }
 
