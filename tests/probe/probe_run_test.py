@@ -28,6 +28,7 @@ PIPELINE = str(HERE / "programs" / "pipeline_p2p.py")
 ENDLESS = str(HERE / "programs" / "endless_ddp.py")
 SAMPLER = str(HERE / "programs" / "sampler_ddp.py")
 FSDP = str(HERE / "programs" / "fsdp_trainer.py")
+DDP_WAYS = str(HERE / "programs" / "ddp_ways.py")
 SWITCHED_OFF = re.compile(r"^bigmac-probe: switched off after an internal error in (\w+): (\w+): ", re.M)
 
 
@@ -349,6 +350,53 @@ class Sharded(ProbeCase):
     def test_fsdp1_flat_and_original_parameters_report_the_whole_model_as_ddp_does(self):
         self.check("fsdp1", gathers=2)
         self.check("fsdp1-orig", gathers=2)
+
+
+class GradientAveraging(ProbeCase):
+    """The ways a program averages its gradients (programs/ddp_ways.py): DDP's static graph, a
+    communication hook that compresses to float16, and by hand with reduce_scatter_tensor,
+    all_gather_into_tensor and a functional collective. Each rank's steps, losses, norms and
+    digests are the program's own, the replicas' digests agree, the probe adds no collective,
+    and the program prints the same with the probe as without it."""
+
+    STEPS = 5
+    LINE = re.compile(r"^rank \d+ step (\d+) loss (\S+) mean \S+ norm (\S+) collectives (\d+)$", re.M)
+
+    def way(self, way):
+        plain = self.torchrun(f"{way}-plain", DDP_WAYS, ["--way", way], env_with(pythonpath=()))
+        d = self.torchrun(way, DDP_WAYS, ["--way", way],
+                          env_with(BIGMAC_PROBE_LOG=self.tmp / way / "p{rank}.jsonl"))
+        digests = {}
+        for r in (0, 1):
+            text = rank_output(d, r)
+            self.assertEqual(rank_output(plain, r), text, f"{way}: the probe changed the program's output")
+            printed = {int(m[0]): (float(m[1]), float(m[2]), int(m[3])) for m in self.LINE.findall(text)}
+            (initial,) = re.findall(r"^rank \d+ initial (\w+)$", text, re.M)
+            (final,) = re.findall(r"^rank \d+ digest (\w+)$", text, re.M)
+            evs = events(d / f"p{r}.jsonl")
+            (model,) = of(evs, "model")
+            self.assertEqual((model["param_count"], model["param_digest"]), (16 * 32 + 32 + 32 * 4 + 4, initial))
+            steps = of(evs, "step")
+            self.assertEqual([s["global_step"] for s in steps], list(range(self.STEPS)), way)
+            for s in steps:
+                loss, norm, collectives = printed[s["global_step"]]
+                self.assertEqual((s["loss"], s["loss_count"]), (loss, 2), way)
+                self.close(s["grad_norm"], norm, rel=1e-6)  # 1.13: float32 norms per tensor
+                self.assertEqual(s["sample_count"], 8, "both micro-batches")
+                self.assertEqual(collectives, 0, f"{way}: the probe made a collective in the step")
+            self.assertEqual(steps[-1]["param_digest"], final, way)
+            digests[r] = [s.get("param_digest") for s in steps]
+        self.assertEqual(digests[0], digests[1], f"{way}: the replicas in sync")
+        self.assertEqual(sum(d is not None for d in digests[0]), 4, "steps 0, 1, 2 and 4")
+
+    def test_a_static_graph_and_a_float16_compression_hook_leave_steps_and_digests_right(self):
+        self.way("static")
+        self.way("fp16_hook")
+
+    @unittest.skipUnless(torch_version() >= (2, 0), "functional collectives, and Gloo's reduce_scatter_tensor "
+                         "and all_gather_into_tensor, are PyTorch 2.x's")
+    def test_gradients_averaged_with_tensor_and_functional_collectives_leave_steps_and_digests_right(self):
+        self.way("collectives")
 
 
 class Pipeline(ProbeCase):
