@@ -130,6 +130,17 @@ PROGRAMS = {
     "accelerate_launch": {"folder": "accelerate_grad_accum", "patch": "fixed-scheduler-steps.patch",
                           "launch": ["accelerate", "launch", "--num_processes", "1",
                                      "--mixed_precision", "no"]},
+    # pytorch/examples' FSDP2 example: a small Transformer built on the meta device, each block
+    # and the whole model fully_shard()ed, 10 steps of random tokens, rank 0 saving a full
+    # checkpoint under checkpoints/ that the next run resumes from; no flags, no logging. As
+    # published its blocks keep torch.empty's memory (README.md), so its verdict is whatever the
+    # allocator held: it is brought up with that fixed (fixed-init.patch), then with the fixes
+    # the verdicts propose (fixed-data-parallel.patch).
+    "fsdp2_init": {"folder": "fsdp2", "patch": "fixed-init.patch", "command": ["example.py"],
+                   "torch": 2, "distributed": True},
+    "fsdp2_fixed": {"folder": "fsdp2", "patch": "fixed-data-parallel.patch",
+                    "command": ["example.py", "--batch-size", "16", "--checkpoint-dir", "checkpoints"],
+                    "torch": 2, "distributed": True},
 }
 for _key in ("data", "command", "distributed"):
     PROGRAMS["llama2c_sharded"][_key] = PROGRAMS["llama2c"][_key]
@@ -255,6 +266,13 @@ EXPECTED = {
     # The same through accelerate launch: the draft's launcher is accelerate (checked below).
     "accelerate_launch": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES},
                           None, None),
+    # Its 10-step loop ends in a save under checkpoints/ that its next start loads: the trials,
+    # bounded at 5 steps, never see it, and dp resumes what single wrote.
+    "fsdp2_init": ({"single": "passed", "dp": "failed", "target": "pending", **NO_STAGES},
+                   "fresh_start", "which gate single (attempt 1), step 9 wrote"),
+    # Its own checkpoint folder, batch and rows per rank, a mean loss, a seeded model sharded:
+    # the whole model the same on 1 and 2 processes, the baseline's samples split between them.
+    "fsdp2_fixed": ({"single": "passed", "dp": "passed", "target": "passed", **NO_STAGES}, None, None),
 }
 # Faults planted in copies of programs that pass dp when healthy: the patch, and the check that
 # must stop dp (None: any dp check; the lr fault shows in the loss, whichever check sees it).
@@ -287,6 +305,9 @@ PLANTS.update({
     # The training DataLoader left out of accelerator.prepare(): every rank reads every batch.
     "unsharded_data": ("planted-unsharded-data.patch", "no_duplicate_samples",
                        "read the same micro-batch at step 0"),
+    # FSDP2: each rank seeds its model with its rank; the shards gathered are no model the single
+    # process built (no replicas to compare: the whole model's digest against the baseline's).
+    "rank_init_seed": ("planted-rank-init-seed.patch", "param_digest", "differ from the baseline's"),
 })
 
 # Which plants each program runs (the others already stop at dp for their own reason, or are
@@ -302,6 +323,7 @@ PLANTED = {
     "lightning_transformer": ("rank_seed",),
     "hf_run_clm": ("lr_world",),
     "accelerate_grad_accum_fixed": ("unsharded_data",),
+    "fsdp2_fixed": ("rank_init_seed",),
 }
 
 
