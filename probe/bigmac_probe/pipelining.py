@@ -1,6 +1,8 @@
 """torch.distributed.pipelining seen from inside: the stages a rank runs, the schedule's actions,
 the tensors at each stage boundary and where the loss is computed, written as `layout`, `mb`,
-`shape` and `loss` events (docs/pipelines.md) for a program that logs none of them.
+`shape` and `loss` events (docs/pipelines.md) for a program that logs none of them. A
+hand-written pipeline (dist.send/recv between ranks) gets its `layout` and `loss` events from its
+transfers instead: the rank's neighbours in the chain, its layers where parameter names give them.
 
 The hooks go in when the program imports torch.distributed.pipelining (PyTorch 2.x); a program
 that never does costs nothing. Like every probe hook they only read: each wrapper calls the
@@ -151,6 +153,61 @@ class Pipelining:
         self.step_losses = []  # (stage, mb, loss tensor) of the schedule step in progress
         self.chunk = None  # (stage, mb) of the forward in progress
         self.losses_before = 0
+        self.transfers = []  # (where, peer) of step 0's point-to-point transfers, in order
+        self.chain_written = False
+
+    # ---- a hand-written pipeline (dist.send/recv) ----------------------------------------
+    def on_transfer(self, where, peer):
+        if not self.chain_written and self.probe.steps.global_step == 0:
+            self.transfers.append((where, -1 if peer is None else int(peer)))
+
+    def on_step_end(self, fields, params):
+        """A step of a program that moves tensors point to point without
+        torch.distributed.pipelining: the first writes the rank's place in the chain as its
+        `layout`; each writes the losses this rank computed as `loss` events. The stage index
+        is known here for the head of the chain only (no transfer received before its first
+        send); the orchestrator counts the others' along the chain (prev_rank, next_rank)."""
+        if len(self.written) > 0 or (not self.transfers and not self.chain_written):
+            return
+        if not self.chain_written:
+            self.chain_written = True
+            where, peer = self.transfers[0]
+            prev = None if where == "send" else peer
+            nxt = next((p for w, p in self.transfers if w == "send" and p != prev), None)
+            self.chain = {"stage": 0 if prev is None else -1, "prev_rank": -1 if prev is None else prev,
+                          "next_rank": -1 if nxt is None else nxt}
+            unique = {id(p): p for p in params}
+            layers = self._chain_layers(head=prev is None)
+            not_inferred = ["the micro-batch passes (mb)", "weights tied across stages"]
+            self.probe._write("layout", {
+                **self.chain, "num_stages": 0, "first_layer": -1, "last_layer": -1, "dp_rank": 0,
+                "dp_size": 1, "param_count": sum(p.numel() for p in unique.values()), "tied": [],
+                "tied_duplicate_count": 0, "source": "probe",
+                "stage_source": "the point-to-point transfers of the first step", **layers,
+                "not_inferred": (["the layer range"] if "layers_unknown" in layers else []) + not_inferred})
+        values = fields.get("losses") or ([fields["loss"]] if "loss" in fields else [])
+        for mb, value in enumerate(values):
+            self.probe._write("loss", {"global_step": fields["global_step"], "stage": self.chain["stage"],
+                                       "mb": mb, "value": value, "prev_rank": self.chain["prev_rank"]})
+
+    def _chain_layers(self, head):
+        """The layers of a hand-written stage, from the parameter names of the module the rank's
+        first training forward called (stage_layers). Names numbered from 0 on a stage after the
+        first are the rank's own numbering (a slice rebuilt as its own Sequential), not the whole
+        model's: they give no range rather than a guess."""
+        model = self.probe.model_ref() if self.probe.model_ref is not None else None
+        if model is None:
+            return {"layers_unknown": "a hand-written pipeline (dist.send/recv): no training forward "
+                                      "of a module was seen before its first step"}
+        found = stage_layers(model)
+        if "layers_unknown" in found:
+            found["layers_unknown"] = (f"a hand-written pipeline (dist.send/recv) whose `{type(model).__name__}`"
+                                       f" gives no layer index: {found['layers_unknown']}")
+        elif not head and found["first_layer"] == 0 and "num_layers" not in found:
+            return {"layers_unknown": (f"a hand-written pipeline (dist.send/recv): the parameter names of "
+                                       f"`{type(model).__name__}` on a stage after the first number its "
+                                       "layers from 0, the rank's own numbering, not the model's")}
+        return found
 
     # ---- stages --------------------------------------------------------------------------
     def on_stage_made(self, stage):
@@ -335,13 +392,13 @@ def _replace(patches, cls, name, make):
         patches.replace(cls, name, make(original))
 
 
-def instrument(probe, patches, torch, pipelining):
+def instrument(probe, patches, torch, pipelining, state=None):
     """The hooks into torch.distributed.pipelining's stage and schedule classes."""
     import inspect  # noqa: PLC0415
 
     stage_module = pipelining.stage
     schedules = pipelining.schedules
-    state = Pipelining(probe, torch)
+    state = state or Pipelining(probe, torch)
     base = stage_module._PipelineStageBase
     for cls in (base, *(c for c in vars(stage_module).values()
                         if inspect.isclass(c) and issubclass(c, base) and c is not base)):
@@ -359,9 +416,12 @@ def instrument(probe, patches, torch, pipelining):
 
 
 def instrument_pipelining(probe, patches, torch):
-    """Called by instrument_torch: the hooks follow the program's import of
-    torch.distributed.pipelining (at once when it is imported already)."""
+    """Called by instrument_torch: transfers are followed at once (a hand-written pipeline);
+    the schedule hooks follow the program's import of torch.distributed.pipelining (at once when
+    it is imported already)."""
     if not hasattr(torch, "distributed") or not torch.distributed.is_available():
         return
+    state = Pipelining(probe, torch)
+    probe.pipelining = state
     PostImportHook(MODULE, lambda module: probe.guard(
-        "install", instrument, probe, patches, torch, module)).install()
+        "install", instrument, probe, patches, torch, module, state)).install()

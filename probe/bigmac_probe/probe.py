@@ -109,6 +109,7 @@ class Probe:
         # Read at start-up, before the program can overwrite it: the rendezvous in place workers use.
         self.rendezvous = {k: self.environ[k] for k in RENDEZVOUS_ENV if k in self.environ}
         self.in_place = None  # {"nprocs": asked, ...} once a spawn's worker runs in this process
+        self.pipelining = None  # pipeline stages and transfers (pipelining.py, docs/pipelines.md)
         self.tracing = lambda: False  # dynamo_shield.tracing_check: TorchDynamo is tracing the caller
         self.eager_step = None  # (before, after) a compiled optimizer step, untraceable (prepare_eager_step)
         self._traced_token = None  # begin_step's token between those two
@@ -446,6 +447,8 @@ class Probe:
             fields["grad_norm_sq"] = token["sq"]
             fields["grad_count"] = token["grads"]
         fields.update(digest)
+        if self.pipelining is not None:  # a hand-written pipeline's stage, from its transfers
+            self.pipelining.on_step_end(fields, token["params"])
         self._finish_step(fields)
 
     def abandon_step(self, token):
@@ -613,6 +616,8 @@ class Probe:
 
     # ---- transfers, checkpoints, seeds, the end ------------------------------------------
     def on_p2p(self, op, where, tensor, peer):
+        if self.pipelining is not None:
+            self.pipelining.on_transfer(where, peer)
         if not self.settings.shapes or not isinstance(tensor, self.torch.Tensor):
             return
         peer = -1 if peer is None else int(peer)

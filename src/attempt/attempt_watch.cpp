@@ -41,6 +41,7 @@ logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
   if (const auto probe = from_probe.find(rank); probe != from_probe.end()) {
     logs::RankLog probe_log = probe->second;
     probe_log.sources = {fmt::format("probe-rank{}.jsonl", rank)};
+    logs::resolve_chain_stages(probe_log, from_probe);
     logs::ProbeMerge how;
     how.model_parallel = model_parallel;
     how.data_parallel = data_parallel;
@@ -62,7 +63,16 @@ logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
     // step would take that rank for the loss owner.
     if (trainer_silent && (model_parallel > 1 || data_parallel > 1)) {
       std::vector<const logs::RankLog*> ranks;
-      for (const auto& [other, log] : from_probe) ranks.push_back(&log);
+      std::map<int, logs::RankLog> chained;  // a hand-written pipeline's, stages counted
+      for (const auto& [other, log] : from_probe) {
+        if (log.layouts.empty() || log.layouts.front().stage >= 0) {
+          ranks.push_back(&log);
+          continue;
+        }
+        logs::RankLog copy = log;
+        logs::resolve_chain_stages(copy, from_probe);
+        ranks.push_back(&chained.emplace(other, std::move(copy)).first->second);
+      }
       if (rank != loss_rank) {
         for (logs::StepRecord& s : out.steps) {
           s.loss.reset();

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "gates/observability.h"
+#include "launch/trainer_invocation.h"
 
 namespace bigmac::gates {
 namespace {
@@ -17,6 +18,20 @@ std::string describe(const logs::ShapeRecord& s) {
 }
 
 using Key = std::tuple<std::int64_t, int, int, std::string>;  // step, stage, mb, where
+
+/// A point-to-point transfer the probe traced (name `p2p`, with the other rank as `peer`).
+bool is_transfer(const logs::ShapeRecord& s) { return s.name == "p2p" && s.peer >= 0; }
+
+/// Whether every traced shape is such a transfer: a hand-written pipeline seen by the probe,
+/// whose labels and logits nobody traced.
+bool transfers_only(const GateEvidence& e) {
+  for (const RankEvidence& r : e.ranks) {
+    for (const logs::ShapeRecord& s : r.shapes) {
+      if (s.name != "p2p") return false;
+    }
+  }
+  return true;
+}
 
 std::map<Key, const logs::ShapeRecord*> hidden_by_key(const GateEvidence& e) {
   std::map<Key, const logs::ShapeRecord*> out;
@@ -55,6 +70,36 @@ CheckResult check_shape_chain(const CheckContext& ctx) {
       }
     }
   }
+  // The probe's point-to-point transfers (a hand-written pipeline, docs/pipelines.md): a send
+  // to rank P is the same tensor as P's receive from the sender with the same index, forward
+  // (activations) and backward (gradients) alike.
+  using Transfer = std::tuple<std::int64_t, int, int, std::int64_t>;  // step, from, to, index
+  std::map<Transfer, const logs::ShapeRecord*> sent;
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    for (const logs::ShapeRecord& s : r.shapes) {
+      if (is_transfer(s) && s.where == "send")
+        sent.emplace(Transfer{s.global_step, r.rank, s.peer, s.mb}, &s);
+    }
+  }
+  for (const RankEvidence& r : ctx.evidence.ranks) {
+    for (const logs::ShapeRecord& in : r.shapes) {
+      if (!is_transfer(in) || in.where != "recv") continue;
+      const auto out = sent.find(Transfer{in.global_step, in.peer, r.rank, in.mb});
+      if (out == sent.end()) continue;
+      ++pairs;
+      const logs::ShapeRecord& s = *out->second;
+      if (s.shape != in.shape || s.dtype != in.dtype) {
+        return certain(
+            fail(name,
+                 fmt::format("step {} transfer {} from rank {} to rank {}: sent [{}] {} "
+                             "but received into [{}] {}",
+                             in.global_step, in.mb, in.peer, r.rank, fmt::join(s.shape, ","),
+                             s.dtype, fmt::join(in.shape, ","), in.dtype),
+                 {evidence_of(s, describe(s)), evidence_of(in, describe(in))}),
+            in.global_step);
+      }
+    }
+  }
   if (pairs == 0) {
     const char* message =
         "no stage boundary with hidden_states traced on both sides: nothing to compare (is "
@@ -69,7 +114,25 @@ CheckResult check_shape_chain(const CheckContext& ctx) {
 
 CheckResult check_fixed_seq_length(const CheckContext& ctx) {
   const char* name = "fixed_seq_length";
-  const std::int64_t seq = ctx.plan.config.train.seq_length;
+  // Dimension 1 is read as the sequence only against a length the trainer was given, or logs
+  // itself: a program whose command names no {seq_length} and that logs none may have no
+  // sequence at all (an MLP's features), and failing it would judge a guess.
+  std::int64_t seq = ctx.plan.config.train.seq_length;
+  if (!launch::trainer_receives(ctx.plan.config, "seq_length")) {
+    seq = 0;
+    for (const RankEvidence& r : ctx.evidence.ranks) {
+      for (const logs::BatchRecord& b : r.batches) {
+        if (seq == 0 && b.seq_length > 0) seq = b.seq_length;
+      }
+    }
+    if (seq == 0) {
+      return not_logged(ctx.evidence, name,
+                        "the trainer logs no sequence length and was not given train.seq_length "
+                        "(no {seq_length} in its command): which dimension is the sequence, if "
+                        "any, is not known",
+                        {"seq_length"});
+    }
+  }
   std::int64_t checked = 0;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::BatchRecord& b : r.batches) {
@@ -146,6 +209,12 @@ CheckResult check_labels_last_stage_only(const CheckContext& ctx) {
     const char* message = "no labels traced: nothing to check (is trace.shapes on?)";
     if (logged_nowhere<logs::ShapeRecord>(ctx.evidence))
       return not_logged(ctx.evidence, name, message, {"shape"});
+    if (transfers_only(ctx.evidence)) {
+      return not_logged(ctx.evidence, name,
+                        "only point-to-point transfers were traced (a hand-written pipeline): "
+                        "where the labels enter is not known",
+                        {"shape"});
+    }
     return fail(name, message);
   }
   return pass(name, fmt::format("{} labels, all on the last stage {}, each matching its logits",

@@ -47,6 +47,9 @@
   X(kLayersUnknown, "layers_unknown")            \
   X(kSchedule, "schedule")                       \
   X(kGradNormSq, "grad_norm_sq")                 \
+  X(kPrevRank, "prev_rank")                      \
+  X(kNextRank, "next_rank")                      \
+  X(kPeer, "peer")                               \
   X(kGlobalStep, "global_step")                  \
   X(kLoss, "loss")                               \
   X(kGradNorm, "grad_norm")                      \

@@ -123,6 +123,8 @@ void build_layout(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& 
   bag.read(FieldKey::kTiedDuplicateCount, r.tied_duplicate_count);
   bag.read(FieldKey::kLayersUnknown, r.layers_unknown);
   bag.read(FieldKey::kSchedule, r.schedule);
+  bag.read(FieldKey::kPrevRank, r.prev_rank);
+  bag.read(FieldKey::kNextRank, r.next_rank);
 }
 
 void build_step(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
@@ -191,6 +193,7 @@ void build_shape(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& o
   bag.read(FieldKey::kShape, r.shape);
   bag.read(FieldKey::kDtype, r.dtype);
   bag.read(FieldKey::kDevice, r.device);
+  bag.read(FieldKey::kPeer, r.peer);
 }
 
 void build_loss(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {

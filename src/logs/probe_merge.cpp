@@ -419,4 +419,43 @@ void combine_stage_structure(RankLog& rank, const std::vector<const RankLog*>& r
       "probe (derived: the first stage's input_shape[0] × the last stage's loss_count × dp)";
 }
 
+void resolve_chain_stages(RankLog& probe, const std::map<int, RankLog>& all) {
+  if (probe.layouts.empty()) return;
+  const LayoutRecord& own = probe.layouts.front();
+  // Only a rank of a chain (a neighbour logged) whose stage or stage count is missing.
+  if ((own.prev_rank < 0 && own.next_rank < 0) || (own.stage >= 0 && own.num_stages > 0)) return;
+  const auto link = [&](int rank, bool back) -> std::optional<int> {
+    const auto it = all.find(rank);
+    if (it == all.end() || it->second.layouts.empty()) return std::nullopt;  // not logged yet
+    const LayoutRecord& l = it->second.layouts.front();
+    return back ? l.prev_rank : l.next_rank;
+  };
+  const int self = own.at.rank;
+  int stage = 0;
+  int tail = 0;
+  for (const bool back : {true, false}) {
+    int at = self;
+    for (std::size_t hops = 0;; ++hops) {
+      const auto next = link(at, back);
+      if (!next || hops > all.size()) return;  // unknown, or a loop
+      if (*next < 0) break;
+      at = *next;
+      ++(back ? stage : tail);
+    }
+  }
+  for (LayoutRecord& l : probe.layouts) {
+    if (l.stage < 0) l.stage = stage;
+    if (l.num_stages <= 0) l.num_stages = stage + tail + 1;
+  }
+  for (LossRecord& r : probe.losses) {
+    if (r.stage < 0) r.stage = stage;
+  }
+  for (MicroBatchRecord& r : probe.micro_batches) {
+    if (r.stage < 0) r.stage = stage;
+  }
+  for (ShapeRecord& r : probe.shapes) {
+    if (r.stage < 0 || r.name == "p2p") r.stage = stage;  // a transfer's shape carries no stage
+  }
+}
+
 }  // namespace bigmac::logs

@@ -93,4 +93,12 @@ std::int64_t combine_stage_values(RankLog& owner, const std::vector<const RankLo
 void combine_stage_structure(RankLog& rank, const std::vector<const RankLog*>& ranks,
                              const StageCombination& how);
 
+/// A hand-written pipeline's stages (docs/pipelines.md): a rank's probe knows its neighbours
+/// (`layout` prev_rank, next_rank) but its stage only at the head of the chain. Counts `probe`'s
+/// stage along the prev links of every rank's probe log (`all`, by rank) and the stage count to
+/// the chain's tail, and gives that stage to its `layout`, `loss`, `mb` and `shape` events that
+/// have none (-1), the count to its layouts without one (0; the head's too). A chain with a rank
+/// not yet logged, or a loop, is left as it is; a layout without neighbours is not a chain's.
+void resolve_chain_stages(RankLog& probe, const std::map<int, RankLog>& all);
+
 }  // namespace bigmac::logs

@@ -88,6 +88,11 @@ struct LayoutRecord {
   /// The schedule the stage ran under, as the probe read it ("gpipe", "1f1b", or the class
   /// name of one the tool does not model); empty when not logged.
   std::string schedule{};
+  /// A hand-written pipeline's neighbours (the probe's, from the rank's transfers): the rank it
+  /// receives its input from and the one it sends its output to, -1 for none. Its stage is
+  /// counted along that chain when it is -1 (logs::resolve_chain_stages).
+  int prev_rank = -1;
+  int next_rank = -1;
 };
 
 /// One optimizer step. bigmac logs carry every field; foreign formats fill what they print.
@@ -159,6 +164,8 @@ struct ShapeRecord {
   std::string name;   ///< hidden_states, labels, logits
   std::vector<std::int64_t> shape;
   std::string dtype, device;
+  /// A point-to-point transfer's other rank (the probe's `p2p` shapes), -1 when not logged.
+  int peer = -1;
 };
 
 /// `loss`: a stage computed a loss on a micro-batch.

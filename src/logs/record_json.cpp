@@ -99,6 +99,8 @@ struct Writer {
     put(FieldKey::kTiedDuplicateCount, r.tied_duplicate_count);
     if (!r.layers_unknown.empty()) put(FieldKey::kLayersUnknown, r.layers_unknown);
     if (!r.schedule.empty()) put(FieldKey::kSchedule, r.schedule);
+    if (r.prev_rank >= 0) put(FieldKey::kPrevRank, r.prev_rank);
+    if (r.next_rank >= 0) put(FieldKey::kNextRank, r.next_rank);
   }
   void operator()(const StepRecord& r) {
     put(FieldKey::kGlobalStep, r.global_step);
@@ -139,6 +141,7 @@ struct Writer {
     put(FieldKey::kShape, r.shape);
     put(FieldKey::kDtype, r.dtype);
     put(FieldKey::kDevice, r.device);
+    if (r.peer >= 0) put(FieldKey::kPeer, r.peer);
   }
   void operator()(const LossRecord& r) {
     put(FieldKey::kGlobalStep, r.global_step);

@@ -51,6 +51,62 @@ TEST_F(ShapeChecks, FixedSeqLength) {
   const CheckResult r = run_check(check_fixed_seq_length, ragged, plan_);
   EXPECT_FALSE(r.passed);
   EXPECT_NE(r.message.find("sequence length 20, expected 32"), std::string::npos) << r.message;
+
+  // A command never given train.seq_length, logging none: its dimension 1 may be an MLP's
+  // features, so no length is judged, in either direction.
+  GatePlan no_seq = plan_;
+  no_seq.config.trainer.kind = "command";
+  no_seq.config.trainer.command = {"python3", "train.py", "--steps", "{max_steps}"};
+  GateEvidence unlogged = ragged;
+  for (auto& rank : unlogged.ranks) {
+    for (auto& b : rank.batches) b.seq_length = 0;
+  }
+  const CheckResult unknown = run_check(check_fixed_seq_length, unlogged, no_seq);
+  EXPECT_FALSE(unknown.passed);
+  ASSERT_EQ(unknown.unobservable.size(), 1u) << unknown.message;
+  EXPECT_EQ(unknown.unobservable[0].field, "seq_length");
+  EXPECT_NE(unknown.message.find("not given train.seq_length"), std::string::npos)
+      << unknown.message;
+  EXPECT_FALSE(run_check(check_fixed_seq_length, ragged, no_seq).passed);  // its own length, 32
+  no_seq.config.trainer.command.push_back("--seq-len={seq_length}");
+  EXPECT_FALSE(run_check(check_fixed_seq_length, ragged, no_seq).passed);  // given: judged
+  EXPECT_TRUE(run_check(check_fixed_seq_length, good_, no_seq).passed);
+}
+
+// A hand-written pipeline's transfers (the probe's `p2p` shapes): each send is paired with its
+// peer's receive of the same index, forward and backward; labels are not known.
+TEST_F(ShapeChecks, PointToPointTransfersArePairedByTheirPeers) {
+  GateEvidence e = single_evidence();
+  e.ranks.push_back(e.ranks[0]);
+  e.ranks[1].rank = 1;
+  const auto transfer = [](int rank, int stage, const char* where, int peer, int mb,
+                           std::vector<std::int64_t> shape) {
+    logs::ShapeRecord s{at(rank, 50 + mb), 0,         stage, mb, where, "p2p",
+                        std::move(shape),  "float32", "cpu"};
+    s.peer = peer;
+    return s;
+  };
+  for (int mb = 0; mb < 2; ++mb) {
+    e.ranks[0].shapes.push_back(transfer(0, 0, "send", 1, mb, {2, 16}));  // activations
+    e.ranks[1].shapes.push_back(transfer(1, 1, "recv", 0, mb, {2, 16}));
+    e.ranks[1].shapes.push_back(transfer(1, 1, "send", 0, mb, {2, 16}));  // gradients
+    e.ranks[0].shapes.push_back(transfer(0, 0, "recv", 1, mb, {2, 16}));
+  }
+  const CheckResult ok = run_check(check_shape_chain, e, plan_);
+  EXPECT_TRUE(ok.passed) << ok.message;
+  EXPECT_NE(ok.message.find("4 stage boundaries"), std::string::npos) << ok.message;
+  const CheckResult labels = run_check(check_labels_last_stage_only, e, plan_);
+  EXPECT_FALSE(labels.passed);
+  EXPECT_EQ(labels.unobservable.size(), 1u) << labels.message;
+
+  GateEvidence trimmed = e;
+  trimmed.ranks[1].shapes[2].shape = {2, 15};  // rank 1 receives mb 1 into a shorter tensor
+  const CheckResult r = run_check(check_shape_chain, trimmed, plan_);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.message.find("transfer 1 from rank 0 to rank 1: sent [2,16] float32 but received "
+                           "into [2,15] float32"),
+            std::string::npos)
+      << r.message;
 }
 
 TEST_F(ShapeChecks, LabelsLastStageOnly) {

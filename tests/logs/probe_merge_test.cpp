@@ -230,5 +230,44 @@ TEST(ProbeMerge, AStagesSquaredNormAndUnknownLayersAreRead) {
   EXPECT_EQ(log.layouts.at(0).layers_unknown, "no index");
 }
 
+// A hand-written pipeline's ranks know their neighbours; the stages are counted along the chain.
+TEST(ProbeMerge, AHandWrittenPipelinesStagesAreCountedAlongItsTransfers) {
+  std::map<int, RankLog> all;
+  const char* lines[] = {
+      R"({"ev":"layout","rank":0,"stage":0,"prev_rank":-1,"next_rank":2,"num_stages":0})",
+      R"({"ev":"layout","rank":1,"stage":-1,"prev_rank":2,"next_rank":-1,"num_stages":0}
+{"ev":"loss","rank":1,"global_step":0,"stage":-1,"mb":0,"value":0.5}
+{"ev":"shape","rank":1,"global_step":0,"mb":0,"where":"recv","name":"p2p","peer":2,"shape":[2,16]})",
+      R"({"ev":"layout","rank":2,"stage":-1,"prev_rank":0,"next_rank":1,"num_stages":0})"};
+  for (int r = 0; r < 3; ++r) {
+    all[r] = load_text(std::string(lines[r]) + "\n", "test", LogFormat::kBigmac, r).ranks.at(0);
+  }
+  RankLog last = all.at(1);
+  resolve_chain_stages(last, all);
+  EXPECT_EQ(last.layouts.at(0).stage, 2);
+  EXPECT_EQ(last.layouts.at(0).num_stages, 3);
+  EXPECT_EQ(last.losses.at(0).stage, 2);
+  EXPECT_EQ(last.shapes.at(0).stage, 2);  // a transfer's shape: no stage of its own
+  EXPECT_EQ(last.shapes.at(0).peer, 2);
+  RankLog middle = all.at(2);
+  resolve_chain_stages(middle, all);
+  EXPECT_EQ(middle.layouts.at(0).stage, 1);
+  RankLog head = all.at(0);
+  resolve_chain_stages(head, all);
+  EXPECT_EQ(head.layouts.at(0).stage, 0);
+  EXPECT_EQ(head.layouts.at(0).num_stages, 3);
+  RankLog unchained = load_text(R"({"ev":"layout","rank":0,"stage":0,"num_stages":0})"
+                                "\n",
+                                "test", LogFormat::kBigmac, 0)
+                          .ranks.at(0);
+  resolve_chain_stages(unchained, all);  // a trainer's own layout: no neighbours, not a chain
+  EXPECT_EQ(unchained.layouts.at(0).num_stages, 0);
+  RankLog alone = all.at(1);
+  std::map<int, RankLog> partial{{1, all.at(1)}};
+  resolve_chain_stages(alone, partial);  // rank 2 not logged yet
+  EXPECT_EQ(alone.layouts.at(0).stage, -1);
+  EXPECT_EQ(alone.losses.at(0).stage, -1);
+}
+
 }  // namespace
 }  // namespace bigmac::logs

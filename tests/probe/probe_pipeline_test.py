@@ -5,7 +5,10 @@ torchrun with the probe, its `layout`, `mb`, `shape` and `loss` events checked a
 program computed; then brought up by the tool through single, pp2, shapes and target, and each
 planted pipeline mistake stopped at the gate and by the check that must catch it.
 
-torch.distributed.pipelining is PyTorch 2.x: on Debian's 1.13 every case skips itself.
+A hand-written pipeline (tests/probe/programs/pipeline_chain.py and pipeline_p2p.py: dist.send/
+recv, class HandWritten) is brought up the same way, on torch 1.13 and 2.x alike.
+
+torch.distributed.pipelining is PyTorch 2.x: on Debian's 1.13 the other cases skip themselves.
 
     python probe_pipeline_test.py [-v] [TestClass.test_name]
 """
@@ -22,6 +25,7 @@ import probe_run_test as pr  # noqa: E402 - the probe run tests' process helpers
 
 ex, events, of = pr.ex, pr.events, pr.of
 PROGRAM = str(HERE / "programs" / "pipelining_stages.py")
+CHAIN = str(HERE / "programs" / "pipeline_chain.py")  # a hand-written pipeline: dist.send/recv
 VOCAB, DIM, BLOCKS = 32, 16, 4  # the program's sizes
 EMBED, BLOCK, HEAD = VOCAB * DIM, DIM * DIM + DIM, DIM * VOCAB + VOCAB
 
@@ -254,6 +258,119 @@ class Gates(pr.ProbeCase):
 
     def test_every_rank_writing_checkpoints_stops_target(self):
         self.stopped("saves", "every-rank-saves", "target", "single_checkpoint_writer", r"2 ranks wrote checkpoints")
+
+
+def chain_config(d, *plant):
+    """The tool's configuration for tests/probe/programs/pipeline_chain.py: two processes, two
+    stages; the program makes as many stages as it has processes."""
+    words = [pr.PY, CHAIN, "--steps", "{max_steps}", "--micro-batches", "{micro_batches}", "--micro",
+             "{micro_batch_size}", "--seed", "{seed}", "--lr", "{lr}", *plant]
+    path = d / "bringup.toml"
+    path.write_text(f"""[launch]
+nnodes = 1
+nproc_per_node = 2
+devices = "cpu"
+backend = "gloo"
+launcher = "builtin"
+
+[parallel]
+pp_size = 2
+schedule = "gpipe"
+
+[train]
+micro_batch_size = 2
+gradient_accumulation_steps = 4
+max_steps = 4
+seed = 5
+lr = 0.1
+
+[model]
+num_layers = 4
+
+[trainer]
+kind = "command"
+command = [{", ".join(json.dumps(w) for w in words)}]
+log_format = "bigmac"
+probe = true
+""")
+    return path
+
+
+def unobservable(d, gate):
+    """{field: the checks it left unobservable} of a gate's verdict."""
+    (attempt,) = (d / "run").glob(f"0?-{gate}.*")
+    return {u["field"]: u["checks"] for u in json.loads((attempt / "verdict.json").read_text())["unobservable"]}
+
+
+class HandWritten(pr.ProbeCase):
+    """A hand-written pipeline (dist.send/recv, no torch.distributed.pipelining), which logs
+    nothing: the probe writes each rank's place in the point-to-point chain as its `layout` and
+    the losses it computed; the orchestrator counts the stages along the chain. What the
+    transfers cannot say (the micro-batch passes; layers a parameter name does not number) is
+    unobservable at the gates, never judged on a guess. Runs on torch 1.13 and 2.x."""
+
+    def test_the_chain_gives_each_rank_its_neighbours_layers_and_losses(self):
+        d = self.torchrun("chain", CHAIN, ["--steps", "3"], pr.env_with(BIGMAC_PROBE_LOG=self.tmp / "chain" / "p{rank}.jsonl"))
+        logs = {r: events(d / f"p{r}.jsonl") for r in (0, 1)}
+        (head,), (tail,) = of(logs[0], "layout"), of(logs[1], "layout")
+        self.assertEqual((head["stage"], head["prev_rank"], head["next_rank"]), (0, -1, 1))
+        self.assertEqual((tail["stage"], tail["prev_rank"], tail["next_rank"]), (-1, 0, -1), "counted by the tool")
+        self.assertEqual((head["first_layer"], head["last_layer"], tail["first_layer"], tail["last_layer"]), (0, 1, 2, 3))
+        self.assertEqual(head["param_count"], 8 * 16 + 16 + 2 * (16 * 16 + 16))
+        self.assertIn("the micro-batch passes (mb)", tail["not_inferred"])
+        self.assertEqual(of(logs[0], "loss"), [], "the first stage computes no loss")
+        printed = {int(s): float(v) for s, v in re.findall(r"^step (\d+) loss (\S+)$", pr.rank_output(d, 1), re.M)}
+        self.assertEqual(sorted(printed), [0, 1, 2])
+        for step, value in printed.items():
+            losses = [e for e in of(logs[1], "loss") if e["global_step"] == step]
+            self.assertEqual([e["mb"] for e in losses], [0, 1, 2])
+            self.close(sum(e["value"] for e in losses), value, rel=1e-6)
+        # The orchestrator's reading: the stage and the stage count resolved along the chain.
+        for r, summary in enumerate(pr.parser_summaries([d / "p0.jsonl", d / "p1.jsonl"])):
+            self.assertEqual((summary["records"], summary["unparseable"], summary["unknown_events"]),
+                             (len(logs[r]), 0, 0), summary)
+
+    def test_layers_no_parameter_name_numbers_are_not_guessed(self):
+        """tests/probe/programs/pipeline_p2p.py: rank 0 holds an nn.Sequential (`0.weight`, the
+        head's own numbering), rank 1 a bare Linear (`weight`): no range for it."""
+        d = self.torchrun("p2p", pr.PIPELINE, ["--steps", "2"],
+                          pr.env_with(BIGMAC_PROBE_LOG=self.tmp / "p2p" / "p{rank}.jsonl"))
+        (head,), (tail,) = (of(events(d / f"p{r}.jsonl"), "layout") for r in (0, 1))
+        self.assertEqual((head["stage"], head["next_rank"], head["first_layer"], head["last_layer"]), (0, 1, 0, 0))
+        self.assertEqual((tail["stage"], tail["prev_rank"], tail["first_layer"]), (-1, 0, -1))
+        self.assertRegex(tail["layers_unknown"], r"`Linear` gives no layer index")
+        self.assertIn("the layer range", tail["not_inferred"])
+
+    def test_brought_up_through_every_gate_with_what_is_not_inferred_unobservable(self):
+        d = self.dir("gates")
+        rc, out, err = ex.run([pr.tool_binary(), "run-all", "-c", str(chain_config(d)), "--run-dir", str(d / "run")],
+                              d, pr.env_with(pythonpath=()))
+        self.assertEqual(rc, 0, out + err)
+        for gate in ("single", "pp2", "shapes", "target"):
+            self.assertRegex(out, rf"\] {gate} +passed")
+        checks = Gates.verdict(self, d, "pp2")
+        self.assertTrue(checks["layer_coverage"]["passed"], checks["layer_coverage"]["message"])
+        self.assertIn("stage 0: 0..1, stage 1: 2..3", checks["layer_coverage"]["message"], "stage 1: counted")
+        self.assertTrue(checks["loss_vs_baseline"]["passed"], checks["loss_vs_baseline"]["message"])
+        self.assertLessEqual({"schedule_order", "no_starved_stage"}, set(unobservable(d, "pp2").get("mb", [])),
+                             "the passes of a hand-written schedule are not inferred")
+        checks = Gates.verdict(self, d, "shapes")
+        # 4 steps × 4 micro-batches, each sent forward and its gradient back: 32 pairs.
+        self.assertIn("32 stage boundaries", checks["shape_chain"]["message"])
+        self.assertTrue(checks["no_middle_stage_loss"]["passed"], checks["no_middle_stage_loss"]["message"])
+        shapes = unobservable(d, "shapes")
+        self.assertIn("fixed_seq_length", shapes.get("seq_length", []), "an MLP: no sequence to hold")
+        self.assertIn("labels_last_stage_only", shapes.get("shape", []), "labels are not transferred")
+
+    def test_a_layer_on_two_stages_stops_pp2(self):
+        d = self.dir("overlap")
+        rc, out, err = ex.run([pr.tool_binary(), "run-all", "-c", str(chain_config(d, "--plant", "overlap")),
+                               "--run-dir", str(d / "run")], d, pr.env_with(pythonpath=()))
+        self.assertEqual(rc, 1, out + err)
+        self.assertRegex(out, r"\] pp2 +FAILED")
+        check = Gates.verdict(self, d, "pp2")["layer_coverage"]
+        self.assertFalse(check["passed"], check)
+        self.assertRegex(check["message"], r"layer 1 is held by 2 stages")
 
 
 if __name__ == "__main__":
