@@ -17,6 +17,7 @@ optimizer applies and how many collectives ran on the default group during optim
 """
 import argparse
 import contextlib
+import gc
 import hashlib
 
 import torch
@@ -106,7 +107,8 @@ def main():
     # torch 2.11's Gloo group under the fp16 hook aborts a rank at exit about one run in four
     # ("terminate called without an active exception"), with or without the probe.
     dist.barrier()
-    del net, model, opt, params, group
+    del net, model, opt, params, group, loss
+    gc.collect()  # DDP's reducer and its hook's futures hold the group: gone before it is
     dist.destroy_process_group()
 
 
