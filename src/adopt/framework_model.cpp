@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <fstream>
 
-#include "logs/probe_merge.h"
-
 namespace bigmac::adopt {
 namespace {
 
@@ -218,17 +216,6 @@ void check_second_trial(const std::vector<std::vector<nlohmann::json>>& ranks,
       return;
     }
   }
-}
-
-void drop_trainer_lines(TrialLogs& logs) {
-  logs.format = logs::LogFormat::kBigmac;
-  logs.format_source.clear();
-  logs.proposal.reset();
-  logs.trainer = logs::RankLog();
-  logs.trainer.rank = 0;
-  logs.trainer_losses = 0;
-  logs.merged = logs::merge_probe_log(logs.trainer, logs.probe);
-  logs.merged.rank = 0;
 }
 
 }  // namespace bigmac::adopt

@@ -55,7 +55,4 @@ FrameworkModel model_frameworks(const std::vector<nlohmann::json>& events,
 void check_second_trial(const std::vector<std::vector<nlohmann::json>>& ranks,
                         FrameworkModel& model);
 
-/// The trainer's step lines taken out (the probe's stand in), for `model.lines_not_read`.
-void drop_trainer_lines(TrialLogs& logs);
-
 }  // namespace bigmac::adopt

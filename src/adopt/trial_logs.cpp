@@ -137,6 +137,10 @@ void keep_one_line_per_step(TrialLogs& logs) {
   const std::size_t trainer = logs.trainer.steps.size();
   if (probe == 0 || trainer <= probe) return;
   logs.not_per_step = fmt::format("{} loss lines for {} optimizer steps", trainer, probe);
+  drop_trainer_lines(logs);
+}
+
+void drop_trainer_lines(TrialLogs& logs) {
   logs.format = logs::LogFormat::kBigmac;
   logs.format_source.clear();
   logs.proposal.reset();

@@ -45,6 +45,10 @@ struct TrialLogs {
 /// saying so in `not_per_step`.
 void keep_one_line_per_step(TrialLogs& logs);
 
+/// The trainer's step lines taken out: not read as steps (format kBigmac), the probe's stand in
+/// (keep_one_line_per_step; a framework's rounded log lines, FrameworkModel::lines_not_read).
+void drop_trainer_lines(TrialLogs& logs);
+
 /// Reads the trial's outputs: detects the trainer's format, or proposes a `[logs.fields]` map for
 /// lines that carry a loss and checks that the map reads them; reads the probe log and merges.
 /// An unreadable output is an input Error naming it.
