@@ -18,6 +18,7 @@ many collectives the default group ran in all (the program's, and the probe's if
 """
 import argparse
 import contextlib
+import gc
 import hashlib
 import os
 
@@ -104,7 +105,11 @@ def main():
     # The model before the group: an FSDP1 model that outlives destroy_process_group() keeps
     # its Gloo group to interpreter exit, where PyTorch 2.11 aborts about one run in three
     # ("terminate called without an active exception").
-    del net, model, opt, params, group
+    # Both ranks past their last collective, and the model's references gone for good (loss's
+    # graph and reference cycles hold it too), before either rank tears the group down.
+    dist.barrier()
+    del net, model, opt, params, group, loss, norm
+    gc.collect()
     dist.destroy_process_group()
 
 
