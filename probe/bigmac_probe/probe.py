@@ -22,6 +22,7 @@ from .digests import input_digest, is_digest_step, param_digest, sample_hashes
 from .event_log import EventLog
 from .failsafe import Failsafe
 from .sharded import dtensor_class, sharding_of
+from .stacks import StackDump
 from .step_tracker import StepTracker
 from .tensor_stats import (dtype_name, first_tensor, grad_norms, grad_sum_of_squares,
                            has_trainable_param, learning_rates, optimizer_params, param_summary)
@@ -87,6 +88,8 @@ class Probe:
         self.environ = os.environ if environ is None else environ
         self.log = EventLog(settings.log_template, clock)
         self.failsafe = Failsafe(self._report_failure, settings.fault)
+        self.stacks = StackDump()  # the main thread's stack when the watchdog asks (stacks.py)
+        self.ledger = None  # the collective ledger (ledger.py), once torch.distributed is hooked
         self.perf = perf
         self.steps = None  # StepTracker, once torch is imported
         self.torch = None
@@ -147,6 +150,7 @@ class Probe:
             fields["seed"] = self.model_seed
         if self.settings.max_steps is not None:
             fields["bound"] = self.settings.max_steps
+        fields.update(self.stacks.arm(self.log.path, self.torch))
         spawned = _env_int(self.environ, SPAWNED_ENV, 0)
         if spawned > 0:  # a worker torch.multiprocessing.spawn started (its parent said so)
             fields["spawned_nprocs"] = spawned

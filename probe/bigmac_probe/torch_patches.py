@@ -9,6 +9,7 @@ on or not; and a spawned worker run in place (BIGMAC_PROBE_SPAWN_IN_PLACE): spaw
 worker itself, and init_process_group gets the launcher's rank, world size and rendezvous."""
 import functools
 import inspect
+import sys
 
 from .dynamo_shield import on_dynamo, run_as_is, tracing_check
 from .import_hook import PostImportHook
@@ -321,6 +322,7 @@ def instrument_distributed(probe, patches, torch):
                                   ("isend", "isend", "send", "dst"), ("irecv", "irecv", "recv", "src")):
         wrappers[name] = _replace_everywhere(
             patches, owners, name, lambda f, op=op, where=where, peer=peer: wrap_p2p(probe, f, op, where, peer))
+    instrument_collectives(probe, patches, torch, owners)
     sends = {originals["isend"], wrappers["isend"]} - {None}
     _replace_everywhere(patches, owners, "batch_isend_irecv", lambda f: wrap_batch_p2p(probe, f, sends))
     # P2POp accepts only the module's own isend/irecv, which are now the wrappers: the
@@ -333,6 +335,32 @@ def instrument_distributed(probe, patches, torch):
         def _check_op(op):
             return check(to_wrapper.get(op, op))
         patches.replace(c10d, "_check_op", _marked(_check_op))
+
+
+def wrap_collective(probe, ledger, original, op):
+    """A collective: its `coll` ledger entry is written before it goes in (ledger.py)."""
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        # The probe's own collectives (a sharded model's norm and digests) are not the program's.
+        if (ledger.depth or not probe.failsafe.active or probe.tracing()
+                or "bigmac_probe" in sys._getframe(1).f_code.co_filename):
+            return original(*args, **kwargs)
+        probe.guard("collective", ledger.record, op, args, kwargs)
+        ledger.depth += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            ledger.depth -= 1
+    return _marked(wrapper)
+
+
+def instrument_collectives(probe, patches, torch, owners):
+    from .ledger import COLLECTIVES, Ledger  # noqa: PLC0415 - only with torch.distributed
+    from .stacks import library_dirs  # noqa: PLC0415
+
+    ledger = probe.ledger = Ledger(probe, library_dirs(torch))
+    for op in COLLECTIVES:
+        _replace_everywhere(patches, owners, op, lambda f, op=op: wrap_collective(probe, ledger, f, op))
 
 
 def instrument_fsdp_clip(probe, patches, fsdp_module):

@@ -55,8 +55,11 @@ diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan,
                         : stall.began_step      ? fmt::format("in step {}", *stall.began_step)
                         : stall.last_step       ? fmt::format("after step {}", *stall.last_step)
                                                 : "after rendezvous";
-    facts.stalled.push_back(
-        {stall.rank, where, std::chrono::duration<double>(stall.silent_for).count()});
+    if (!stall.collective.empty()) where += "; " + stall.collective;
+    if (!stall.stack.empty()) where += "; main thread " + stall.stack;
+    facts.stalled.push_back({stall.rank, where,
+                             std::chrono::duration<double>(stall.silent_for).count(),
+                             stall.collective, stall.behind, stall.desync, stall.stack});
   }
   for (const launch::RankOutcome& r : result.ranks) {
     if (!r.exit || r.stopped_by_us) continue;

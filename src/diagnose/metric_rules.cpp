@@ -465,6 +465,8 @@ const std::vector<MetricRuleSpec>& specs() {
       {"stage_param_sum_mismatch", {"stage_sum", "total", "difference", "tied", "detail"}},
       {"stage_starving", {"rank", "stage", "idle_s", "waits_for", "detail"}},
       {"rank_stalled", {"rank", "where", "idle_s"}},
+      {"rank_behind_collective", {"rank", "idle_s", "collective", "stack"}},
+      {"collective_desync", {"rank", "idle_s", "collective", "stack"}},
       {"multiple_checkpoint_writers", {"ranks", "count"}},
       {"world_size_exceeds_processes", {"planned", "started"}},
       {"env_mismatch", {"name", "values"}},

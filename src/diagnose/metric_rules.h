@@ -36,6 +36,13 @@ struct StalledRank {
   int rank = -1;
   std::string where;  ///< last thing it logged or the call it sits in ("init_process_group")
   double idle_s = 0;
+  /// Its place in the collective ledger against the others' (launch::Stall::collective), and
+  /// whether that shows it never reached the collective the others called (`behind`) or
+  /// called another one at the same index (`desync`).
+  std::string collective{};
+  bool behind = false;
+  bool desync = false;
+  std::string stack{};  ///< where its main thread was ("at data.py:40 in load_batch")
 };
 
 /// An environment variable the ranks disagree on (MASTER_PORT, WORLD_SIZE...).

@@ -9,6 +9,7 @@
 #include "launch/log_file_tail.h"
 #include "launch/process_record.h"
 #include "launch/rank_placement.h"
+#include "launch/rank_stacks.h"
 #include "launch/slurm_step.h"
 #include "launch/srun_report.h"
 #include "launch/torchrun_failure.h"
@@ -97,6 +98,9 @@ class Execution {
   std::map<int, std::size_t> by_spec_rank_;
   std::map<int, ErrorLine> rank_errors_;
   std::map<int, RankPlacement> placements_;
+  std::map<int, StackTarget> stack_targets_;               // from each rank's probe `run` line
+  std::vector<RankStack> stacks_;                          // asked for at a stall
+  std::map<int, logs::CollectiveRecord> last_collective_;  // each rank's last ledger entry
   std::vector<ProcessFailure> failures_;
   std::vector<std::string> cleanup_problems_;
   void note_cleanup(std::string problem) {
@@ -122,6 +126,14 @@ void Execution::observe(const logs::Record& record, int rank, Clock::time_point 
     }
   } else if (std::holds_alternative<logs::BatchRecord>(record)) {
     decisive_records_ = true;
+  } else if (const auto* run = std::get_if<logs::RunRecord>(&record);
+             run != nullptr && source == RecordSource::kProbe) {
+    StackTarget target = stack_target_of(*run);
+    target.rank = rank;
+    stack_targets_[rank] = std::move(target);
+  } else if (const auto* coll = std::get_if<logs::CollectiveRecord>(&record)) {
+    logs::CollectiveRecord& kept = last_collective_[rank] = *coll;
+    kept.at.rank = rank;
   }
   const Clock::time_point logged =
       line_clock_.place(rank, logs::origin_of(record).t, now, now_wall);
@@ -419,6 +431,19 @@ RunResult Execution::run() {
   // What every rank looked like when the run was stopped, before teardown output arrives.
   at_stop_ = watchdog_.ranks();
   stop_time_ = clock_.now();
+  if (*status == RunStatus::kStalled && options_.stacks_wait.count() > 0) {
+    // Where every live rank is, asked before teardown: the one elsewhere is the culprit.
+    std::map<int, StackTarget> asked;
+    for (const auto& [rank, target] : stack_targets_) {
+      if (auto s = at_stop_.find(rank); s != at_stop_.end() && !s->second.exited)
+        asked.emplace(rank, target);
+    }
+    std::vector<pid_t> roots;
+    for (const LiveProcess& live : live_) {
+      if (live.pid > 0 && !live.exit) roots.push_back(live.pid);
+    }
+    stacks_ = request_stacks(asked, roots, options_.stacks_wait);
+  }
   const bool stopped_running = runner_.running() > 0;
   for (const proc::RankExit& e : runner_.terminate(options_.term_grace, sink)) on_exit(e, true);
   if (uses_slurm(plan_.launcher) && (stopped_running || *status != RunStatus::kSucceeded)) {
@@ -446,7 +471,11 @@ RunResult Execution::finish(RunStatus status) {
   std::stable_sort(result.failures.begin(), result.failures.end(),
                    [](const ProcessFailure& a, const ProcessFailure& b) { return a.at < b.at; });
   if (!result.failures.empty()) result.root_cause = result.failures.front();
-  if (status == RunStatus::kStalled) result.stalls = last_verdict_.stalls;
+  if (status == RunStatus::kStalled) {
+    result.stalls = last_verdict_.stalls;
+    attribute_stalls(result.stalls, stacks_, last_collective_);
+    result.stacks = stacks_;
+  }
   result.non_finite = last_verdict_.non_finite;
   result.stop_reason = stop_reason_;
   if (status == RunStatus::kBounded) result.bound_step = past_bound_;

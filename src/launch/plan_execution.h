@@ -50,6 +50,9 @@ struct RunOptions {
   /// Called at every look of the loop (at most poll_interval apart while ranks run) with the rank
   /// nearest its silence limit, so a status line can run its clock and show the silence.
   std::function<void(const std::optional<Watchdog::Quietest>&)> on_poll;
+  /// At a stall, how long to wait for the ranks' stacks (the probe's, docs/probe.md) after
+  /// asking for them, before teardown; 0: not asked.
+  std::chrono::milliseconds stacks_wait{2000};
 };
 
 /// Where a record was read: a process's stdout or stderr, the rank's own log file, or the

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "launch/clock.h"
+#include "launch/rank_stacks.h"
 #include "launch/watchdog.h"
 #include "proc/rank_process.h"
 
@@ -70,7 +71,9 @@ struct RunResult {
   std::vector<RankOutcome> ranks;            ///< by rank
   std::vector<ProcessFailure> failures;      ///< in the order they happened
   std::optional<ProcessFailure> root_cause;  ///< the earliest failure
-  std::vector<Stall> stalls;
+  std::vector<Stall> stalls;                 ///< the culprit first (rank_stacks.h: attach_stacks)
+  /// Where each rank asked was when a stall stopped the run (the probe's stacks on request).
+  std::vector<RankStack> stacks;
   std::optional<NonFiniteLoss> non_finite;
   std::string stop_reason;  ///< kStoppedEarly: why (RunOptions::stop_request's answer)
   std::optional<std::int64_t> bound_step;  ///< kBounded: the step past the bound that was seen

@@ -34,8 +34,12 @@ std::string Stall::describe() const {
                       : last_step       ? fmt::format("after step {}", *last_step)
                                         : "after rendezvous, before step 0";
   if (stage) where += fmt::format(" (stage {})", *stage);
-  return fmt::format("rank {} stalled {}: no progress for {:.1f} s (limit {:.1f} s: {})", rank,
-                     where, seconds_of(silent_for), seconds_of(limit), limit_basis);
+  std::string text =
+      fmt::format("rank {} stalled {}: no progress for {:.1f} s (limit {:.1f} s: {})", rank, where,
+                  seconds_of(silent_for), seconds_of(limit), limit_basis);
+  if (!collective.empty()) text += "; " + collective;
+  if (!stack.empty()) text += "; main thread " + stack;
+  return text;
 }
 
 std::string NonFiniteLoss::describe() const {

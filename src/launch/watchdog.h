@@ -69,6 +69,17 @@ struct Stall {
   Clock::duration silent_for{};
   Clock::duration limit{};
   std::string limit_basis;
+  /// Where its main thread was when the run stopped (the probe's stacks, rank_stacks.h), e.g.
+  /// "in all_reduce, called at train.py:61 in main"; empty when not asked.
+  std::string stack;
+  /// Its stack shows it outside any torch.distributed call and backward while others wait.
+  bool elsewhere = false;
+  /// Its place in the collective ledger against the others' (the probe's `coll` events), e.g.
+  /// "never reached all_reduce #6 of world (float32[1,4], train.py:40), which rank 0 waits in;
+  /// its last: all_reduce #5"; empty when no rank logged a collective.
+  std::string collective;
+  bool behind = false;  ///< the ledger shows it never reached the collective others are in
+  bool desync = false;  ///< at the same index it called another collective than the others
 
   /// "rank 1 stalled after step 3 (stage 1): no progress for 5.2 s (limit 5.0 s: max(stall_min_s
   /// 5 s, 10 × median step 0.112 s))".

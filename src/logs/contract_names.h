@@ -76,7 +76,18 @@
   X(kSampleHashes, "sample_hashes")              \
   X(kGradNormPreclip, "grad_norm_preclip")       \
   X(kSpawnedNprocs, "spawned_nprocs")            \
-  X(kSpawnInPlace, "spawn_in_place")
+  X(kSpawnInPlace, "spawn_in_place")             \
+  X(kStacksSignal, "stacks_signal")              \
+  X(kStacksPath, "stacks_path")                  \
+  X(kStacksUnavailable, "stacks_unavailable")    \
+  X(kMainThread, "main_thread")                  \
+  X(kHost, "host")                               \
+  X(kLibraryDirs, "library_dirs")                \
+  X(kGroup, "group")                             \
+  X(kSeq, "seq")                                 \
+  X(kOp, "op")                                   \
+  X(kSite, "site")                               \
+  X(kFn, "fn")
 
 // X(enumerator, spelling) for every event (`ev`) of the contract.
 #define BIGMAC_CONTRACT_EVENTS(X) \
@@ -94,7 +105,8 @@
   X(kDigest, "digest")            \
   X(kDone, "done")                \
   X(kEval, "eval")                \
-  X(kLoad, "load")
+  X(kLoad, "load")                \
+  X(kCollective, "coll")
 
 namespace bigmac::logs {
 

@@ -82,6 +82,12 @@ void build_run(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out
   bag.read(FieldKey::kBound, r.bound);
   bag.read(FieldKey::kSpawnedNprocs, r.spawned_nprocs);
   bag.read(FieldKey::kSpawnInPlace, r.spawn_in_place);
+  bag.read(FieldKey::kStacksSignal, r.stacks_signal);
+  bag.read(FieldKey::kStacksPath, r.stacks_path);
+  bag.read(FieldKey::kStacksUnavailable, r.stacks_unavailable);
+  bag.read(FieldKey::kMainThread, r.main_thread);
+  bag.read(FieldKey::kHost, r.host);
+  bag.read(FieldKey::kLibraryDirs, r.library_dirs);
 }
 
 void build_pg_ready(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
@@ -235,6 +241,18 @@ void build_load(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& ou
   bag.read(FieldKey::kGlobalStep, r.global_step);
 }
 
+void build_collective(FieldBag& bag, const RecordOrigin& base, std::vector<Record>& out) {
+  auto& r = start<CollectiveRecord>(bag, base, out);
+  bag.read(FieldKey::kGroup, r.group);
+  bag.read(FieldKey::kSeq, r.seq);
+  bag.read(FieldKey::kOp, r.op);
+  bag.read(FieldKey::kShape, r.shape);
+  bag.read(FieldKey::kDtype, r.dtype);
+  bag.read(FieldKey::kSite, r.site);
+  bag.read(FieldKey::kFn, r.function);
+  bag.read(FieldKey::kGlobalStep, r.global_step);
+}
+
 using Builder = void (*)(FieldBag&, const RecordOrigin&, std::vector<Record>&);
 
 struct EventBuilder {
@@ -251,7 +269,7 @@ constexpr EventBuilder kBuilders[] = {
     {EventKind::kModel, build_model},      {EventKind::kLayout, build_layout},
     {EventKind::kCheckpoint, build_ckpt},  {EventKind::kDigest, build_digest},
     {EventKind::kDone, build_done},        {EventKind::kEval, build_eval},
-    {EventKind::kLoad, build_load},
+    {EventKind::kLoad, build_load},        {EventKind::kCollective, build_collective},
 };
 static_assert(std::size(kBuilders) == kEventKindCount, "one builder per contract event");
 

@@ -64,6 +64,7 @@ RankSummary summarize_rank(const RankLog& log) {
   count(s.events, EventKind::kDigest, log.digests.size());
   count(s.events, EventKind::kDone, log.dones.size());
   count(s.events, EventKind::kLoad, log.loads.size());
+  count(s.events, EventKind::kCollective, log.collectives.size());
   if (!log.settings.empty()) s.events["cfg"] = static_cast<std::int64_t>(log.settings.size());
   s.context_lines = log.context.seen();
   s.unparseable = log.unparseable;

@@ -46,6 +46,7 @@ struct Adder {
   void operator()(DoneRecord&& r) { log.dones.push_back(r); }
   void operator()(EvalRecord&& r) { log.evals.push_back(std::move(r)); }
   void operator()(LoadRecord&& r) { log.loads.push_back(std::move(r)); }
+  void operator()(CollectiveRecord&& r) { log.collectives.push_back(std::move(r)); }
   void operator()(SettingsRecord&& r) { log.settings.push_back(std::move(r)); }
   void operator()(TextLine&& r) { log.context.add(std::move(r)); }
 };

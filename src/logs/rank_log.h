@@ -37,7 +37,8 @@ struct RankLog {
   std::vector<DigestRecord> digests;
   std::vector<DoneRecord> dones;
   std::vector<EvalRecord> evals;
-  std::vector<LoadRecord> loads;  ///< files torch.load read (the probe's)
+  std::vector<LoadRecord> loads;              ///< files torch.load read (the probe's)
+  std::vector<CollectiveRecord> collectives;  ///< the probe's collective ledger, in issue order
   /// This rank's own digests by step (the probe's step events, a trainer's `digest` events),
   /// whoever owns the run's step series: what replicas_in_sync and no_duplicate_samples
   /// compare across ranks.
@@ -122,6 +123,8 @@ const std::vector<R>& RankLog::all() const {
     return evals;
   else if constexpr (std::is_same_v<R, LoadRecord>)
     return loads;
+  else if constexpr (std::is_same_v<R, CollectiveRecord>)
+    return collectives;
   else if constexpr (std::is_same_v<R, SettingsRecord>)
     return settings;
   else {

@@ -1,5 +1,7 @@
 #include "logs/record.h"
 
+#include <fmt/format.h>
+
 #include <type_traits>
 
 #include "logs/contract_names.h"
@@ -21,6 +23,7 @@ static_assert(kAt<EventKind::kRun, RunRecord> && kAt<EventKind::kPgReady, PgRead
               kAt<EventKind::kCheckpoint, CheckpointRecord> &&
               kAt<EventKind::kDigest, DigestRecord> && kAt<EventKind::kDone, DoneRecord> &&
               kAt<EventKind::kEval, EvalRecord> && kAt<EventKind::kLoad, LoadRecord> &&
+              kAt<EventKind::kCollective, CollectiveRecord> &&
               std::variant_size_v<Record> == kEventKindCount + 2);
 
 }  // namespace
@@ -32,6 +35,16 @@ const RecordOrigin& origin_of(const Record& record) {
 std::string_view event_name(const Record& record) {
   if (record.index() < kEventKindCount) return kEventKindNames[record.index()];
   return std::holds_alternative<SettingsRecord>(record) ? "cfg" : "text";
+}
+
+std::string CollectiveRecord::describe() const {
+  std::string text = fmt::format("{} #{} of {}", op, seq, group.empty() ? "world" : group);
+  std::string what = dtype;
+  if (!shape.empty()) what += fmt::format("[{}]", fmt::join(shape, ","));
+  if (!what.empty() && !site.empty()) return fmt::format("{} ({}, {})", text, what, site);
+  if (!what.empty()) return fmt::format("{} ({})", text, what);
+  if (!site.empty()) return fmt::format("{} ({})", text, site);
+  return text;
 }
 
 }  // namespace bigmac::logs

@@ -37,6 +37,16 @@ struct RunRecord {
   /// The workers torch.multiprocessing.spawn was asked for when, instead, this rank ran the
   /// worker function itself (the probe's BIGMAC_PROBE_SPAWN_IN_PLACE).
   std::optional<std::int64_t> spawn_in_place{};
+  /// Stacks on request (the probe's): the signal that makes the rank write every thread's
+  /// Python stack to `stacks_path` (faulthandler's format), the main thread's id as it prints
+  /// it, the host the pid is on, and the directories holding library code (os.pathsep-separated)
+  /// as opposed to the program's own. `stacks_unavailable` says why there are none.
+  std::optional<std::int64_t> stacks_signal{};
+  std::string stacks_path;
+  std::string stacks_unavailable;
+  std::string main_thread;
+  std::string host;
+  std::string library_dirs;
 };
 
 /// `pg_ready`: the process group formed.
@@ -218,6 +228,27 @@ struct LoadRecord {
   std::int64_t global_step = 0;  ///< steps counted before the load
 };
 
+/// `coll`: a collective this rank issued, logged before it went in (the probe's ledger,
+/// docs/probe.md): the n-th (`seq`, from 0) on its process group, in program order.
+struct CollectiveRecord {
+  RecordOrigin at;
+  std::string group;  ///< "world", or the group's global ranks ("0,2")
+  std::int64_t seq = 0;
+  std::string op;                   ///< all_reduce, barrier, all_gather_into_tensor, ...
+  std::vector<std::int64_t> shape;  ///< this rank's input; empty for none (barrier)
+  std::string dtype;
+  std::string site;      ///< the program's own line that called it: "train.py:61"
+  std::string function;  ///< the function holding that line
+  std::int64_t global_step = 0;
+
+  /// "all_reduce #12 of world (float32[1,4], train.py:61)".
+  std::string describe() const;
+  /// Same op, shape and dtype: what the ranks must agree on at one index.
+  bool same_call(const CollectiveRecord& other) const {
+    return op == other.op && shape == other.shape && dtype == other.dtype;
+  }
+};
+
 /// `[cfg] world_size=8 pp=4 ...`: the effective configuration a trainer says it runs with
 /// (settings_line.h), for comparison with what a gate asked for. Absent values were not printed.
 struct SettingsRecord {
@@ -245,10 +276,10 @@ struct TextLine {
 };
 
 /// Everything a log stream yields, in line order.
-using Record =
-    std::variant<RunRecord, PgReadyRecord, BatchRecord, ModelRecord, LayoutRecord, StepRecord,
-                 HeartbeatRecord, MicroBatchRecord, ShapeRecord, LossRecord, CheckpointRecord,
-                 DigestRecord, DoneRecord, EvalRecord, LoadRecord, SettingsRecord, TextLine>;
+using Record = std::variant<RunRecord, PgReadyRecord, BatchRecord, ModelRecord, LayoutRecord,
+                            StepRecord, HeartbeatRecord, MicroBatchRecord, ShapeRecord, LossRecord,
+                            CheckpointRecord, DigestRecord, DoneRecord, EvalRecord, LoadRecord,
+                            CollectiveRecord, SettingsRecord, TextLine>;
 
 /// The origin of any record.
 const RecordOrigin& origin_of(const Record& record);

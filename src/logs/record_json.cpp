@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "logs/contract_names.h"
 
@@ -66,6 +67,16 @@ struct Writer {
     put(FieldKey::kBound, r.bound);
     put(FieldKey::kSpawnedNprocs, r.spawned_nprocs);
     put(FieldKey::kSpawnInPlace, r.spawn_in_place);
+    put(FieldKey::kStacksSignal, r.stacks_signal);
+    const std::pair<FieldKey, const std::string*> stacks[] = {
+        {FieldKey::kStacksPath, &r.stacks_path},
+        {FieldKey::kStacksUnavailable, &r.stacks_unavailable},
+        {FieldKey::kMainThread, &r.main_thread},
+        {FieldKey::kHost, &r.host},
+        {FieldKey::kLibraryDirs, &r.library_dirs}};
+    for (const auto& [key, value] : stacks) {
+      if (!value->empty()) put(key, *value);
+    }
   }
   void operator()(const PgReadyRecord& r) {
     put(FieldKey::kInitMs, r.init_ms);
@@ -168,6 +179,16 @@ struct Writer {
   }
   void operator()(const LoadRecord& r) {
     put(FieldKey::kPath, r.path);
+    put(FieldKey::kGlobalStep, r.global_step);
+  }
+  void operator()(const CollectiveRecord& r) {
+    put(FieldKey::kGroup, r.group);
+    put(FieldKey::kSeq, r.seq);
+    put(FieldKey::kOp, r.op);
+    if (!r.shape.empty()) put(FieldKey::kShape, r.shape);
+    if (!r.dtype.empty()) put(FieldKey::kDtype, r.dtype);
+    put(FieldKey::kSite, r.site);
+    put(FieldKey::kFn, r.function);
     put(FieldKey::kGlobalStep, r.global_step);
   }
   void operator()(const EvalRecord& r) {

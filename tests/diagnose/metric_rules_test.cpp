@@ -480,6 +480,38 @@ TEST(MetricRules, AStallIsDiagnosedAtTheRankTheWatchdogListsFirst) {
   EXPECT_EQ(d->evidence[2].rank, 0);
 }
 
+// The collective ledger places the first rank: behind the collective the others called, or
+// at one index calling another one (a desync); the card says so, not only the silence.
+TEST(MetricRules, AStallTheLedgerPlacesGetsItsOwnDiagnosis) {
+  LaunchFacts facts;
+  StalledRank behind{1, "after step 2", 5.0};
+  behind.behind = true;
+  behind.collective =
+      "never reached all_reduce #6 of world (float32[1,4], train.py:42), which rank 0 called; "
+      "its last: all_reduce #5 of world (float32[1], train.py:42)";
+  behind.stack = "in wait, called at train.py:22 in load_batch";
+  facts.stalled = {behind, {0, "after step 2", 5.0}};
+  auto all = run({}, nullptr, &facts);
+  const Diagnosis* d = find(all, "rank_behind_collective");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(find(all, "rank_stalled"), nullptr);
+  EXPECT_EQ(d->failed_rank, 1);
+  EXPECT_EQ(d->symptom, "rank 1 made no progress for 5 s: it " + behind.collective);
+  EXPECT_THAT(d->cause,
+              HasSubstr("its main thread is in wait, called at train.py:22 in load_batch"));
+  ASSERT_EQ(d->evidence.size(), 2u);
+
+  StalledRank odd{1, "after step 2", 5.0};
+  odd.desync = true;
+  odd.collective = "called barrier #6 of world (train.py:40) where rank 0 called all_reduce #6";
+  facts.stalled = {odd, {0, "after step 2", 5.0}};
+  all = run({}, nullptr, &facts);
+  d = find(all, "collective_desync");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("it called barrier #6 of world"));
+  EXPECT_THAT(d->cause, HasSubstr("was not asked for its stack"));
+}
+
 TEST(MetricRules, FirstRankToExitBadlyIsNamed) {
   LaunchFacts facts;
   facts.exited = {{0, 1, 0, 105.0}, {2, 0, 9, 100.0}, {1, 0, 0, 90.0}, {3, 1, 0, 0}};
