@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adopt/environment.h"
+#include "core/json_file.h"
 
 namespace bigmac::adopt {
 namespace {
@@ -247,7 +248,7 @@ std::string environment_json(const EnvironmentFacts& f) {
                {"cpus_online", f.cpus_online},
                {"open_files_soft", f.open_files_soft},
                {"open_files_hard", f.open_files_hard}};
-  return j.dump(2) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 }  // namespace bigmac::adopt

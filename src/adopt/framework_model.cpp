@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/json_file.h"
+
 namespace bigmac::adopt {
 namespace {
 
@@ -17,7 +19,7 @@ std::string text_of(const nlohmann::json& e, const char* key) {
   if (v.is_number_float() &&
       v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))
     return std::to_string(static_cast<std::int64_t>(v.get<double>()));
-  return v.dump();
+  return json_text(v);
 }
 
 std::int64_t int_of(const nlohmann::json& e, const char* key, std::int64_t otherwise = 0) {

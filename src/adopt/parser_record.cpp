@@ -5,6 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/json_file.h"
+
 namespace bigmac::adopt {
 namespace {
 
@@ -12,7 +14,7 @@ using nlohmann::json;
 
 std::optional<std::string> default_text(const json& value) {
   if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
-  if (value.is_number_float()) return value.dump();  // the shortest text that reads back
+  if (value.is_number_float()) return json_text(value);  // the shortest text that reads back
   if (value.is_string()) return value.get<std::string>();
   return std::nullopt;
 }

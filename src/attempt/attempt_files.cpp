@@ -1,6 +1,7 @@
 #include "attempt/attempt_files.h"
 
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 #include "report/attempt_records.h"
 #include "report/attempt_result.h"
 
@@ -9,7 +10,8 @@ namespace bigmac::attempt {
 Expected<void> persist_launch_result(const AttemptPlan& plan, const AttemptWatch& watch) {
   return write_file_atomically(
       plan.dir / "result.json",
-      report::to_json(report::attempt_result_of(watch.result, watch.started_at)).dump(2) + "\n");
+      json_text(report::to_json(report::attempt_result_of(watch.result, watch.started_at)), 2) +
+          "\n");
 }
 
 Expected<void> persist_attempt(const AttemptPlan& plan, const AttemptWatch& watch,
@@ -18,21 +20,21 @@ Expected<void> persist_attempt(const AttemptPlan& plan, const AttemptWatch& watc
                                const std::vector<diagnose::Diagnosis>& diagnoses) {
   if (auto w = persist_launch_result(plan, watch); !w) return w;
   const std::vector<logs::RankLog> ranks(evidence.ranks.begin(), evidence.ranks.end());
-  if (auto w =
-          write_file_atomically(plan.dir / report::kAttemptRecordsName,
-                                report::to_json(report::attempt_records_of(ranks)).dump() + "\n");
+  if (auto w = write_file_atomically(
+          plan.dir / report::kAttemptRecordsName,
+          json_text(report::to_json(report::attempt_records_of(ranks))) + "\n");
       !w) {
     return w;
   }
   if (!verdict.passed) {
     if (auto w = write_file_atomically(plan.dir / "diagnosis.json",
-                                       diagnose::to_json(diagnoses).dump(2));
+                                       json_text(diagnose::to_json(diagnoses), 2));
         !w) {
       return w;
     }
   }
   // The verdict last: its presence says the attempt's files are complete.
-  return write_file_atomically(plan.dir / "verdict.json", gates::to_json(verdict).dump(2));
+  return write_file_atomically(plan.dir / "verdict.json", json_text(gates::to_json(verdict), 2));
 }
 
 }  // namespace bigmac::attempt

@@ -64,7 +64,7 @@ Expected<void> write_manifest(const SetAside& aside) {
        "when the run goes on (or move it back by hand)"},
       {"attempt_dir", aside.attempt_dir.string()},
       {"entries", entries}};
-  return write_file_atomically(aside.manifest, doc.dump(2) + "\n");
+  return write_file_atomically(aside.manifest, json_text(doc, 2) + "\n");
 }
 
 fs::path relative_to_run(const SetAside& aside, const fs::path& p) {

@@ -1,5 +1,6 @@
 #include "audit/config_entries.h"
 #include "config/data_file.h"
+#include "core/json_file.h"
 
 namespace bigmac::audit {
 namespace {
@@ -24,8 +25,8 @@ void walk(const nlohmann::json& node, const std::string& path, std::vector<std::
     for (std::size_t i = 0; i < node.size(); ++i) {
       scalars = scalars && node[i].is_primitive();
       if (scalars)
-        text +=
-            (i ? ", " : "") + (node[i].is_string() ? node[i].get<std::string>() : node[i].dump());
+        text += (i ? ", " : "") +
+                (node[i].is_string() ? node[i].get<std::string>() : json_text(node[i]));
     }
     if (scalars) {
       out.push_back(ConfigEntry{keys, SettingValue::from_text(text + "]"), line_of(path)});
@@ -39,7 +40,7 @@ void walk(const nlohmann::json& node, const std::string& path, std::vector<std::
     return;
   }
   out.push_back(ConfigEntry{
-      keys, SettingValue::from_text(node.is_string() ? node.get<std::string>() : node.dump()),
+      keys, SettingValue::from_text(node.is_string() ? node.get<std::string>() : json_text(node)),
       line_of(path)});
 }
 

@@ -475,7 +475,7 @@ Expected<Baseline> load_baseline(const std::filesystem::path& path) {
 
 Expected<void> save_baseline(const std::filesystem::path& path, const Baseline& baseline) {
   if (auto ok = check_recordable(baseline); !ok) return ok;
-  return write_file_atomically(path, to_json(baseline).dump(2) + "\n");
+  return write_file_atomically(path, json_text(to_json(baseline), 2) + "\n");
 }
 
 std::string text_digest(std::string_view text) {

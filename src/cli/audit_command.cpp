@@ -7,6 +7,7 @@
 #include "audit/audit_report.h"
 #include "audit/project_audit.h"
 #include "core/exit_code.h"
+#include "core/json_file.h"
 #include "proc/posix_process_runner.h"
 
 namespace bigmac::cli {
@@ -33,7 +34,7 @@ int run_audit(AuditCommandOptions& options) {
     return to_int(exit_code_for(result.error()));
   }
   if (options.json) {
-    std::cout << audit::audit_json(*result).dump(2) << "\n";
+    std::cout << json_text(audit::audit_json(*result), 2) << "\n";
   } else {
     std::cout << audit::audit_text(*result);
   }

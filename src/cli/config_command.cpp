@@ -5,6 +5,7 @@
 
 #include "cli/common_options.h"
 #include "config/config_printer.h"
+#include "core/json_file.h"
 #include "gates/configuration_check.h"
 
 namespace bigmac::cli {
@@ -45,7 +46,7 @@ int show(const ConfigCommandOptions& options) {
   }
   config::PrintOptions print{options.provenance};
   if (options.json) {
-    std::cout << config::config_to_json(*config, print).dump(2) << "\n";
+    std::cout << json_text(config::config_to_json(*config, print), 2) << "\n";
   } else {
     std::cout << config::format_config(*config, print);
   }

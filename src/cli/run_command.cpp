@@ -16,6 +16,7 @@
 #include "core/atomic_file.h"
 #include "core/disk_reserve.h"
 #include "core/edit_distance.h"
+#include "core/json_file.h"
 #include "core/printable.h"
 #include "diagnose/catalog.h"
 #include "gates/gate_applicability.h"
@@ -193,7 +194,8 @@ int run(const RunRequest& request, RunMode mode) {
       {"strict", options.strict},
       {"stages", options.stages.empty() ? std::string() : fs::absolute(options.stages).string()},
       {"cwd", fs::current_path().string()}};
-  if (auto w = write_file_atomically(run_path / kInvocationFile, recorded.dump(2) + "\n"); !w) {
+  if (auto w = write_file_atomically(run_path / kInvocationFile, json_text(recorded, 2) + "\n");
+      !w) {
     return fail({w.error()});
   }
 
@@ -322,7 +324,7 @@ int plan(const RunRequest& request) {
   }
   if (!errors.empty()) return fail(errors);
   if (request.json) {
-    std::cout << nlohmann::json{{"gates", gates_json}}.dump(2) << "\n";
+    std::cout << json_text(nlohmann::json{{"gates", gates_json}}, 2) << "\n";
   } else {
     std::cout << text;
   }

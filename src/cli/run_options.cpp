@@ -79,7 +79,7 @@ void flatten(const nlohmann::json& j, const std::string& prefix,
     }
     return;
   }
-  out[prefix] = j.dump();
+  out[prefix] = json_text(j);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "config/config_printer.h"
 #include "config/schema.h"
+#include "core/json_file.h"
 
 namespace bigmac::config {
 namespace {
@@ -23,7 +24,7 @@ std::string comment_lines(const std::string& text) {
 }
 
 // JSON string escaping is valid in TOML basic strings and YAML double-quoted scalars alike.
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quoted(const std::string& s) { return json_text(nlohmann::json(s)); }
 
 std::string scalar(const Value& value) {
   if (const auto* s = std::get_if<std::string>(&value)) return quoted(*s);

@@ -153,4 +153,8 @@ std::string_view json_type_name(const nlohmann::json& value) {
   return "not JSON";
 }
 
+std::string json_text(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace bigmac

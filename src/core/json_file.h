@@ -47,6 +47,11 @@ nlohmann::json json_real(double value);
 /// nullopt for anything else.
 std::optional<double> real_from_json(const nlohmann::json& value);
 
+/// `value` as JSON text (indent as nlohmann's dump: -1 one line). Every JSON the tool writes goes
+/// through here: a byte that is not UTF-8 (a rank's output cut mid-character when it was
+/// stopped, a binary line) becomes U+FFFD instead of an exception that would lose the attempt.
+std::string json_text(const nlohmann::json& value, int indent = -1);
+
 /// The JSON type of `value` in words ("a string", "an array", "null") for messages.
 std::string_view json_type_name(const nlohmann::json& value);
 

@@ -32,6 +32,18 @@ std::size_t utf8_sequence(std::string_view text, std::size_t at) {
   return length;
 }
 
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes;
+  // Back over continuation bytes (at most three) to the lead byte of the cut sequence; keep
+  // that sequence only when it ends before the cut.
+  std::size_t lead = end;
+  while (lead > 0 && end - lead < 4 && (static_cast<unsigned char>(text[lead]) & 0xC0) == 0x80)
+    --lead;
+  if (lead < end && (static_cast<unsigned char>(text[lead]) & 0xC0) != 0x80) end = lead;
+  return text.substr(0, end);
+}
+
 std::optional<TextFlaw> find_text_flaw(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     if (text[i] == '\0') return TextFlaw{i, "a NUL byte"};

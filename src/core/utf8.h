@@ -12,6 +12,10 @@ namespace bigmac {
 /// point past U+10FFFF, or a sequence cut off at the end.
 std::size_t utf8_sequence(std::string_view text, std::size_t at);
 
+/// The longest start of `text` of at most `max_bytes` bytes that does not end inside a UTF-8
+/// sequence: a line kept to a length stays whole characters.
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+
 /// The first byte of a string that no process can be handed intact: a NUL (argv and the
 /// environment end a string there) or a byte that is not valid UTF-8.
 struct TextFlaw {

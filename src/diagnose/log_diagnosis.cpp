@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/exit_code.h"
+#include "core/json_file.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
 #include "diagnose/text_scan.h"
@@ -65,7 +66,7 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
   }
   if (options.json) {
     nlohmann::json doc = {{"files", files->size()}, {"diagnoses", to_json(diagnoses)}};
-    out << doc.dump(2) << '\n';
+    out << json_text(doc, 2) << '\n';
   } else {
     print_diagnoses(out, diagnoses);
   }

@@ -96,8 +96,8 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
     const double x = v.get<double>();
     if (!std::isfinite(x)) return problem(fmt::format("expected a finite number, found {}", x));
     if (x < min || (above && x == min)) {
-      return problem(
-          fmt::format("must be {} {}, found {}", above ? "more than" : "at least", min, v.dump()));
+      return problem(fmt::format("must be {} {}, found {}", above ? "more than" : "at least", min,
+                                 json_text(v)));
     }
     return std::nullopt;
   };
@@ -105,11 +105,11 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
     if (!v.is_array())
       return problem(fmt::format("expected an array of names, found {}", json_type_name(v)));
     for (const auto& item : v) {
-      const std::string name = item.is_string() ? item.get<std::string>() : item.dump();
+      const std::string name = item.is_string() ? item.get<std::string>() : json_text(item);
       if (!item.is_string() || std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
         auto near = closest_match(name, allowed);
         return problem(
-            fmt::format("unknown name {} in the list", item.dump()),
+            fmt::format("unknown name {} in the list", json_text(item)),
             near ? fmt::format("did you mean '{}'?", *near) : "known: " + names(allowed));
       }
     }
@@ -119,7 +119,7 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
     case Kind::kPolicy:
       if (!v.is_string() ||
           (v.get<std::string>() != "auto" && !baseline::parse_policy(v.get<std::string>()))) {
-        return problem(fmt::format("unknown comparison policy {}", v.dump()),
+        return problem(fmt::format("unknown comparison policy {}", json_text(v)),
                        "use \"auto\", \"exact\", \"relative\", \"magnitude\" or \"band\" "
                        "(docs/comparison-policies.md)");
       }
@@ -135,9 +135,9 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
     case Kind::kWindow: {
       const auto n = json_integer(v);
       if (!n || *n < 3 || *n % 2 == 0 || *n > 1001) {
-        return problem(
-            fmt::format("expected an odd whole number of steps from 3 to 1001, found {}", v.dump()),
-            "the moving average is centred on each step: 3, 5, 7 …");
+        return problem(fmt::format("expected an odd whole number of steps from 3 to 1001, found {}",
+                                   json_text(v)),
+                       "the moving average is centred on each step: 3, 5, 7 …");
       }
       return std::nullopt;
     }
@@ -145,7 +145,7 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
       const auto n = json_integer(v);
       if (!n || *n < 1 || *n > (1 << 20)) {
         return problem(fmt::format("expected a whole number of steps from 1 to {}, found {}",
-                                   1 << 20, v.dump()));
+                                   1 << 20, json_text(v)));
       }
       return std::nullopt;
     }
@@ -160,7 +160,7 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
       return list(kStepFields);
     case Kind::kSwitch:
       if (!v.is_boolean()) {
-        return problem(fmt::format("expected true or false, found {}", v.dump()));
+        return problem(fmt::format("expected true or false, found {}", json_text(v)));
       }
       return std::nullopt;
     case Kind::kCheckNames:
@@ -170,7 +170,7 @@ std::optional<ParamProblem> check_value(const Rule& rule, const nlohmann::json& 
       }
       for (const auto& item : v) {
         if (!item.is_string()) {
-          return problem(fmt::format("expected check names, found {}", item.dump()));
+          return problem(fmt::format("expected check names, found {}", json_text(item)));
         }
       }
       return std::nullopt;

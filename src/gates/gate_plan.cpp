@@ -10,6 +10,7 @@
 #include "config/constraints.h"
 #include "config/schema.h"
 #include "core/checked_integer.h"
+#include "core/json_file.h"
 #include "launch/trainer_invocation.h"
 
 namespace bigmac::gates {
@@ -256,8 +257,9 @@ Expected<GatePlan> plan_gate(const GateSpec& spec, const config::Config& base,
     plan.inputs[key] = config::value_to_string(entry.get(c));
   }
   for (const auto& [key, value] : spec.raw_launch.items())
-    plan.inputs["gate.launch." + key] = value.dump();
-  for (const auto& [key, value] : spec.params.items()) plan.inputs["gate." + key] = value.dump();
+    plan.inputs["gate.launch." + key] = json_text(value);
+  for (const auto& [key, value] : spec.params.items())
+    plan.inputs["gate." + key] = json_text(value);
   std::string checks;
   for (const CheckSpec& check : spec.checks) checks += check.name + " ";
   plan.inputs["gate.checks"] = checks;

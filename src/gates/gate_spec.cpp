@@ -117,7 +117,7 @@ void check_params(const nlohmann::json& params, const std::vector<CheckSpec>& ch
       const std::string hint = did_you_mean(name, names);
       errors.push_back(
           locate("params.required_checks",
-                 fmt::format("required_checks names {}, not a check of this gate", v.dump()),
+                 fmt::format("required_checks names {}, not a check of this gate", json_text(v)),
                  hint.empty() ? "checks of this gate: " + list(names) : hint));
     }
   }
@@ -450,7 +450,7 @@ tl::expected<GateSpec, Errors> apply_overrides(
       if (!same_kind(spec.params[key], given)) {
         errors.push_back(
             locate(key, fmt::format("{} expects a value like {} (from {}), found {}", key,
-                                    spec.params[key].dump(), spec.path, given.dump())));
+                                    json_text(spec.params[key]), spec.path, json_text(given))));
         continue;
       }
       spec.params[key] = given;

@@ -173,7 +173,7 @@ Expected<std::string> create_attempt_folder(const std::filesystem::path& folder)
 }
 
 Expected<void> RunDirectory::save(const RunState& state) const {
-  return write_file_atomically(state_file(), to_json(state).dump(2) + "\n");
+  return write_file_atomically(state_file(), json_text(to_json(state), 2) + "\n");
 }
 
 Expected<std::optional<RunState>> RunDirectory::load() const {

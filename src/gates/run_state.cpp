@@ -200,7 +200,7 @@ Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::strin
         return tl::unexpected(
             state_error(path, "gates." + r.id + ".attempts",
                         fmt::format("expected a count from 0 up, found {}",
-                                    g.value("attempts", nlohmann::json()).dump())));
+                                    json_text(g.value("attempts", nlohmann::json())))));
       }
       r.attempts = static_cast<int>(*attempts);
       r.note = g.value("note", "");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_file.h"
 #include "gates/run_directory.h"
 
 namespace bigmac::gates {
@@ -105,7 +106,7 @@ StatusOutput status_command(const std::string& run_dir, bool json) {
     nlohmann::json j = status_json(*state);
     j["held_by_pid"] = holder ? nlohmann::json(*holder) : nlohmann::json(nullptr);
     if (state->phase() == RunPhase::kRunning && !holder) j["phase"] = "stopped-mid-gate";
-    return StatusOutput{ExitCode::kOk, j.dump(2) + "\n"};
+    return StatusOutput{ExitCode::kOk, json_text(j, 2) + "\n"};
   }
   return StatusOutput{ExitCode::kOk, format_status(*state, run_dir, holder)};
 }

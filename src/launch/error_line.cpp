@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/trim.h"
+#include "core/utf8.h"
 
 namespace bigmac::launch {
 namespace {
@@ -35,7 +36,7 @@ bool mentions_failure(std::string_view s) {
 void ErrorLine::add(std::string_view raw) {
   std::string_view line = trim(raw);
   if (line.empty()) return;
-  std::string kept(line.substr(0, kMaxKept));
+  std::string kept(utf8_prefix(line, kMaxKept));
   // A traceback ends with its exception; a chained one repeats — the first exception is the cause.
   if (exception_.empty() && is_exception_line(line)) exception_ = kept;
   if (mention_.empty() && mentions_failure(line)) mention_ = kept;

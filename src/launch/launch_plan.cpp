@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 
 namespace bigmac::launch {
 
@@ -141,7 +142,7 @@ nlohmann::json to_json(const LaunchPlan& plan) {
 }
 
 Expected<void> write_plan(const LaunchPlan& plan, const std::filesystem::path& path) {
-  return write_file_atomically(path, to_json(plan).dump(2) + "\n");
+  return write_file_atomically(path, json_text(to_json(plan), 2) + "\n");
 }
 
 }  // namespace bigmac::launch

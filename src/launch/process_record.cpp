@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/json_file.h"
 
 namespace bigmac::launch {
 
@@ -11,7 +12,7 @@ Expected<void> write_process_record(const std::filesystem::path& path,
   nlohmann::json j;
   j["pgid"] = record.pgid;
   j["pids"] = record.pids;
-  return write_file_atomically(path, j.dump() + "\n");
+  return write_file_atomically(path, json_text(j) + "\n");
 }
 
 Expected<std::optional<ProcessRecord>> read_process_record(const std::filesystem::path& path) {

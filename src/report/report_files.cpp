@@ -8,6 +8,7 @@
 #include "core/atomic_file.h"
 #include "core/file_creation.h"
 #include "core/file_error.h"
+#include "core/json_file.h"
 #include "report/html_report.h"
 #include "report/junit_xml.h"
 #include "report/markdown_summary.h"
@@ -43,7 +44,7 @@ std::string_view report_file_name(ReportFormat format) {
 std::string render_report(const ReportInput& input, ReportFormat format) {
   switch (format) {
     case ReportFormat::kJson:
-      return summary_json(input).dump(2) + "\n";
+      return json_text(summary_json(input), 2) + "\n";
     case ReportFormat::kJunit:
       return render_junit(input);
     case ReportFormat::kMarkdown:

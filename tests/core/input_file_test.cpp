@@ -90,6 +90,18 @@ TEST(JsonFile, ErrorsSayWhereAndWhy) {
   EXPECT_EQ(trailing.error().hint.find("truncated"), std::string::npos);
 }
 
+TEST(JsonFile, TextThatIsNotUtf8IsWrittenWithAReplacementNotAnException) {
+  // A rank's progress bar cut mid-character when the rank was stopped: "\xe2\x96" of a block.
+  const nlohmann::json doc = {{"line", "loss 5.1 |\xe2\x96\x88\xe2\x96"}, {"ok", "caf\xc3\xa9"}};
+  EXPECT_THROW((void)doc.dump(), nlohmann::json::type_error);  // what json_text spares
+  const std::string text = json_text(doc, 2);
+  auto back = parse_json(text, "result.json");
+  ASSERT_TRUE(back) << back.error().format();
+  EXPECT_EQ((*back)["line"], "loss 5.1 |\xe2\x96\x88\xef\xbf\xbd");  // U+FFFD for the cut one
+  EXPECT_EQ((*back)["ok"], "caf\xc3\xa9");
+  EXPECT_EQ(json_text(nlohmann::json{{"a", 1}}), R"({"a":1})");
+}
+
 TEST(JsonFile, IntegersNeverWrap) {
   EXPECT_EQ(json_integer(nlohmann::json::parse("9223372036854775807")), INT64_MAX);
   EXPECT_EQ(json_integer(nlohmann::json::parse("-9223372036854775808")), INT64_MIN);

@@ -33,4 +33,21 @@ TEST(Utf8Test, TheFirstFlawIsNamedWithItsOffset) {
 }
 
 }  // namespace
+TEST(Utf8Test, APrefixNeverEndsInsideACharacter) {
+  const std::string_view bar =
+      "ab\xe2\x96\x88"
+      "cd";  // "ab█cd", the block is 3 bytes
+  EXPECT_EQ(utf8_prefix(bar, 2), "ab");
+  EXPECT_EQ(utf8_prefix(bar, 3), "ab");
+  EXPECT_EQ(utf8_prefix(bar, 4), "ab");
+  EXPECT_EQ(utf8_prefix(bar, 5), "ab\xe2\x96\x88");
+  EXPECT_EQ(utf8_prefix(bar, 6),
+            "ab\xe2\x96\x88"
+            "c");
+  EXPECT_EQ(utf8_prefix(bar, 100), bar);
+  EXPECT_EQ(utf8_prefix("", 0), "");
+  // Not UTF-8 to begin with: cut where asked, nothing worse.
+  EXPECT_EQ(utf8_prefix("\x80\x80\x80\x80\x80x", 5), "\x80\x80\x80\x80\x80");
+}
+
 }  // namespace bigmac

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/utf8.h"
+
 namespace bigmac::launch {
 namespace {
 
@@ -38,4 +40,16 @@ TEST(ErrorLine, ProseWithColonIsNotAnException) {
 }
 
 }  // namespace
+TEST(ErrorLine, ALongLineIsKeptToWholeCharacters) {
+  // A progress bar of 3-byte blocks, longer than what is kept: the cut falls between blocks.
+  std::string bar = "RuntimeError: ";
+  for (int i = 0; i < 300; ++i) bar += "\xe2\x96\x88";
+  ErrorLine e;
+  e.add(bar);
+  const std::string kept = e.best();
+  EXPECT_LE(kept.size(), 500u);
+  EXPECT_GE(kept.size(), 498u);
+  EXPECT_FALSE(find_text_flaw(kept)) << kept.size();
+}
+
 }  // namespace bigmac::launch

@@ -209,6 +209,12 @@ def bring_up(name, root, planted=None, band=False):
     return adopt, result, summary
 
 
+def said(result):
+    """What a run printed, for a failed assertion: the ends of stdout and of stderr (an exit 3
+    says why it could not run a gate on stderr only)."""
+    return f"stdout:\n{result[1][-3000:]}\nstderr:\n{result[2][-3000:]}"
+
+
 def statuses(summary):
     return {g["id"]: g["status"] for g in summary["gates"]} if summary else {}
 
@@ -350,7 +356,7 @@ class Programs(unittest.TestCase):
         gates, check, phrase = expected
         self.assertIsNotNone(summary, result[1][-3000:] + result[2][-3000:])
         self.assertEqual(statuses(summary), gates, result[1][-4000:])
-        self.assertEqual(result[0], 0 if check is None else 1, result[1][-3000:])
+        self.assertEqual(result[0], 0 if check is None else 1, said(result))
         if check is not None:
             failed = [g for g in summary["gates"] if g["status"] == "failed"]
             self.assertEqual(failed[0].get("failed_check"), check, json.dumps(failed[0])[:3000])
@@ -359,7 +365,7 @@ class Programs(unittest.TestCase):
     def planted(self, name, plant, band=False):
         adopt, result, summary = bring_up(name, self.root, planted=plant, band=band)
         self.assertEqual(adopt[0], 0, adopt[1] + adopt[2])
-        self.assertEqual(result[0], 1, result[1][-3000:])
+        self.assertEqual(result[0], 1, said(result))
         got = statuses(summary)
         gate = PLANT_GATES.get(plant, "dp")
         order = [g["id"] for g in summary["gates"]]

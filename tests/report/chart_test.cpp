@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/json_file.h"
 #include "report/attempt_result.h"
 #include "report/axis_ticks.h"
 #include "report/line_chart.h"
@@ -191,6 +192,21 @@ TEST(AttemptResult, FromALaunchResult) {
   EXPECT_FALSE(r.ranks[1].exit_code);
   EXPECT_EQ(r.ranks[1].signal, "SIGKILL");
   EXPECT_EQ(r.ranks[1].first_error_line, "RuntimeError: boom");
+}
+
+TEST(AttemptResult, ALineCutMidCharacterIsWrittenNotLost) {
+  // A rank stopped while its progress bar was being written: its last bytes end mid-character.
+  launch::RunResult result;
+  result.status = launch::RunStatus::kStoppedEarly;
+  launch::RankOutcome cut;
+  cut.rank = 0;
+  cut.exit = proc::ExitStatus{0, 15};
+  cut.first_error_line = "Training:  60%|\xe2\x96\x88\xe2\x96\x88\xe2";
+  result.ranks = {cut};
+  const std::string text = json_text(to_json(attempt_result_of(result, 1764412800.0)), 2);
+  auto back = parse_json(text, "result.json");
+  ASSERT_TRUE(back) << back.error().format();
+  EXPECT_NE(text.find("Training:  60%"), std::string::npos) << text;
 }
 
 }  // namespace
