@@ -5,8 +5,12 @@ or aborts inside one has already logged which it was; comparing the ranks' last 
 the rank that never reached a collective from those waiting in it, and ranks that called
 different collectives (or the same one with other shapes) at the same index.
 
+Point-to-point transfers (send, recv, isend, irecv, batch_isend_irecv) are entries too, on
+their channel `0->1` (sender -> receiver), numbered on both sides: a rank that waits in recv #3
+from rank 0 while rank 0's last send to it was #2 names rank 0.
+
 Not seen here: collectives issued from C++ (DDP's gradient buckets, functional collectives
-traced into a graph); point-to-point transfers have their own `shape` events."""
+traced into a graph)."""
 import json
 import os
 import sys
@@ -51,6 +55,7 @@ class Ledger:
         self._library = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs)
         self._is_library = {}  # co_filename -> bool
         self.depth = 0  # inside a logged collective: the ones it makes are part of it
+        self._rank = None  # this process's global rank, once a transfer needed it
 
     def group_key(self, group):
         """`world`, else the group's global ranks (`0,2`): the same on every member."""
@@ -103,12 +108,23 @@ class Ledger:
             position = GROUP_POSITIONS.get(op)
             if position is not None and len(args) > position and not isinstance(args[position], bool):
                 group = args[position]
-        key = self.group_key(group)
+        self._write(op, self.group_key(group), tensor)
+
+    def record_p2p(self, op, where, tensor, peer):
+        """A send or receive: numbered on its channel from sender to receiver (`0->1`), so the
+        sender's n-th send to a rank and that rank's n-th receive from it share an index."""
+        if self._rank is None:
+            self._rank = self.probe.torch.distributed.get_rank()
+        other = "any" if peer is None else int(peer)
+        key = f"{self._rank}->{other}" if where == "send" else f"{other}->{self._rank}"
+        self._write(op, key, tensor)
+
+    def _write(self, op, key, tensor):
         n = self.seq.get(key, 0)
         self.seq[key] = n + 1
         step = self.probe.steps.global_step if self.probe.steps is not None else 0
         body = f',"group":{json.dumps(key)},"seq":{n},"op":"{op}"{self.call_site()},"global_step":{step}'
-        if isinstance(tensor, torch.Tensor):
+        if isinstance(tensor, self.probe.torch.Tensor):
             shape = ",".join(str(d) for d in tensor.shape)
             body += f',"shape":[{shape}],"dtype":"{str(tensor.dtype)[6:]}"'
         self.probe.ensure_run()

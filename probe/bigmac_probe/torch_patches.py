@@ -155,6 +155,13 @@ def _p2p_peer(probe, peer, group, group_peer):
     return group_peer if group is None else dist.get_global_rank(group, group_peer)
 
 
+def log_p2p(probe, op, where, tensor, peer):
+    """A transfer's ledger entry (ledger.py), then its `shape` event."""
+    if probe.ledger is not None:
+        probe.ledger.record_p2p(op, where, tensor, peer)
+    probe.on_p2p(op, where, tensor, peer)
+
+
 def wrap_p2p(probe, original, op, where, peer_name):
     """dist.send/recv/isend/irecv: the shape is logged before the transfer, so a transfer
     that fails or hangs still leaves its evidence. Logged once, by the outermost call: PyTorch
@@ -168,8 +175,8 @@ def wrap_p2p(probe, original, op, where, peer_name):
         if probe.failsafe.active:
             peer = args[0] if args else kwargs.get(peer_name)
             group = args[1] if len(args) > 1 else kwargs.get("group")
-            probe.guard("p2p", lambda: probe.on_p2p(
-                op, where, tensor, _p2p_peer(probe, peer, group, kwargs.get(group_peer_name))))
+            probe.guard("p2p", log_p2p, probe, op, where, tensor,
+                        _p2p_peer(probe, peer, group, kwargs.get(group_peer_name)))
         probe.in_p2p = True
         try:
             return original(tensor, *args, **kwargs)
@@ -187,7 +194,7 @@ def wrap_batch_p2p(probe, original, sends):
             def log_ops():
                 for p in p2p_op_list:
                     where = "send" if p.op in sends else "recv"
-                    probe.on_p2p(f"batch_i{where}", where, p.tensor, p.peer)
+                    log_p2p(probe, f"batch_i{where}", where, p.tensor, p.peer)
             probe.guard("p2p", log_ops)
         probe.in_p2p = True
         try:

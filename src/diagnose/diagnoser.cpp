@@ -88,6 +88,13 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
   // in any log leads it.
   std::stable_partition(first.begin(), first.end(),
                         [](const Diagnosis& d) { return d.klass != "peer_exited"; });
+  // Ranks that died after their collective ledgers parted: the backend's error (Gloo's size
+  // check, a timeout, a closed connection) is what the mismatch did, and the ledgers say which
+  // call on which line of each rank it was.
+  if (!input.exit_errors.empty()) {
+    std::stable_partition(first.begin(), first.end(),
+                          [](const Diagnosis& d) { return d.id == "collective_split"; });
+  }
   drop_disproved(first, input);
   return first;
 }

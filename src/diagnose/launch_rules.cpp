@@ -4,6 +4,7 @@
 
 #include "baseline/replica_sync.h"
 #include "diagnose/rule_finding.h"
+#include "logs/ledger.h"
 
 namespace bigmac::diagnose::detail {
 namespace {
@@ -344,9 +345,55 @@ void first_exit(const MetricInput& in, std::vector<Finding>& out) {
                  first->rank});
 }
 
+// The ranks' collective ledgers, compared whole: the first index where the calls differ. For a
+// run that ended (Gloo's size check aborts one rank, the others lose their peer; NCCL's watchdog
+// times out); a stall's ledger is placed by the watchdog (launch_facts) and names the same rank
+// as the stall list.
+void ledger_split(const MetricInput& in, std::vector<Finding>& out) {
+  if (in.launch != nullptr && !in.launch->stalled.empty()) return;
+  std::map<int, std::vector<logs::CollectiveRecord>> ledgers;
+  std::map<int, const std::string*> files;
+  for (const logs::RankLog& log : in.logs) {
+    if (log.collectives.empty()) continue;
+    const int rank = log.collectives.front().at.rank;
+    auto& mine = ledgers[rank];
+    mine.insert(mine.end(), log.collectives.begin(), log.collectives.end());
+    files[rank] = &log.label();
+  }
+  if (ledgers.size() < 2) return;
+  const auto split = logs::first_split(ledgers);
+  if (!split) return;
+  std::vector<std::string> sites;
+  Finding f{"collective_split", {}, {}, split->odd.front()};
+  std::int64_t step = -1;
+  for (const logs::CollectiveRecord& c : split->calls) {
+    if (!c.site.empty() && std::find(sites.begin(), sites.end(), c.site) == sites.end())
+      sites.push_back(c.site);
+    if (step < 0) step = c.global_step;
+    const Sourced<logs::CollectiveRecord> at{&c, files[c.at.rank]};
+    f.evidence.push_back(evidence_of(at, "called " + c.describe()));
+  }
+  // The odd call out, or with no majority every rank there.
+  const std::string odd =
+      split->odd.size() == 1
+          ? fmt::format("rank {} made another call there than the others", split->odd.front())
+      : split->odd.size() == split->calls.size()
+          ? fmt::format("ranks {} made different calls there", fmt::join(split->odd, " and "))
+          : fmt::format("ranks {} made another call there than the others",
+                        fmt::join(split->odd, ", "));
+  f.values = {{"odd", odd},
+              {"collective", split->describe()},
+              {"step", std::to_string(step)},
+              {"kind", split->different_ops ? "different collectives"
+                                            : "the same collective with different shapes"},
+              {"sites", fmt::format("{}", fmt::join(sites, " and "))}};
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 void launch_rules(const MetricInput& in, std::vector<Finding>& out) {
+  ledger_split(in, out);
   process_group(in, out);
   not_distributed(in, out);
   resumed_checkpoint(in, out);

@@ -467,6 +467,7 @@ const std::vector<MetricRuleSpec>& specs() {
       {"rank_stalled", {"rank", "where", "idle_s"}},
       {"rank_behind_collective", {"rank", "idle_s", "collective", "stack"}},
       {"collective_desync", {"rank", "idle_s", "collective", "stack"}},
+      {"collective_split", {"odd", "collective", "step", "kind", "sites"}},
       {"multiple_checkpoint_writers", {"ranks", "count"}},
       {"world_size_exceeds_processes", {"planned", "started"}},
       {"env_mismatch", {"name", "values"}},

@@ -98,9 +98,9 @@ class Execution {
   std::map<int, std::size_t> by_spec_rank_;
   std::map<int, ErrorLine> rank_errors_;
   std::map<int, RankPlacement> placements_;
-  std::map<int, StackTarget> stack_targets_;               // from each rank's probe `run` line
-  std::vector<RankStack> stacks_;                          // asked for at a stall
-  std::map<int, logs::CollectiveRecord> last_collective_;  // each rank's last ledger entry
+  std::map<int, StackTarget> stack_targets_;  // from each rank's probe `run` line
+  std::vector<RankStack> stacks_;             // asked for at a stall
+  std::map<int, logs::RankLedger> ledgers_;   // each rank's ledger, as far as it got
   std::vector<ProcessFailure> failures_;
   std::vector<std::string> cleanup_problems_;
   void note_cleanup(std::string problem) {
@@ -132,8 +132,9 @@ void Execution::observe(const logs::Record& record, int rank, Clock::time_point 
     target.rank = rank;
     stack_targets_[rank] = std::move(target);
   } else if (const auto* coll = std::get_if<logs::CollectiveRecord>(&record)) {
-    logs::CollectiveRecord& kept = last_collective_[rank] = *coll;
-    kept.at.rank = rank;
+    logs::CollectiveRecord entry = *coll;
+    entry.at.rank = rank;
+    ledgers_[rank].add(entry);
   }
   const Clock::time_point logged =
       line_clock_.place(rank, logs::origin_of(record).t, now, now_wall);
@@ -473,7 +474,7 @@ RunResult Execution::finish(RunStatus status) {
   if (!result.failures.empty()) result.root_cause = result.failures.front();
   if (status == RunStatus::kStalled) {
     result.stalls = last_verdict_.stalls;
-    attribute_stalls(result.stalls, stacks_, last_collective_);
+    attribute_stalls(result.stalls, stacks_, ledgers_);
     result.stacks = stacks_;
   }
   result.non_finite = last_verdict_.non_finite;

@@ -304,89 +304,92 @@ std::vector<RankStack> request_stacks(const std::map<int, StackTarget>& targets,
 
 namespace {
 
-bool member_of(const std::string& group, int rank) {
-  if (group.empty() || group == "world") return true;
-  std::size_t start = 0;
-  while (start < group.size()) {
-    const std::size_t end = std::min(group.find(',', start), group.size());
-    if (group.compare(start, end - start, std::to_string(rank)) == 0) return true;
-    start = end + 1;
-  }
-  return false;
+std::string ranks_text(const std::vector<int>& ranks) {
+  return ranks.size() == 1 ? fmt::format("rank {}", ranks.front())
+                           : fmt::format("ranks {}", fmt::join(ranks, ", "));
 }
 
-// The ledger's view: the group most stalled ranks logged last, the highest index reached on it,
-// and who is behind or called something else there.
+// The ledgers' view. Where the stalled ranks' recent entries part (at one index of one group,
+// different calls: another collective or another shape), the ranks whose call is not the
+// majority's desync, and the rest follows from it. Else a stalled rank that waits (not
+// `elsewhere` by its stack) is in its current call, and every other stalled member of that
+// call's group whose ledger there stops short of it never reached it (behind).
 void attribute_collectives(std::vector<Stall>& stalls,
-                           const std::map<int, logs::CollectiveRecord>& last) {
-  std::map<std::string, int> votes;
+                           const std::map<int, logs::RankLedger>& ledgers) {
+  auto ledger_of = [&](int rank) -> const logs::RankLedger* {
+    auto it = ledgers.find(rank);
+    return it == ledgers.end() ? nullptr : &it->second;
+  };
+  std::map<int, std::vector<logs::CollectiveRecord>> recent;
   for (const Stall& s : stalls) {
-    if (auto it = last.find(s.rank); it != last.end()) ++votes[it->second.group];
+    if (const logs::RankLedger* l = ledger_of(s.rank)) recent[s.rank] = l->recent_entries();
   }
-  if (votes.empty()) return;
-  const std::string group =
-      std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
-        return a.second < b.second;
-      })->first;
-  const logs::CollectiveRecord* furthest = nullptr;
-  for (const auto& [rank, c] : last) {
-    if (c.group == group && (furthest == nullptr || c.seq > furthest->seq)) furthest = &c;
-  }
-  if (furthest == nullptr) return;
-  // At the furthest index: how many ranks made each call there.
-  std::vector<std::pair<const logs::CollectiveRecord*, int>> calls;
-  for (const auto& [rank, c] : last) {
-    if (c.group != group || c.seq != furthest->seq) continue;
-    auto same = std::find_if(calls.begin(), calls.end(),
-                             [&](const auto& k) { return k.first->same_call(c); });
-    if (same == calls.end()) {
-      calls.emplace_back(&c, 1);
-    } else {
-      ++same->second;
-    }
-  }
-  const auto majority = std::max_element(
-      calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  const bool tie = std::count_if(calls.begin(), calls.end(),
-                                 [&](const auto& k) { return k.second == majority->second; }) > 1;
-  std::vector<int> callers;  // the ranks that made the furthest call
-  for (const auto& [rank, c] : last) {
-    if (c.group == group && c.seq == furthest->seq && c.same_call(*furthest))
-      callers.push_back(rank);
-  }
-  const std::string who = callers.size() == 1 ? fmt::format("rank {}", callers.front())
-                                              : fmt::format("ranks {}", fmt::join(callers, ", "));
-  for (Stall& s : stalls) {
-    if (!member_of(group, s.rank)) continue;
-    const auto it = last.find(s.rank);
-    const logs::CollectiveRecord* mine =
-        it != last.end() && it->second.group == group ? &it->second : nullptr;
-    if (mine == nullptr || mine->seq < furthest->seq) {
-      s.behind = true;
-      s.collective =
-          fmt::format("never reached {}, which {} called; its last: {}", furthest->describe(), who,
-                      mine ? mine->describe() : "no collective on " + group);
-    } else if (calls.size() > 1 && (tie || !majority->first->same_call(*mine))) {
-      // The odd call out; with no majority (two ranks, two calls) each names the others.
-      s.desync = true;
+  if (const auto split = logs::first_split(recent)) {
+    const bool tie = split->odd.size() == split->calls.size();
+    for (Stall& s : stalls) {
+      auto mine =
+          std::find_if(split->calls.begin(), split->calls.end(),
+                       [&](const logs::CollectiveRecord& c) { return c.at.rank == s.rank; });
+      if (mine == split->calls.end() ||
+          std::find(split->odd.begin(), split->odd.end(), s.rank) == split->odd.end())
+        continue;
+      // Against the majority's call, or with no majority every other rank's.
       std::vector<std::string> others;
-      for (const auto& [call, count] : calls) {
-        if (call->same_call(*mine) || (!tie && call != majority->first)) continue;
-        others.push_back(fmt::format("rank {} called {}", call->at.rank, call->describe()));
+      for (const logs::CollectiveRecord& c : split->calls) {
+        if (c.at.rank == s.rank || c.same_call(*mine)) continue;
+        if (!tie && std::find(split->odd.begin(), split->odd.end(), c.at.rank) != split->odd.end())
+          continue;
+        others.push_back(fmt::format("rank {} called {}", c.at.rank, c.describe()));
+        if (!tie) break;
       }
+      s.desync = true;
       s.collective = fmt::format(
           "called {} where {}: the ranks call different collectives at one index (desync)",
           mine->describe(), fmt::join(others, "; "));
-    } else {
-      s.collective = "last collective " + mine->describe();
     }
+  } else {
+    // (group, seq) -> the waiting ranks' calls there; the call most ranks wait in first.
+    std::map<std::pair<std::string, std::int64_t>, std::vector<const logs::CollectiveRecord*>>
+        waits;
+    for (const Stall& s : stalls) {
+      const logs::RankLedger* l = ledger_of(s.rank);
+      if (l != nullptr && !s.elsewhere)
+        waits[{l->current.group, l->current.seq}].push_back(&l->current);
+    }
+    std::vector<std::vector<const logs::CollectiveRecord*>> by_crowd;
+    for (auto& [where, calls] : waits) by_crowd.push_back(std::move(calls));
+    std::stable_sort(by_crowd.begin(), by_crowd.end(),
+                     [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    for (const auto& calls : by_crowd) {
+      const logs::CollectiveRecord& call = *calls.front();
+      std::vector<int> callers;
+      for (const logs::CollectiveRecord* c : calls) callers.push_back(c->at.rank);
+      for (Stall& s : stalls) {
+        if (s.behind || !logs::member_of(call.group, s.rank)) continue;
+        const logs::RankLedger* l = ledger_of(s.rank);
+        const logs::CollectiveRecord* mine = nullptr;
+        if (l != nullptr) {
+          if (auto it = l->last_on.find(call.group); it != l->last_on.end()) mine = &it->second;
+        }
+        if (mine != nullptr && mine->seq >= call.seq) continue;
+        s.behind = true;
+        s.collective = fmt::format("never reached {}, which {} called; its last: {}",
+                                   call.describe(), ranks_text(callers),
+                                   mine ? mine->describe() : "no collective on " + call.group);
+      }
+    }
+  }
+  for (Stall& s : stalls) {
+    const logs::RankLedger* l = ledger_of(s.rank);
+    if (s.collective.empty() && l != nullptr)
+      s.collective = "last collective " + l->current.describe();
   }
 }
 
 }  // namespace
 
 void attribute_stalls(std::vector<Stall>& stalls, const std::vector<RankStack>& stacks,
-                      const std::map<int, logs::CollectiveRecord>& last) {
+                      const std::map<int, logs::RankLedger>& ledgers) {
   auto stack_of = [&](int rank) -> const RankStack* {
     for (const RankStack& s : stacks) {
       if (s.rank == rank) return &s;
@@ -404,7 +407,7 @@ void attribute_stalls(std::vector<Stall>& stalls, const std::vector<RankStack>& 
   if (!some_wait) {
     for (Stall& stall : stalls) stall.elsewhere = false;
   }
-  attribute_collectives(stalls, last);
+  attribute_collectives(stalls, ledgers);
   // The culprit first: behind by the ledger, then the odd call out, then elsewhere by its stack.
   auto rank_of = [](const Stall& s) { return s.behind ? 0 : s.desync ? 1 : s.elsewhere ? 2 : 3; };
   std::stable_sort(stalls.begin(), stalls.end(),

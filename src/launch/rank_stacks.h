@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "launch/watchdog.h"
+#include "logs/ledger.h"
 #include "logs/record.h"
 
 namespace bigmac::launch {
@@ -79,13 +80,13 @@ std::vector<RankStack> request_stacks(const std::map<int, StackTarget>& targets,
                                       const std::vector<pid_t>& roots,
                                       std::chrono::milliseconds wait);
 
-/// Each stall gets its rank's place: its last collective against the others' (`last`, the
-/// probe's ledger, by rank) and its stack. The culprit goes first, the order every report names
+/// Each stall gets its rank's place: its ledger against the others' (`ledgers`, the probe's
+/// `coll` events, by rank) and its stack. The culprit goes first, the order every report names
 /// ranks in (the stall list, the Symptom, the card): a rank that never reached the collective
 /// the others are in; else, at one index, the rank whose call differs from the most ranks'
 /// (a desync); else a rank outside any torch.distributed call and backward while the others
 /// wait in them. Without any of that the watchdog's order stands.
 void attribute_stalls(std::vector<Stall>& stalls, const std::vector<RankStack>& stacks,
-                      const std::map<int, logs::CollectiveRecord>& last);
+                      const std::map<int, logs::RankLedger>& ledgers);
 
 }  // namespace bigmac::launch

@@ -190,6 +190,8 @@ RankLog merge_probe_log(RankLog out, RankLog probe, const ProbeMerge& how) {
   take_events(out.micro_batches, probe.micro_batches, sources["micro_batches"]);
   take_events(out.losses, probe.losses, sources["stage_losses"]);
   take_events(out.heartbeats, probe.heartbeats, sources["heartbeats"]);
+  // The collective ledger (docs/probe.md): what a desync's diagnosis compares across ranks.
+  take_events(out.collectives, probe.collectives, sources["collectives"]);
 
   if (const BatchRecord* p = probe.batch()) {
     if (out.batches.empty()) {

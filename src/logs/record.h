@@ -232,7 +232,7 @@ struct LoadRecord {
 /// docs/probe.md): the n-th (`seq`, from 0) on its process group, in program order.
 struct CollectiveRecord {
   RecordOrigin at;
-  std::string group;  ///< "world", or the group's global ranks ("0,2")
+  std::string group;  ///< "world", the group's global ranks ("0,2"), or a p2p channel ("0->1")
   std::int64_t seq = 0;
   std::string op;                   ///< all_reduce, barrier, all_gather_into_tensor, ...
   std::vector<std::int64_t> shape;  ///< this rank's input; empty for none (barrier)
@@ -243,9 +243,14 @@ struct CollectiveRecord {
 
   /// "all_reduce #12 of world (float32[1,4], train.py:61)".
   std::string describe() const;
-  /// Same op, shape and dtype: what the ranks must agree on at one index.
+  /// A point-to-point channel ("0->1": sends from rank 0 to rank 1, numbered on both sides).
+  bool p2p() const { return group.find("->") != std::string::npos; }
+  /// Same op, shape and dtype: what the ranks must agree on at one index. On a p2p channel
+  /// one side sends and the other receives: they agree on the tensor. all_to_all(_single) may
+  /// split unevenly: each rank's input has its own size.
   bool same_call(const CollectiveRecord& other) const {
-    return op == other.op && shape == other.shape && dtype == other.dtype;
+    const bool uneven = op.starts_with("all_to_all");
+    return (p2p() || op == other.op) && (uneven || shape == other.shape) && dtype == other.dtype;
   }
 };
 

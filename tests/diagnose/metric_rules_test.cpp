@@ -512,6 +512,45 @@ TEST(MetricRules, AStallTheLedgerPlacesGetsItsOwnDiagnosis) {
   EXPECT_THAT(d->cause, HasSubstr("was not asked for its stack"));
 }
 
+logs::CollectiveRecord coll(int rank, std::int64_t seq, std::vector<std::int64_t> shape,
+                            std::string site) {
+  logs::CollectiveRecord c;
+  c.at = at(rank, 10 + seq, 100.0 + static_cast<double>(seq));
+  c.group = "world";
+  c.seq = seq;
+  c.op = "all_reduce";
+  c.shape = std::move(shape);
+  c.dtype = "float32";
+  c.site = std::move(site);
+  c.global_step = seq / 2;
+  return c;
+}
+
+TEST(MetricRules, RanksWhoseLedgersPartAreNamedWithEveryRanksLineWhenTheRunEnded) {
+  // Rank 1 called one all_reduce more, of another size: Gloo aborts on the sizes.
+  const auto all =
+      run({{"probe-rank0.jsonl", {coll(0, 5, {1}, "t.py:42"), coll(0, 6, {1, 4}, "t.py:42")}},
+           {"probe-rank1.jsonl", {coll(1, 5, {1}, "t.py:42"), coll(1, 6, {145}, "t.py:39")}}});
+  const Diagnosis* d = find(all, "collective_split");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->symptom,
+            "the ranks' collectives part at step 3, all_reduce #6 of world: rank 0 called "
+            "all_reduce (float32[1,4], t.py:42); rank 1 called all_reduce (float32[145], "
+            "t.py:39): the same collective with different shapes at one index");
+  EXPECT_THAT(d->cause, HasSubstr("ranks 0 and 1 made different calls there"));
+  EXPECT_THAT(d->fix, HasSubstr("at t.py:42 and t.py:39"));
+  ASSERT_EQ(d->evidence.size(), 2u);
+  EXPECT_EQ(d->evidence[1].file, "probe-rank1.jsonl");
+  EXPECT_EQ(d->evidence[1].line, 16);
+  // A stall is placed by the watchdog's attribution instead: one headline, the stall list's.
+  LaunchFacts facts;
+  facts.stalled = {{1, "after step 2", 5.0}};
+  const auto stalled = run({{"probe-rank0.jsonl", {coll(0, 6, {1, 4}, "t.py:42")}},
+                            {"probe-rank1.jsonl", {coll(1, 6, {145}, "t.py:39")}}},
+                           nullptr, &facts);
+  EXPECT_EQ(find(stalled, "collective_split"), nullptr);
+}
+
 TEST(MetricRules, FirstRankToExitBadlyIsNamed) {
   LaunchFacts facts;
   facts.exited = {{0, 1, 0, 105.0}, {2, 0, 9, 100.0}, {1, 0, 0, 90.0}, {3, 1, 0, 0}};

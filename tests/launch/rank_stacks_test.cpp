@@ -124,6 +124,13 @@ logs::CollectiveRecord coll(int rank, std::int64_t seq, std::string op,
   return c;
 }
 
+// Each rank's ledger, its entries in the order given.
+std::map<int, logs::RankLedger> ledgers(std::initializer_list<logs::CollectiveRecord> entries) {
+  std::map<int, logs::RankLedger> out;
+  for (const logs::CollectiveRecord& c : entries) out[c.at.rank].add(c);
+  return out;
+}
+
 std::vector<Stall> stalls_of(std::initializer_list<int> ranks) {
   std::vector<Stall> stalls;
   for (int r : ranks) {
@@ -135,11 +142,10 @@ std::vector<Stall> stalls_of(std::initializer_list<int> ranks) {
 
 TEST(RankStacks, TheRankThatNeverReachedTheCollectiveOthersCalledGoesFirst) {
   std::vector<Stall> stalls = stalls_of({0, 2, 1, 3});
-  const std::map<int, logs::CollectiveRecord> last = {
-      {0, coll(0, 37, "all_reduce", {4096}, "train.py:61")},
-      {1, coll(1, 36, "all_reduce", {4096}, "train.py:61")},
-      {2, coll(2, 37, "all_reduce", {4096}, "train.py:61")},
-      {3, coll(3, 37, "all_reduce", {4096}, "train.py:61")}};
+  const auto last = ledgers({coll(0, 37, "all_reduce", {4096}, "train.py:61"),
+                             coll(1, 36, "all_reduce", {4096}, "train.py:61"),
+                             coll(2, 37, "all_reduce", {4096}, "train.py:61"),
+                             coll(3, 37, "all_reduce", {4096}, "train.py:61")});
   attribute_stalls(stalls, {}, last);
   ASSERT_EQ(stalls[0].rank, 1);
   EXPECT_TRUE(stalls[0].behind);
@@ -151,7 +157,7 @@ TEST(RankStacks, TheRankThatNeverReachedTheCollectiveOthersCalledGoesFirst) {
             "last collective all_reduce #37 of world (float32[4096], train.py:61)");
   // A rank that logged no collective at all is behind too.
   std::vector<Stall> none = stalls_of({0, 1});
-  attribute_stalls(none, {}, {{0, coll(0, 0, "barrier", {}, "train.py:5")}});
+  attribute_stalls(none, {}, ledgers({coll(0, 0, "barrier", {}, "train.py:5")}));
   EXPECT_EQ(none[0].rank, 1);
   EXPECT_EQ(none[0].collective,
             "never reached barrier #0 of world (train.py:5), which rank 0 called; its last: no "
@@ -160,10 +166,9 @@ TEST(RankStacks, TheRankThatNeverReachedTheCollectiveOthersCalledGoesFirst) {
 
 TEST(RankStacks, AtOneIndexTheOddCallOutIsTheDesyncAndGoesFirst) {
   std::vector<Stall> stalls = stalls_of({0, 1, 2});
-  const std::map<int, logs::CollectiveRecord> last = {
-      {0, coll(0, 7, "all_reduce", {1024}, "train.py:61")},
-      {1, coll(1, 7, "all_reduce", {512}, "train.py:61")},
-      {2, coll(2, 7, "all_reduce", {1024}, "train.py:61")}};
+  const auto last = ledgers({coll(0, 7, "all_reduce", {1024}, "train.py:61"),
+                             coll(1, 7, "all_reduce", {512}, "train.py:61"),
+                             coll(2, 7, "all_reduce", {1024}, "train.py:61")});
   attribute_stalls(stalls, {}, last);
   ASSERT_EQ(stalls[0].rank, 1);
   EXPECT_TRUE(stalls[0].desync);
@@ -171,6 +176,64 @@ TEST(RankStacks, AtOneIndexTheOddCallOutIsTheDesyncAndGoesFirst) {
             "called all_reduce #7 of world (float32[512], train.py:61) where rank 0 called "
             "all_reduce #7 of world (float32[1024], train.py:61): the ranks call different "
             "collectives at one index (desync)");
+}
+
+TEST(RankStacks, AtAPipelineCutTheRankThatNeverSentIsNamedNotTheOneInRecv) {
+  // Rank 0 went through send #2 to rank 1 and all_reduce #5, then hangs in its data loading;
+  // rank 1 waits in recv #3 from rank 0.
+  logs::CollectiveRecord sent = coll(0, 2, "send", {2, 4}, "pipe.py:30");
+  sent.group = "0->1";
+  logs::CollectiveRecord received = coll(1, 2, "recv", {2, 4}, "pipe.py:35");
+  received.group = "0->1";
+  logs::CollectiveRecord waiting = received;
+  waiting.seq = 3;
+  const auto ledger = ledgers({sent, coll(0, 5, "all_reduce", {1, 4}, "pipe.py:42"), received,
+                               coll(1, 5, "all_reduce", {1, 4}, "pipe.py:42"), waiting});
+  const RankStack in_recv = read_stack(
+      1,
+      {frame("/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 1, "recv"),
+       frame("/w/pipe.py", 35, "main")},
+      kLibraries);
+  const RankStack asleep = read_stack(0, {frame("/w/pipe.py", 20, "load_batch")}, kLibraries);
+  std::vector<Stall> stalls = stalls_of({1, 0});
+  attribute_stalls(stalls, {in_recv, asleep}, ledger);
+  ASSERT_EQ(stalls[0].rank, 0);
+  EXPECT_TRUE(stalls[0].behind);
+  EXPECT_EQ(stalls[0].collective,
+            "never reached recv #3 of 0->1 (float32[2,4], pipe.py:35), which rank 1 called; its "
+            "last: send #2 of 0->1 (float32[2,4], pipe.py:30)");
+  EXPECT_FALSE(stalls[1].behind);
+  EXPECT_EQ(stalls[1].collective, "last collective recv #3 of 0->1 (float32[2,4], pipe.py:35)");
+}
+
+TEST(RankStacks, AWaitInACallTheOthersWentThroughBlamesNoOne) {
+  // Without stacks both ranks count as waiting in their last calls: rank 1's all_reduce #5 is
+  // one rank 0 went through, so nobody is behind on it; rank 1 is behind on rank 0's #6.
+  const auto ledger =
+      ledgers({coll(0, 6, "all_reduce", {4}, "t.py:9"), coll(1, 5, "all_reduce", {4}, "t.py:9")});
+  std::vector<Stall> stalls = stalls_of({0, 1});
+  attribute_stalls(stalls, {}, ledger);
+  ASSERT_EQ(stalls[0].rank, 1);
+  EXPECT_TRUE(stalls[0].behind);
+  EXPECT_FALSE(stalls[1].behind);
+}
+
+TEST(RankStacks, WhereTheLedgersPartComesBeforeWhoIsBehindAfterIt) {
+  // Gloo let rank 1 through all_reduce #9 with another shape; rank 0 still waits in it, so
+  // rank 0 looks behind on #10. The part at #9 is the cause: both calls are named there.
+  const auto ledger = ledgers(
+      {coll(0, 8, "all_reduce", {1}, "t.py:60"), coll(0, 9, "all_reduce", {1, 4}, "t.py:60"),
+       coll(1, 8, "all_reduce", {1}, "t.py:60"), coll(1, 9, "all_reduce", {2}, "t.py:60"),
+       coll(1, 10, "all_reduce", {1}, "t.py:60")});
+  std::vector<Stall> stalls = stalls_of({0, 1});
+  attribute_stalls(stalls, {}, ledger);
+  EXPECT_FALSE(stalls[0].behind);
+  EXPECT_TRUE(stalls[0].desync);
+  EXPECT_TRUE(stalls[1].desync);
+  EXPECT_EQ(stalls[0].collective,
+            "called all_reduce #9 of world (float32[1,4], t.py:60) where rank 1 called all_reduce "
+            "#9 of world (float32[2], t.py:60): the ranks call different collectives at one index "
+            "(desync)");
 }
 
 // A real Python process that registers faulthandler on SIGUSR2 and sleeps in its own function,

@@ -67,9 +67,9 @@ class Stacks(pr.ProbeCase):
         # The headline, the card and the stall list all start with rank 1, the one the others wait for.
         self.assertRegex(self.line(text, "[2/5] dp"), r"first: rank 1: stalled \(rank 1 stalled after step 2")
         symptom = self.line(text, "Symptom:")
-        self.assertRegex(symptom, r"rank 1 made no progress for [\d.]+ s: it never reached all_reduce #6 of world "
+        self.assertRegex(symptom, r"rank 1 made no progress for [\d.]+ s: it never reached all_reduce #9 of world "
                                   r"\(float32\[1,4\], stall_ways\.py:\d+\), which rank 0 called; its last: "
-                                  r"all_reduce #5 of world")
+                                  r"broadcast #8 of world")
         self.assertRegex(self.line(text, "Cause:"), r"its main thread is in wait, called at stall_ways\.py:\d+ in "
                                                     r"load_batch")
         self.assertRegex(text, r"rank 0 launcher: no progress .*main thread in all_reduce, called at "
@@ -80,32 +80,79 @@ class Stacks(pr.ProbeCase):
         text, _ = self.bring_up("barrier", "builtin", "barrier")
         # Two ranks, two calls at one index: no majority, each is named with the other's call.
         self.assertRegex(self.line(text, "Symptom:"), r"rank \d made no progress for [\d.]+ s: it called "
-                                                      r"(all_reduce|barrier) #6 of world .*\(desync\)")
-        self.assertRegex(text, r"rank 1 launcher: no progress .*called barrier #6 of world \(stall_ways\.py:\d+\) "
-                               r"where rank 0 called all_reduce #6 of world .*main thread in barrier, called at "
+                                                      r"(all_reduce|barrier) #9 of world .*\(desync\)")
+        self.assertRegex(text, r"rank 1 launcher: no progress .*called barrier #9 of world \(stall_ways\.py:\d+\) "
+                               r"where rank 0 called all_reduce #9 of world .*main thread in barrier, called at "
                                r"stall_ways\.py:\d+ in train")
         self.assertRegex(text, r"rank 0 launcher: no progress .*main thread in all_reduce, called at "
                                r"stall_ways\.py:\d+ in train")
 
 
+    def test_a_rank_calling_one_collective_more_is_named_from_the_ledgers_when_gloo_aborts(self):
+        text, _ = self.bring_up("extra", "torchrun", "extra")
+        # Gloo's "op.preamble.length <= op.nbytes" names no call; the ledgers do, with each line.
+        self.assertRegex(self.line(text, "Symptom:"),
+                         r"the ranks' collectives part at step 3, all_reduce #9 of world: rank 0 called "
+                         r"all_reduce \(float32\[1,4\], stall_ways\.py:\d+\); rank 1 called all_reduce "
+                         r"\(float32\[145\], stall_ways\.py:\d+\)")
+
+    def test_a_rank_reducing_another_shape_is_named_with_both_calls(self):
+        text, _ = self.bring_up("shape", "torchrun", "shape")
+        self.assertRegex(self.line(text, "Symptom:"),
+                         r"rank \d made no progress for [\d.]+ s: it called all_reduce #9 of world "
+                         r"\(float32\[(2|1,4)\], stall_ways\.py:\d+\) where rank \d called all_reduce #9 of "
+                         r"world \(float32\[(1,4|2)\], stall_ways\.py:\d+\).*\(desync\)")
+
+    def test_ranks_calling_collectives_in_another_order_are_each_placed(self):
+        text, _ = self.bring_up("order", "torchrun", "order")
+        self.assertRegex(text, r"rank 1 launcher: no progress .*called broadcast #9 of world "
+                               r"\(float32\[1\], stall_ways\.py:\d+\) where rank 0 called all_reduce #9 of world")
+        self.assertRegex(self.line(text, "Symptom:"), r"it called (broadcast|all_reduce) #9 of world .*\(desync\)")
+
+    def test_at_a_pipeline_cut_the_rank_that_never_sent_is_named_not_the_one_in_recv(self):
+        text, _ = self.bring_up("p2p", "torchrun", "p2p")
+        self.assertRegex(self.line(text, "[2/5] dp"), r"first: rank 0: stalled")
+        self.assertRegex(self.line(text, "Symptom:"),
+                         r"rank 0 made no progress for [\d.]+ s: it never reached recv #3 of 0->1 "
+                         r"\(float32, stall_ways\.py:\d+\), which rank 1 called; its last: send #2 of 0->1")
+        self.assertRegex(self.line(text, "Cause:"), r"its main thread is in wait, called at stall_ways\.py:\d+ in "
+                                                    r"load_batch")
+        self.assertRegex(text, r"rank 1 launcher: no progress .*main thread in recv, called at stall_ways\.py:\d+")
+
+
 class Ledger(pr.ProbeCase):
     def test_each_rank_numbers_its_collectives_in_program_order_with_shape_and_line(self):
         d = self.torchrun("ledger", PROGRAM, ["--steps", "3"], pr.env_with(BIGMAC_PROBE_LOG=self.tmp / "p{rank}.jsonl"))
-        line = next(n for n, text in enumerate(Path(PROGRAM).read_text().splitlines(), 1)
-                    if "dist.all_reduce(p.grad)" in text)
+        lines = Path(PROGRAM).read_text().splitlines()
+        reduce_line = next(n for n, text in enumerate(lines, 1) if "dist.all_reduce(grad)" in text)
+        # The flag every rank broadcasts after its gradients: the last broadcast of the loop.
+        flag_line = max(n for n, text in enumerate(lines, 1) if "dist.broadcast(stop, 0)" in text)
+        step_calls = [("world", "all_reduce", f"stall_ways.py:{reduce_line}", "train", "float32")] * 2 + [
+            ("world", "broadcast", f"stall_ways.py:{flag_line}", "train", "float32")]
         for rank in (0, 1):
             colls = pr.of(pr.events(self.tmp / f"p{rank}.jsonl"), "coll")
-            self.assertEqual([c["seq"] for c in colls], list(range(6)))
-            self.assertEqual({(c["group"], c["op"], c["site"], c["fn"], c["dtype"]) for c in colls},
-                             {("world", "all_reduce", f"stall_ways.py:{line}", "train", "float32")})
-            self.assertEqual([c["shape"] for c in colls], [[1, 4], [1]] * 3)
-            self.assertEqual([c["global_step"] for c in colls], [0, 0, 1, 1, 2, 2])
+            self.assertEqual([c["seq"] for c in colls], list(range(9)))
+            self.assertEqual([(c["group"], c["op"], c["site"], c["fn"], c["dtype"]) for c in colls], step_calls * 3)
+            self.assertEqual([c["shape"] for c in colls], [[1, 4], [1], [1]] * 3)
+            self.assertEqual([c["global_step"] for c in colls], [0, 0, 0, 1, 1, 1, 2, 2, 2])
+
         # The orchestrator reads every one of them as a record, none as a context line.
         (summary,) = pr.parser_summaries([self.tmp / "p1.jsonl"])
         self.assertEqual((summary["unknown_events"], summary["context_lines"], summary["unparseable"]), (0, 0, 0),
                          summary)
         self.assertEqual(summary["records"], summary["lines"], summary)
         self.assertTrue(d.exists())
+
+    def test_a_send_and_its_receive_share_an_index_on_their_channel(self):
+        self.torchrun("p2p", PROGRAM, ["--steps", "3", "--hang", "p2p", "--at", "99"],
+                      pr.env_with(BIGMAC_PROBE_LOG=self.tmp / "p{rank}.jsonl"))
+        sends = [c for c in pr.of(pr.events(self.tmp / "p0.jsonl"), "coll") if c["group"] == "0->1"]
+        recvs = [c for c in pr.of(pr.events(self.tmp / "p1.jsonl"), "coll") if c["group"] == "0->1"]
+        self.assertEqual([(c["op"], c["seq"], c["shape"], c["dtype"]) for c in sends],
+                         [("send", n, [], "float32") for n in range(3)])
+        self.assertEqual([(c["op"], c["seq"], c["shape"], c["dtype"]) for c in recvs],
+                         [("recv", n, [], "float32") for n in range(3)])
+        self.assertTrue(all(c["site"].startswith("stall_ways.py:") for c in sends + recvs))
 
 
 if __name__ == "__main__":

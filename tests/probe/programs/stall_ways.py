@@ -1,9 +1,16 @@
-"""A data-parallel program (gradients averaged with dist.all_reduce, Gloo on CPU) with a real
-hang on rank 1, for the stacks the watchdog asks for (tests/probe/probe_stacks_test.py):
+"""A data-parallel program (gradients averaged with dist.all_reduce, then a stop flag broadcast
+from rank 0, Gloo on CPU) with a real hang or desync on one rank at step --at, for the ledger and
+the stacks the watchdog asks for (tests/probe/probe_stacks_test.py):
 
-  --hang data      rank 1 never returns from load_batch at step --at (a data loader that hangs);
-                   rank 0 waits for it in all_reduce
-  --hang barrier   rank 1 alone calls barrier() at step --at; rank 0 goes on to its all_reduce
+  --hang data      rank 1 never returns from load_batch (a data loader that hangs); rank 0
+                   waits for it in all_reduce
+  --hang barrier   rank 1 alone calls barrier() (the barrier rank 0 skipped); rank 0 goes on to
+                   its all_reduce
+  --hang extra     rank 1 calls one all_reduce more, of another size
+  --hang shape     rank 1 reduces a gradient of another shape
+  --hang order     rank 1 broadcasts its flag before its all_reduces, rank 0 after
+  --hang p2p       each step rank 0 sends its loss to rank 1 (a pipeline cut); rank 0 hangs in
+                   load_batch before its send and rank 1 waits in recv
   --hang none      no hang
 
 Logs nothing of its own but a line per step: the probe's events are what the tool reads."""
@@ -16,9 +23,9 @@ import torch.distributed as dist
 ASLEEP = threading.Event()  # never set: the hang is a wait that never ends, not a long sleep
 
 
-def load_batch(step, rank, world, hang, at):
+def load_batch(step, rank, world, asleep):
     """This rank's rows of the step's batch of 8: the ranks together read the single process's."""
-    if hang == "data" and rank == 1 and step == at:
+    if asleep:
         ASLEEP.wait()
     g = torch.Generator().manual_seed(1000 + step)
     x, y = torch.randn(8, 4, generator=g), torch.randn(8, 1, generator=g)
@@ -32,15 +39,31 @@ def train(args):
     model = torch.nn.Linear(4, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(args.steps):
-        x, y = load_batch(step, rank, world, args.hang, args.at)
+        fault = args.hang if step == args.at else "none"
+        asleep = (fault == "data" and rank == 1) or (fault == "p2p" and rank == 0 and world > 1)
+        x, y = load_batch(step, rank, world, asleep)
         loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.hang == "p2p" and world > 1:  # the cut: rank 0's loss goes to rank 1
+            seen = loss.detach().clone()
+            if rank == 0:
+                dist.send(seen, 1)
+            elif rank == 1:
+                dist.recv(seen, 0)
         opt.zero_grad()
         loss.backward()
-        if args.hang == "barrier" and rank == 1 and step == args.at:
+        stop = torch.zeros(1)
+        if fault == "barrier" and rank == 1:
             dist.barrier()
+        if fault == "extra" and rank == 1:
+            dist.all_reduce(torch.zeros(145))
+        if fault == "order" and rank == 1:
+            dist.broadcast(stop, 0)
         for p in model.parameters():
-            dist.all_reduce(p.grad)
+            grad = p.grad.flatten()[:2] if fault == "shape" and rank == 1 and p.dim() > 1 else p.grad
+            dist.all_reduce(grad)
             p.grad /= world
+        if not (fault == "order" and rank == 1):
+            dist.broadcast(stop, 0)
         opt.step()
         print(f"step {step} loss {loss.item():.6f}", flush=True)
     dist.destroy_process_group()
@@ -49,6 +72,7 @@ def train(args):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=6)
-    parser.add_argument("--hang", choices=("none", "data", "barrier"), default="none")
+    parser.add_argument("--hang", choices=("none", "data", "barrier", "extra", "shape", "order", "p2p"),
+                        default="none")
     parser.add_argument("--at", type=int, default=3)
     train(parser.parse_args())
