@@ -161,7 +161,13 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   if (watch.result.status == launch::RunStatus::kInterrupted ||
       watch.result.status == launch::RunStatus::kLaunchFailed) {
     if (auto w = persist_launch_result(*plan, watch); !w) return aborted(w.error().format());
-    if (watch.result.status == launch::RunStatus::kInterrupted) return interrupted();
+    if (watch.result.status == launch::RunStatus::kInterrupted) {
+      // Where each rank was (the probe's stacks, asked before teardown): the hang the user
+      // stopped, without a rerun.
+      for (const std::string& place : watch.result.interrupted_at)
+        progress.message("interrupted: " + place);
+      return interrupted();
+    }
     return aborted(watch.result.launch_error ? watch.result.launch_error->format()
                                              : watch.result.summary());
   }

@@ -1,5 +1,7 @@
 #include "launch/plan_execution.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -432,8 +434,10 @@ RunResult Execution::run() {
   // What every rank looked like when the run was stopped, before teardown output arrives.
   at_stop_ = watchdog_.ranks();
   stop_time_ = clock_.now();
-  if (*status == RunStatus::kStalled && options_.stacks_wait.count() > 0) {
-    // Where every live rank is, asked before teardown: the one elsewhere is the culprit.
+  if ((*status == RunStatus::kStalled || *status == RunStatus::kInterrupted) &&
+      options_.stacks_wait.count() > 0) {
+    // Where every live rank is, asked before teardown: at a stall the one elsewhere is the
+    // culprit; at Ctrl-C the user learns where the run was.
     std::map<int, StackTarget> asked;
     for (const auto& [rank, target] : stack_targets_) {
       if (auto s = at_stop_.find(rank); s != at_stop_.end() && !s->second.exited)
@@ -475,6 +479,14 @@ RunResult Execution::finish(RunStatus status) {
   if (status == RunStatus::kStalled) {
     result.stalls = last_verdict_.stalls;
     attribute_stalls(result.stalls, stacks_, ledgers_);
+    result.stacks = stacks_;
+  } else if (status == RunStatus::kInterrupted) {
+    for (const RankStack& st : stacks_) {
+      std::string place = fmt::format("rank {}: main thread {}", st.rank, st.summary());
+      if (auto l = ledgers_.find(st.rank); l != ledgers_.end())
+        place += "; last collective " + l->second.current.describe();
+      result.interrupted_at.push_back(std::move(place));
+    }
     result.stacks = stacks_;
   }
   result.non_finite = last_verdict_.non_finite;

@@ -42,6 +42,7 @@ std::string RunResult::summary() const {
   for (std::size_t i = 1; i < failures.size(); ++i) out += "\n  then: " + failures[i].describe();
   for (const std::string& line : node_failure_lines) out += "\n  node failure: " + line;
   for (const Stall& s : stalls) out += "\n  " + s.describe();
+  for (const std::string& place : interrupted_at) out += "\n  interrupted: " + place;
   if (non_finite) out += "\n  " + non_finite->describe();
   if (!stop_reason.empty()) out += "\n  " + stop_reason;
   for (const std::string& p : cleanup_problems) out += "\n  cleanup: " + p;

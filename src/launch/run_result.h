@@ -72,8 +72,12 @@ struct RunResult {
   std::vector<ProcessFailure> failures;      ///< in the order they happened
   std::optional<ProcessFailure> root_cause;  ///< the earliest failure
   std::vector<Stall> stalls;                 ///< the culprit first (rank_stacks.h: attach_stacks)
-  /// Where each rank asked was when a stall stopped the run (the probe's stacks on request).
+  /// Where each rank asked was when a stall or Ctrl-C stopped the run (the probe's stacks on
+  /// request).
   std::vector<RankStack> stacks;
+  /// kInterrupted: each asked rank's place, by rank ("rank 1: main thread at data.py:40 in
+  /// load_batch; last collective all_reduce #5 of world (...)").
+  std::vector<std::string> interrupted_at;
   std::optional<NonFiniteLoss> non_finite;
   std::string stop_reason;  ///< kStoppedEarly: why (RunOptions::stop_request's answer)
   std::optional<std::int64_t> bound_step;  ///< kBounded: the step past the bound that was seen

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -40,9 +41,10 @@ class Adopt : public ::testing::TestWithParam<std::string> {
   const std::string python_ = GetParam();
 
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("bigmac-adopt-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // A parameterized test's name is "Name/param": one folder, not a parent left behind.
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');
+    root_ = fs::temp_directory_path() / ("bigmac-adopt-" + std::to_string(::getpid()) + "-" + name);
     fs::remove_all(root_);
     fs::create_directories(root_);
   }

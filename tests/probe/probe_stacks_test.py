@@ -8,7 +8,10 @@ list and the diagnosis alike), with each rank's place in the program.
 """
 import json
 import re
+import signal
+import subprocess
 import sys
+import time
 import unittest
 from pathlib import Path
 
@@ -20,7 +23,7 @@ ex = pr.ex
 PROGRAM = str(HERE / "programs" / "stall_ways.py")
 
 
-def config(d, launcher, hang):
+def config(d, launcher, hang, launch_extra=""):
     words = [pr.PY, PROGRAM, "--steps", "{max_steps}", "--hang", hang, "--at", "3"]
     text = f"""[launch]
 nnodes = 1
@@ -28,7 +31,7 @@ nproc_per_node = 2
 devices = "cpu"
 backend = "gloo"
 launcher = "{launcher}"
-
+{launch_extra}
 [train]
 micro_batch_size = 4
 gradient_accumulation_steps = 2
@@ -118,6 +121,34 @@ class Stacks(pr.ProbeCase):
         self.assertRegex(self.line(text, "Cause:"), r"its main thread is in wait, called at stall_ways\.py:\d+ in "
                                                     r"load_batch")
         self.assertRegex(text, r"rank 1 launcher: no progress .*main thread in recv, called at stall_ways\.py:\d+")
+
+
+    def test_ctrl_c_says_where_each_rank_was(self):
+        # A hang the watchdog would wait 10 minutes for: the user stops it once rank 0 is in
+        # all_reduce #9, the collective rank 1 (asleep in load_batch) never reaches.
+        d = self.dir("ctrl_c")
+        path = config(d, "torchrun", "data", launch_extra="stall_min_s = 600\nstall_timeout_s = 600\n")
+        tool = subprocess.Popen([pr.tool_binary(), "run-all", "-c", str(path), "--until", "dp", "--run-dir",
+                                 str(d / "run")], cwd=d, env=pr.env_with(pythonpath=()),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            log = d / "run" / "02-dp.1" / "probe-rank0.jsonl"
+            deadline = time.monotonic() + 300
+            while not (log.exists() and '"seq":9,' in log.read_text()):
+                self.assertIsNone(tool.poll(), "the run ended before rank 0 reached all_reduce #9")
+                self.assertLess(time.monotonic(), deadline, "rank 0 never reached all_reduce #9")
+                time.sleep(0.05)  # polling a file for a condition, not waiting for time to pass
+            tool.send_signal(signal.SIGINT)
+            out, _ = tool.communicate(timeout=120)
+        finally:
+            if tool.poll() is None:
+                tool.kill()
+                tool.wait()
+        self.assertEqual(tool.returncode, 130, out)
+        self.assertRegex(out, r"interrupted: rank 0: main thread in all_reduce, called at stall_ways\.py:\d+ in "
+                              r"train; last collective all_reduce #9 of world \(float32\[1,4\]")
+        self.assertRegex(out, r"interrupted: rank 1: main thread .*stall_ways\.py:\d+")
+        self.assertTrue(list((d / "run").rglob("*.stacks")), "the whole dumps stay in the attempt")
 
 
 class Ledger(pr.ProbeCase):
