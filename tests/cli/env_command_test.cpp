@@ -17,16 +17,21 @@ using ::testing::HasSubstr;
 const std::string kBinary = std::string(BIGMAC_BIN_DIR) + "/bigmac-bringup";
 
 struct TorchPython {
-  std::string name;     ///< as env names it: "python3" or "/usr/bin/python3"
-  std::string version;  ///< torch.__version__
+  std::string name;        ///< as env names it: "python3" or "/usr/bin/python3"
+  std::string version;     ///< torch.__version__
+  std::string executable;  ///< sys.executable: env lists python3 once when PATH's is /usr/bin's
 };
 
 // The first of env's default interpreters that imports torch, asked directly.
 std::optional<TorchPython> python_with_torch() {
   for (const std::string name : {"python3", "/usr/bin/python3"}) {
-    auto r = run_program({"/usr/bin/env", name, "-c", "import torch; print(torch.__version__)"});
-    if (r.exit_code == 0 && !r.out.empty()) {
-      return TorchPython{name, r.out.substr(0, r.out.find('\n'))};
+    auto r = run_program({"/usr/bin/env", name, "-c",
+                          "import sys, torch; print(torch.__version__); print(sys.executable)"});
+    const std::size_t nl = r.out.find('\n');
+    if (r.exit_code == 0 && nl != std::string::npos) {
+      std::string executable = r.out.substr(nl + 1);
+      executable = executable.substr(0, executable.find('\n'));
+      return TorchPython{name, r.out.substr(0, nl), executable};
     }
   }
   return std::nullopt;
@@ -73,7 +78,7 @@ TEST(EnvCommand, JsonHoldsTheSameFacts) {
   if (!torch) GTEST_SKIP() << "no python3 with torch on this machine";
   bool seen = false;
   for (const auto& i : j["interpreters"]) {
-    if (i["name"] != torch->name) continue;
+    if (i["name"] != torch->name && i["executable"] != torch->executable) continue;
     seen = true;
     EXPECT_EQ(i["answered"], true) << i.dump();
     EXPECT_FALSE(i["python_version"].get<std::string>().empty());
