@@ -92,7 +92,12 @@ class Stacks(pr.ProbeCase):
 
 
     def test_a_rank_calling_one_collective_more_is_named_from_the_ledgers_when_gloo_aborts(self):
-        text, _ = self.bring_up("extra", "torchrun", "extra")
+        text, attempt = self.bring_up("extra", "torchrun", "extra")
+        # After the fact too: `diagnose` on the attempt's folder reads the same ledgers.
+        rc, out, err = ex.run([pr.tool_binary(), "diagnose", str(attempt)], attempt, pr.env_with(pythonpath=()))
+        self.assertEqual(rc, 0, out + err)
+        self.assertRegex(out, r"1\. \[collective_mismatch\] the ranks' collectives part at step 3, all_reduce #9 of "
+                              r"world: rank 0 called all_reduce \(float32\[1,4\]")
         # Gloo's "op.preamble.length <= op.nbytes" names no call; the ledgers do, with each line.
         self.assertRegex(self.line(text, "Symptom:"),
                          r"the ranks' collectives part at step 3, all_reduce #9 of world: rank 0 called "
