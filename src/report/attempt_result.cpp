@@ -16,10 +16,12 @@ nlohmann::json to_json(const AttemptResult& r) {
     if (!k.error_lines.empty()) item["error_lines"] = k.error_lines;
     ranks.push_back(std::move(item));
   }
-  return {{"status", r.status},
-          {"started_at", r.started_at},
-          {"duration_s", r.duration_s},
-          {"ranks", std::move(ranks)}};
+  nlohmann::json out = {{"status", r.status},
+                        {"started_at", r.started_at},
+                        {"duration_s", r.duration_s},
+                        {"ranks", std::move(ranks)}};
+  if (!r.interrupted_at.empty()) out["interrupted_at"] = r.interrupted_at;
+  return out;
 }
 
 AttemptResult attempt_result_from_json(const nlohmann::json& j) {
@@ -43,6 +45,11 @@ AttemptResult attempt_result_from_json(const nlohmann::json& j) {
     rank.error_lines = k.value("error_lines", std::vector<std::string>{});
     r.ranks.push_back(std::move(rank));
   }
+  if (auto places = j.find("interrupted_at"); places != j.end() && places->is_array()) {
+    for (const auto& place : *places) {
+      if (place.is_string()) r.interrupted_at.push_back(place.get<std::string>());
+    }
+  }
   return r;
 }
 
@@ -54,6 +61,7 @@ AttemptResult attempt_result_of(const launch::RunResult& result, double started_
   for (const launch::RankOutcome& rank : result.ranks) {
     out.ranks.push_back(launch::ending_of(rank, result));
   }
+  out.interrupted_at = result.interrupted_at;
   return out;
 }
 

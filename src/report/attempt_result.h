@@ -17,6 +17,10 @@ struct AttemptResult {
   double started_at = 0;  ///< Unix seconds; 0 when unknown
   double duration_s = 0;
   std::vector<launch::RankEnding> ranks;  ///< the ranks' endings, as the gate judged them
+  /// Interrupted (Ctrl-C): where each rank was when the run stopped, its stack and its place in
+  /// the collective ledger ("rank 1: main thread at data.py:40 in load_batch; last collective
+  /// ..."), so the hang the user stopped is on record, not only on the terminal.
+  std::vector<std::string> interrupted_at{};
 };
 
 nlohmann::json to_json(const AttemptResult& result);

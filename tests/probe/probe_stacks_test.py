@@ -154,6 +154,10 @@ class Stacks(pr.ProbeCase):
                               r"train; last collective all_reduce #9 of world \(float32\[1,4\]")
         self.assertRegex(out, r"interrupted: rank 1: main thread .*stall_ways\.py:\d+")
         self.assertTrue(list((d / "run").rglob("*.stacks")), "the whole dumps stay in the attempt")
+        # ... and where each rank was is on record in the attempt, not only on the terminal.
+        places = json.loads((d / "run" / "02-dp.1" / "result.json").read_text())["interrupted_at"]
+        self.assertEqual(len(places), 2, places)
+        self.assertRegex(places[0], r"^rank 0: main thread in all_reduce, called at stall_ways\.py:\d+")
 
 
 class Ledger(pr.ProbeCase):

@@ -194,6 +194,20 @@ TEST(AttemptResult, FromALaunchResult) {
   EXPECT_EQ(r.ranks[1].first_error_line, "RuntimeError: boom");
 }
 
+TEST(AttemptResult, WhereAnInterruptedRunWasIsKept) {
+  launch::RunResult result;
+  result.status = launch::RunStatus::kInterrupted;
+  result.interrupted_at = {"rank 0: main thread in all_reduce, called at train.py:61 in main",
+                           "rank 1: main thread at data.py:40 in load_batch"};
+  const AttemptResult r =
+      attempt_result_from_json(to_json(attempt_result_of(result, 1764412800.0)));
+  EXPECT_EQ(r.status, "interrupted");
+  EXPECT_EQ(r.interrupted_at, result.interrupted_at);
+  // A result without places writes none and reads back none.
+  result.interrupted_at.clear();
+  EXPECT_FALSE(to_json(attempt_result_of(result, 0)).contains("interrupted_at"));
+}
+
 TEST(AttemptResult, ALineCutMidCharacterIsWrittenNotLost) {
   // A rank stopped while its progress bar was being written: its last bytes end mid-character.
   launch::RunResult result;
