@@ -274,20 +274,22 @@ void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
     const StalledRank& first = facts.stalled.front();
     // The collective ledger says more than the silence when it places the first rank.
     const bool placed = (first.behind || first.desync) && !first.collective.empty();
-    Finding f = placed ? Finding{first.behind ? "rank_behind_collective" : "collective_desync",
-                                 {{"rank", std::to_string(first.rank)},
-                                  {"idle_s", number(first.idle_s)},
-                                  {"collective", first.collective},
-                                  {"stack", first.stack.empty() ? "was not asked for its stack"
-                                                                : "is " + first.stack}},
-                                 {},
-                                 first.rank}
-                       : Finding{"rank_stalled",
-                                 {{"rank", std::to_string(first.rank)},
-                                  {"where", first.where},
-                                  {"idle_s", number(first.idle_s)}},
-                                 {},
-                                 first.rank};
+    Finding f =
+        placed ? Finding{first.behind ? "rank_behind_collective" : "collective_desync",
+                         {{"rank", std::to_string(first.rank)},
+                          {"idle_s", number(first.idle_s)},
+                          {"collective", first.collective},
+                          {"stack", first.stack.empty() ? "has no stack on record (only a rank "
+                                                          "under the probe is asked for one)"
+                                                        : "is " + first.stack}},
+                         {},
+                         first.rank}
+               : Finding{"rank_stalled",
+                         {{"rank", std::to_string(first.rank)},
+                          {"where", first.where},
+                          {"idle_s", number(first.idle_s)}},
+                         {},
+                         first.rank};
     for (const StalledRank& s : facts.stalled) {
       f.evidence.push_back(launcher_evidence(
           s.rank, fmt::format("no progress for {} s, last: {}", number(s.idle_s), s.where)));
