@@ -36,7 +36,7 @@ UNSUPPORTED_FAULTS = {
     "grad_blowup": 0, "skip_step_log": -1, "dup_step_log": -1, "world_size_offset": 0,
     "master_port_offset": "", "boundary_seq_trim": 0, "boundary_dtype": "",
     "ragged_microbatch": False, "middle_stage_loss": False, "stage_stall": "",
-    "untied_sync": False,
+    "untied_sync": False, "extra_collective": "", "collective_shape": "",
 }
 
 

@@ -140,6 +140,9 @@ struct FaultsConfig {
   bool unreduced_grads = false;   ///< the replicas' gradients are never all-reduced
   bool rank_seeded_init = false;  ///< each replica initialises from seed + its dp rank
   bool summed_grads = false;      ///< the replicas' gradients are summed, not averaged
+  // Collective faults: the ranks' collectives part (a desync), each caught by the ledger.
+  std::string extra_collective;  ///< "R:K": rank R calls a barrier no other rank calls
+  std::string collective_shape;  ///< "R:K": rank R's step all-reduce holds one element more
 };
 
 /// [trace]

@@ -175,8 +175,9 @@ Errors check_constraints(const Config& c) {
           "name the files the program resumes from (e.g. \"snapshot.pt\") or their own folder"));
     }
   }
-  for (const char* key : {"faults.crash_rank", "faults.hang_rank", "faults.master_port_offset",
-                          "faults.stage_stall"}) {
+  for (const char* key :
+       {"faults.crash_rank", "faults.hang_rank", "faults.master_port_offset", "faults.stage_stall",
+        "faults.extra_collective", "faults.collective_shape"}) {
     const Setting* s = t.find(key);
     const auto* text = s ? std::get_if<std::string>(&s->value) : nullptr;
     if (text && !text->empty() && !parse_rank_pair(*text)) {

@@ -273,6 +273,13 @@ const std::vector<SchemaEntry>& entries() {
       BIGMAC_FIELD("faults", "summed_grads", kFaults, kBool, faults.summed_grads,
                    "the replicas' gradients are summed, not averaged (not with pp > 1)", kNone,
                    kNone),
+      BIGMAC_FIELD("faults", "extra_collective", kFaults, kString, faults.extra_collective,
+                   "\"R:K\": rank R calls a barrier at step K that no other rank calls (a desync)",
+                   kNone, kNone),
+      BIGMAC_FIELD("faults", "collective_shape", kFaults, kString, faults.collective_shape,
+                   "\"R:K\": rank R's all-reduce at the end of step K holds one element more "
+                   "than the other ranks'",
+                   kNone, kNone),
       // [trace]
       BIGMAC_FIELD("trace", "shapes", kTrace, kBool, trace.shapes,
                    "log shape events at stage boundaries", kNone, kNone),

@@ -28,6 +28,16 @@ void FaultInjector::at_step_start(int step) const {
   if (at_.stages > 1 && plan_.stalls(at_.stage, step)) block_forever();
 }
 
+void FaultInjector::before_world_reduce(RankGroup& group, int step) const {
+  if (plan_.calls_extra_barrier(at_.rank, step)) group.barrier();
+}
+
+void FaultInjector::world_reduce_inputs(std::vector<at::Tensor>& reduced, int step) const {
+  if (plan_.lengthens_reduce(at_.rank, step) && !reduced.empty()) {
+    reduced.push_back(at::zeros({1}, reduced.back().options()));
+  }
+}
+
 double FaultInjector::learning_rate(double lr) const {
   return plan_.lr_scale_by_world ? lr * at_.world_size : lr;
 }

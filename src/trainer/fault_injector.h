@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trainer/fault_plan.h"
+#include "trainer/rank_group.h"
 
 namespace bigmac::trainer {
 
@@ -40,6 +41,11 @@ class FaultInjector {
   at::Tensor logits(at::Tensor logits, int step) const;
   /// The gradients of a step after the all-reduce (grad_blowup scales them by blowup^step).
   void gradients(const std::vector<at::Tensor>& params, int step) const;
+  /// Just before the step's world all-reduce (extra_collective: this rank calls a barrier
+  /// first, which no other rank calls: the ranks' collectives part there).
+  void before_world_reduce(RankGroup& group, int step) const;
+  /// What the step's world all-reduce sums (collective_shape: one element more on this rank).
+  void world_reduce_inputs(std::vector<at::Tensor>& reduced, int step) const;
   /// Whether the copies of the tied embedding are synchronised (untied_sync: they are not).
   bool synchronises_tied_weights() const { return !plan_.untied_sync; }
   /// How often a step's `step` line is written: 1; 0 for skip_step_log; 2 for dup_step_log.

@@ -76,6 +76,12 @@ Expected<FaultPlan> parse_fault_plan(const config::FaultsConfig& faults) {
   if (!hang) return tl::unexpected(hang.error());
   auto port = optional_pair(faults.master_port_offset, "faults.master_port_offset");
   if (!port) return tl::unexpected(port.error());
+  auto extra = optional_pair(faults.extra_collective, "faults.extra_collective");
+  if (!extra) return tl::unexpected(extra.error());
+  auto lengthened = optional_pair(faults.collective_shape, "faults.collective_shape");
+  if (!lengthened) return tl::unexpected(lengthened.error());
+  plan.extra_collective = *extra;
+  plan.collective_shape = *lengthened;
   plan.crash_rank = *crash;
   plan.hang_rank = *hang;
   plan.master_port_offset = *port;

@@ -41,10 +41,15 @@ struct FaultPlan {
   bool unreduced_grads = false;   ///< gradients stay each replica's own
   bool rank_seeded_init = false;  ///< the model is initialised from seed + the dp rank
   bool summed_grads = false;      ///< gradients summed over the replicas, not averaged
+  // Collective faults: the ranks' collectives part.
+  std::optional<RankAndValue> extra_collective;  ///< rank calls a barrier the others do not
+  std::optional<RankAndValue> collective_shape;  ///< rank's end-of-step all-reduce is longer
 
   bool crashes(int rank, int step) const { return hits(crash_rank, rank, step); }
   bool hangs(int rank, int step) const { return hits(hang_rank, rank, step); }
   bool stalls(int stage, int step) const { return hits(stage_stall, stage, step); }
+  bool calls_extra_barrier(int rank, int step) const { return hits(extra_collective, rank, step); }
+  bool lengthens_reduce(int rank, int step) const { return hits(collective_shape, rank, step); }
   int port_offset_for(int rank) const {
     return master_port_offset && master_port_offset->rank == rank ? master_port_offset->value : 0;
   }

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -96,6 +97,8 @@ std::unique_ptr<RankGroup> RankGroup::connect(const GroupOptions& options) {
   std::unique_ptr<RankGroup> group(new RankGroup());
   group->rank_ = options.rank;
   group->size_ = options.world_size;
+  for (int r = 0; r < options.world_size; ++r) group->members_.push_back(r);
+  group->key_ = "world";
   group->backend_ = options.backend;
   group->bucket_bytes_ = options.bucket_bytes;
   if (options.rank < 0 || options.rank >= options.world_size) {
@@ -118,7 +121,46 @@ std::unique_ptr<RankGroup> RankGroup::connect(const GroupOptions& options) {
 
 RankGroup::~RankGroup() = default;
 
-void RankGroup::all_reduce_sum(const std::vector<at::Tensor>& tensors) {
+namespace {
+
+/// The probe's spelling of a dtype (torch's `str(dtype)` without "torch."): every rank's ledger
+/// is compared with every other's, whichever program wrote it.
+std::string dtype_name(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kLong:
+      return "int64";
+    case at::kInt:
+      return "int32";
+    case at::kBool:
+      return "bool";
+    default:
+      return c10::toString(type);
+  }
+}
+
+}  // namespace
+
+void RankGroup::log_call(std::string_view op, const std::string& group, const at::Tensor& tensor,
+                         const std::source_location& where) const {
+  if (ledger_ == nullptr) return;
+  std::vector<std::int64_t> shape;
+  std::string dtype;
+  if (tensor.defined()) {
+    shape.assign(tensor.sizes().begin(), tensor.sizes().end());
+    dtype = dtype_name(tensor.scalar_type());
+  }
+  ledger_->record(op, group, shape, dtype, where);
+}
+
+void RankGroup::all_reduce_sum(const std::vector<at::Tensor>& tensors, std::source_location where) {
   // Pack consecutive tensors into buckets so that a model of many small tensors costs a few
   // collectives instead of one per parameter.
   std::vector<std::vector<at::Tensor>> buckets;
@@ -139,6 +181,7 @@ void RankGroup::all_reduce_sum(const std::vector<at::Tensor>& tensors) {
     views.reserve(bucket.size());
     for (const auto& tensor : bucket) views.push_back(tensor.reshape({-1}));
     std::vector<at::Tensor> flat{at::cat(views)};
+    log_call("all_reduce", key_, flat.front(), where);
     works.push_back(group_->allreduce(flat));
     flats.push_back(flat.front());
   }
@@ -153,19 +196,24 @@ void RankGroup::all_reduce_sum(const std::vector<at::Tensor>& tensors) {
   }
 }
 
-void RankGroup::barrier() { group_->barrier()->wait(); }
+void RankGroup::barrier(std::source_location where) {
+  log_call("barrier", key_, at::Tensor(), where);
+  group_->barrier()->wait();
+}
 
 }  // namespace bigmac::trainer
 
 namespace bigmac::trainer {
 
-void RankGroup::send(const at::Tensor& tensor, int peer, int tag) {
+void RankGroup::send(const at::Tensor& tensor, int peer, int tag, std::source_location where) {
   std::vector<at::Tensor> tensors{tensor.contiguous()};
+  log_call("send", channel_key(members_[rank_], members_[peer]), tensors.front(), where);
   pending_sends_.push_back(group_->send(tensors, peer, tag));
 }
 
-void RankGroup::recv(at::Tensor& tensor, int peer, int tag) {
+void RankGroup::recv(at::Tensor& tensor, int peer, int tag, std::source_location where) {
   std::vector<at::Tensor> tensors{tensor};
+  log_call("recv", channel_key(members_[peer], members_[rank_]), tensor, where);
   group_->recv(tensors, peer, tag)->wait();
 }
 
@@ -185,6 +233,11 @@ std::unique_ptr<RankGroup> RankGroup::subgroup(const std::string& name,
   if (it == members.end()) throw std::logic_error("subgroup without this rank: " + name);
   group->rank_ = static_cast<int>(it - members.begin());
   group->size_ = static_cast<int>(members.size());
+  for (int member : members) group->members_.push_back(members_.at(member));
+  // Named by its members even when they are all the ranks, as the probe names a group that is
+  // not the default one: its calls are numbered apart from the world group's.
+  group->key_ = fmt::format("{}", fmt::join(group->members_, ","));
+  group->ledger_ = ledger_;
   group->backend_ = backend_;
   group->bucket_bytes_ = bucket_bytes_;
   group->timeout_ = timeout_;

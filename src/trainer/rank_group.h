@@ -1,13 +1,16 @@
 #pragma once
 
 #include <ATen/Tensor.h>
-#include <torch/version.h>
 #include <c10/util/intrusive_ptr.h>
+#include <torch/version.h>
 
 #include <chrono>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
+
+#include "trainer/collective_ledger.h"
 
 namespace c10d {
 class Backend;
@@ -55,12 +58,18 @@ class RankGroup {
   int size() const { return size_; }
   const std::string& backend() const { return backend_; }
 
+  /// Writes every collective and transfer of this group, and of the subgroups made from it
+  /// after, to `ledger` before it goes in (null: none). The ledger must outlive the group.
+  void set_ledger(CollectiveLedger* ledger) { ledger_ = ledger; }
+
   /// Sums `tensors` over all ranks in place. Tensors are packed into flat buckets of at most
   /// bucket_bytes (one collective per bucket, all in flight together) and unpacked after.
-  void all_reduce_sum(const std::vector<at::Tensor>& tensors);
+  /// `where` (the caller's line) is what the ledger names; the same for the calls below.
+  void all_reduce_sum(const std::vector<at::Tensor>& tensors,
+                      std::source_location where = std::source_location::current());
 
   /// Blocks until every rank arrives.
-  void barrier();
+  void barrier(std::source_location where = std::source_location::current());
 
   /// A group of some of the ranks (`members`, global ranks, this rank among them) over the same
   /// store under the key prefix `name`: e.g. the data-parallel replicas of one pipeline stage.
@@ -69,14 +78,19 @@ class RankGroup {
 
   /// Starts sending `tensor` to `peer`. Completion is awaited in wait_sends(), so two stages
   /// that send to each other before receiving never deadlock.
-  void send(const at::Tensor& tensor, int peer, int tag);
+  void send(const at::Tensor& tensor, int peer, int tag,
+            std::source_location where = std::source_location::current());
   /// Receives into `tensor` (its shape and dtype must match the sender's) from `peer`; blocks.
-  void recv(at::Tensor& tensor, int peer, int tag);
+  void recv(at::Tensor& tensor, int peer, int tag,
+            std::source_location where = std::source_location::current());
   /// Waits for every send started so far.
   void wait_sends();
 
  private:
   RankGroup() = default;
+  /// The ledger entry of one call with `tensor` as its input (undefined: none).
+  void log_call(std::string_view op, const std::string& group, const at::Tensor& tensor,
+                const std::source_location& where) const;
   int rank_ = 0;
   int size_ = 1;
   std::string backend_;
@@ -86,6 +100,9 @@ class RankGroup {
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<Collectives> group_;
   std::vector<c10::intrusive_ptr<c10d::Work>> pending_sends_;
+  std::vector<int> members_;  ///< the global rank of each group rank
+  std::string key_;           ///< "world" or the members' global ranks: the ledger's group
+  CollectiveLedger* ledger_ = nullptr;
 };
 
 }  // namespace bigmac::trainer

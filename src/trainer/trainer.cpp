@@ -60,6 +60,7 @@ struct Trainer::State {
   int dp_rank;
   at::Device device{at::kCPU};
   at::ScalarType dtype = at::kFloat;
+  std::unique_ptr<CollectiveLedger> ledger;  ///< before `group`, which writes to it
   std::unique_ptr<RankGroup> group;
   BigMac model{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer;
@@ -130,6 +131,9 @@ struct Trainer::State {
                       options.master_addr, options.master_port, setup.backend,
                       setup.config.launch.init_timeout_s, error.what_without_backtrace()));
     }
+    // Every collective and transfer is in the log before it goes in (the `coll` events).
+    ledger = std::make_unique<CollectiveLedger>(log, rank);
+    group->set_ledger(ledger.get());
     log.write(log.event(EventKind::kPgReady)
                   .field(FieldKey::kInitMs, elapsed_ms(start))
                   .field(FieldKey::kWorldSize, world_size)
@@ -239,6 +243,7 @@ struct Trainer::State {
 
   void train_step(int step) {
     faults.at_step_start(step);
+    if (ledger) ledger->set_step(step);
     // A rank that hangs before this line is the one the watchdog names, not the ranks that
     // began the step and wait for it in a collective.
     log.write(log.event(EventKind::kHeartbeat)
@@ -278,6 +283,8 @@ struct Trainer::State {
         for (auto& param : params) reduced.push_back(param.mutable_grad());
       }
       reduced.push_back(loss_sum);
+      faults.world_reduce_inputs(reduced, step);
+      faults.before_world_reduce(*group, step);
       group->all_reduce_sum(reduced);
     }
     faults.gradients(params, step);
@@ -339,8 +346,11 @@ struct Trainer::State {
       if (tied_across_stages() && stage + 1 == pp && name == tied_name) continue;
       sum_sq += param.grad().to(at::kDouble).pow(2).sum();
     }
-    auto reduced = at::stack({sum_sq, at::scalar_tensor(loss, at::kDouble)});
-    group->all_reduce_sum({reduced});
+    std::vector<at::Tensor> totals{at::stack({sum_sq, at::scalar_tensor(loss, at::kDouble)})};
+    faults.world_reduce_inputs(totals, step);
+    faults.before_world_reduce(*group, step);
+    group->all_reduce_sum(totals);
+    const at::Tensor& reduced = totals.front();
     // Replicas hold equal gradients: the world sum counts every stage dp times.
     const double grad_norm = std::sqrt(reduced[0].item<double>() / dp);
     loss = reduced[1].item<double>();

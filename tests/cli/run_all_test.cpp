@@ -3,6 +3,7 @@
 // catch it, by the check that must fire, with the run state saying so.
 
 #include <algorithm>
+#include <regex>
 
 #include "run_all_fixture.h"
 
@@ -428,6 +429,15 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
   if (!row.says.empty()) {
     EXPECT_THAT(r.out, HasSubstr(row.says));
   }
+  // A stall's headline names the rank the stall list names first (the culprit, never the
+  // first rank that noticed).
+  static const std::regex first_stalled(R"(first: rank (\d+): stalled)");
+  static const std::regex headline(R"(\nSymptom: +rank (\d+) )");
+  std::smatch listed, named;
+  if (std::regex_search(r.out, listed, first_stalled) &&
+      std::regex_search(r.out, named, headline)) {
+    EXPECT_EQ(listed[1], named[1]) << r.out;
+  }
   expect_every_failed_check_explained(row.gate);
 }
 
@@ -470,8 +480,25 @@ INSTANTIATE_TEST_SUITE_P(
                  "exit_status"},
         FaultRow{"accum_not_rescaled", {"gates.dp.rescale=\"none\""}, "dp", "samples_per_step"},
         FaultRow{"lr_scale_by_world", {"faults.lr_scale_by_world=true"}, "dp", "lr_vs_baseline"},
-        FaultRow{
-            "hang_rank", {"faults.hang_rank=1:2", "launch.stall_timeout_s=3"}, "dp", "exit_status"},
+        // The stalled rank is named from the ranks' collective ledgers (`coll` events), not the
+        // first rank that noticed: it never reached the all-reduce rank 0 waits in.
+        FaultRow{"hang_rank",
+                 {"faults.hang_rank=1:2", "launch.stall_timeout_s=3"},
+                 "dp",
+                 "exit_status",
+                 "it never reached all_reduce #"},
+        // Desyncs: the ranks' collectives part at one index; the verdict names the odd rank,
+        // the index and the line that issued each call (issue 28).
+        FaultRow{"extra_collective",
+                 {"faults.extra_collective=1:2", "launch.stall_timeout_s=3"},
+                 "dp",
+                 "exit_status",
+                 "it called barrier #8 of world (fault_injector.cpp:"},
+        FaultRow{"collective_shape",
+                 {"faults.collective_shape=1:2", "launch.stall_timeout_s=3"},
+                 "dp",
+                 "exit_status",
+                 "rank 1 called all_reduce (float32[33218], trainer.cpp:"},
         FaultRow{"master_port_offset",
                  {"faults.master_port_offset=1:1", "launch.init_timeout_s=3"},
                  "dp",
@@ -518,10 +545,12 @@ INSTANTIATE_TEST_SUITE_P(
         FaultRow{"split_out_of_range", {"faults.split_out_of_range=true"}, "pp2", "layer_coverage"},
         FaultRow{"boundary_seq_trim", {"faults.boundary_seq_trim=4"}, "pp2", "exit_status"},
         FaultRow{"boundary_dtype", {"faults.boundary_dtype=bf16"}, "pp2", "exit_status"},
+        // The stage that never sent is named, not the one waiting in its receive.
         FaultRow{"stage_stall",
                  {"faults.stage_stall=1:3", "launch.stall_timeout_s=3"},
                  "pp2",
-                 "exit_status"},
+                 "exit_status",
+                 "it never reached recv #"},
         // grad_norm differs from step 0, the loss from step 1: the gate stops at step 0.
         FaultRow{"untied_sync", {"faults.untied_sync=true"}, "pp2", "grad_norm_vs_baseline"},
         FaultRow{"middle_stage_loss",

@@ -5,6 +5,10 @@
 #include <signal.h>
 
 #include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "train_run.h"
 
@@ -102,10 +106,18 @@ TEST(Faults, HangRankStopsAllProgressUntilKilled) {
   RankJob job(dir.path());
   job.start(2, {"--max-steps", "50", "--set", "faults.hang_rank=1:3", "--set",
                 "launch.init_timeout_s=120"});
-  // Steps 0..2 complete on both ranks, then rank 1 blocks and rank 0 waits for it.
+  // Steps 0..2 complete on both ranks, then rank 1 blocks and rank 0 waits for it: it has
+  // begun step 3 and logged every gradient bucket's all-reduce of it (as many as of step 2)
+  // before the first of them can complete.
+  auto reduces_of = [&](int step) {
+    std::size_t n = 0;
+    for (const auto& c : TrainLog::read(job.log(0)).of("coll")) n += c.at("global_step") == step;
+    return n;
+  };
   ASSERT_TRUE(wait_until(
       [&] {
-        return job.count(0, "heartbeat") >= 3 && job.count(1, "heartbeat") >= 3 && job.began(0, 3);
+        return job.count(0, "heartbeat") >= 3 && job.count(1, "heartbeat") >= 3 &&
+               job.began(0, 3) && reduces_of(3) == reduces_of(2);
       },
       90000ms))
       << job.stderr_of(0) << job.stderr_of(1);
@@ -127,6 +139,74 @@ TEST(Faults, HangRankStopsAllProgressUntilKilled) {
   job.harness.kill_all();
   EXPECT_TRUE(job.harness.end(0)->signaled);
   EXPECT_TRUE(job.harness.end(1)->signaled);
+}
+
+/// The entries of `log` on `group`, by their index there.
+std::map<int, nlohmann::json> ledger_on(const TrainLog& log, const std::string& group) {
+  std::map<int, nlohmann::json> out;
+  for (const auto& c : log.of("coll")) {
+    if (c.at("group") == group) out[c.at("seq").get<int>()] = c;
+  }
+  return out;
+}
+
+/// The first index of `group` where the two ranks' ledgers part (op or shape), with both calls.
+std::optional<std::pair<nlohmann::json, nlohmann::json>> first_split(const RankJob& job,
+                                                                     const std::string& group) {
+  auto a = ledger_on(TrainLog::read(job.log(0)), group);
+  auto b = ledger_on(TrainLog::read(job.log(1)), group);
+  for (const auto& [seq, call] : a) {
+    auto other = b.find(seq);
+    if (other == b.end()) break;
+    if (call.at("op") != other->second.at("op") ||
+        call.value("shape", nlohmann::json()) != other->second.value("shape", nlohmann::json()))
+      return std::make_pair(call, other->second);
+  }
+  return std::nullopt;
+}
+
+TEST(Faults, ExtraCollectiveDesyncsTheRanksAndTheLedgerSaysWhere) {
+  TempDir dir;
+  RankJob job(dir.path());
+  job.start(2, {"--max-steps", "6", "--set", "faults.extra_collective=1:2", "--set",
+                "launch.init_timeout_s=120"});
+  // Each rank logs a call before it goes in: whether Gloo aborts on the mismatch or the ranks
+  // block in it, both calls at the index where they part are in the ledgers.
+  std::optional<std::pair<nlohmann::json, nlohmann::json>> split;
+  ASSERT_TRUE(wait_until([&] { return (split = first_split(job, "world")).has_value(); }, 90000ms))
+      << job.stderr_of(0) << job.stderr_of(1);
+  const auto& [mine, odd] = *split;
+  EXPECT_EQ(mine.at("op"), "all_reduce");
+  EXPECT_EQ(mine.at("global_step"), 2);
+  EXPECT_EQ(mine.at("site").get<std::string>().rfind("trainer.cpp:", 0), 0u) << mine.dump();
+  EXPECT_EQ(mine.at("fn"), "train_step");
+  EXPECT_EQ(odd.at("op"), "barrier");
+  EXPECT_EQ(odd.at("global_step"), 2);
+  EXPECT_EQ(odd.at("site").get<std::string>().rfind("fault_injector.cpp:", 0), 0u) << odd.dump();
+  EXPECT_EQ(odd.at("fn"), "before_world_reduce");
+  EXPECT_EQ(mine.at("seq"), odd.at("seq"));
+  job.harness.kill_all();
+  EXPECT_TRUE(job.harness.wait_all(10000ms));
+}
+
+TEST(Faults, CollectiveShapeMakesOneRankReduceALongerTensor) {
+  TempDir dir;
+  RankJob job(dir.path());
+  job.start(2, {"--max-steps", "6", "--set", "faults.collective_shape=0:3", "--set",
+                "launch.init_timeout_s=120"});
+  std::optional<std::pair<nlohmann::json, nlohmann::json>> split;
+  ASSERT_TRUE(wait_until([&] { return (split = first_split(job, "world")).has_value(); }, 90000ms))
+      << job.stderr_of(0) << job.stderr_of(1);
+  const auto& [longer, healthy] = *split;
+  EXPECT_EQ(longer.at("op"), "all_reduce");
+  EXPECT_EQ(healthy.at("op"), "all_reduce");
+  EXPECT_EQ(longer.at("global_step"), 3);
+  ASSERT_EQ(longer.at("shape").size(), 1u);
+  EXPECT_EQ(longer.at("shape")[0].get<long>(), healthy.at("shape")[0].get<long>() + 1)
+      << longer.dump() << " vs " << healthy.dump();
+  EXPECT_EQ(longer.at("dtype"), "float32");
+  job.harness.kill_all();
+  EXPECT_TRUE(job.harness.wait_all(10000ms));
 }
 
 TEST(Faults, HangBeforeRendezvousTimesOutThePeers) {

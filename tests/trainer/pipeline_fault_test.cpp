@@ -79,9 +79,14 @@ TEST(PipelineFaults, StageStallStarvesTheOtherStagesUntilKilled) {
   job.start(2, {"--max-steps", "50", "--set", "parallel.pp_size=2", "--set",
                 "faults.stage_stall=1:2", "--set", "launch.init_timeout_s=120"});
   // Steps 0 and 1 complete (8 mb events each); in step 2 stage 0 runs its 1F1B warm-up forward
-  // and the next forward (2 mb events), then waits for a gradient stage 1 never sends.
-  ASSERT_TRUE(wait_until([&] { return job.count(0, "mb") >= 18 && job.count(1, "heartbeat") >= 2; },
-                         90000ms))
+  // and the next forward (2 mb events), then waits for a gradient stage 1 never sends: its
+  // last line is the ledger's entry of that receive.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return job.count(0, "mb") >= 18 && job.count(1, "heartbeat") >= 2 &&
+               job.last_line(0).find("\"op\":\"recv\"") != std::string::npos;
+      },
+      90000ms))
       << job.stderr_of(0) << job.stderr_of(1);
   auto size0 = std::filesystem::file_size(job.log(0));
   auto size1 = std::filesystem::file_size(job.log(1));

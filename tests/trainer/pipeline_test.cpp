@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
 
 #include "train_run.h"
 
@@ -76,7 +78,8 @@ void expect_pipeline_matches(const PipelineRun& run, int pp, const std::string& 
     duplicates += layout.at("tied_duplicate_count").get<long>();
     EXPECT_EQ(log.of("model").at(0).at("param_digest"),
               run.single.of("model").at(0).at("param_digest"));
-    EXPECT_EQ(log.of("step").size(), stage + 1 == pp ? static_cast<std::size_t>(kPipelineSteps) : 0u);
+    EXPECT_EQ(log.of("step").size(),
+              stage + 1 == pp ? static_cast<std::size_t>(kPipelineSteps) : 0u);
     EXPECT_EQ(log.of("loss").size(),
               stage + 1 == pp ? static_cast<std::size_t>(kPipelineSteps * run.micro_batches) : 0u)
         << "only the last stage computes a loss";
@@ -124,7 +127,54 @@ void expect_shapes_consistent(const PipelineRun& run, int pp) {
     for (const auto& s : run.stages[static_cast<std::size_t>(stage)].of("shape")) {
       labels += s.at("name") == "labels";
     }
-    EXPECT_EQ(labels, stage + 1 == pp ? static_cast<std::size_t>(kPipelineSteps * run.micro_batches) : 0u);
+    EXPECT_EQ(labels,
+              stage + 1 == pp ? static_cast<std::size_t>(kPipelineSteps * run.micro_batches) : 0u);
+  }
+}
+
+/// Every rank's collective ledger (`coll` events) of a healthy run: on every group each member
+/// made the same calls in the same order, numbered 0, 1, 2, ...; on every channel `a->b` the
+/// sender's n-th send and the receiver's n-th receive carry the same shape. Each entry names the
+/// trainer's line that issued it.
+void expect_ledgers_agree(const std::vector<TrainLog>& ranks) {
+  // group -> rank -> (op, shape) in issue order
+  std::map<std::string, std::map<int, std::vector<std::pair<std::string, nlohmann::json>>>> calls;
+  for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+    std::map<std::string, int> next;
+    for (const auto& c : ranks[rank].of("coll")) {
+      const std::string group = c.at("group");
+      EXPECT_EQ(c.at("seq"), next[group]++) << "rank " << rank << ": " << c.dump();
+      const std::string site = c.at("site");
+      EXPECT_NE(site.find(".cpp:"), std::string::npos) << c.dump();
+      EXPECT_FALSE(c.at("fn").get<std::string>().empty()) << c.dump();
+      calls[group][static_cast<int>(rank)].emplace_back(c.at("op"),
+                                                        c.value("shape", nlohmann::json()));
+    }
+  }
+  ASSERT_TRUE(calls.count("world")) << "the step's world all-reduce is in every ledger";
+  for (const auto& [group, by_rank] : calls) {
+    if (auto arrow = group.find("->"); arrow != std::string::npos) {
+      const int sender = std::stoi(group.substr(0, arrow));
+      const int receiver = std::stoi(group.substr(arrow + 2));
+      ASSERT_TRUE(by_rank.count(sender) && by_rank.count(receiver)) << group;
+      const auto& sent = by_rank.at(sender);
+      const auto& received = by_rank.at(receiver);
+      ASSERT_EQ(sent.size(), received.size()) << group;
+      for (std::size_t i = 0; i < sent.size(); ++i) {
+        EXPECT_EQ(sent[i].first, "send") << group << " #" << i;
+        EXPECT_EQ(received[i].first, "recv") << group << " #" << i;
+        EXPECT_EQ(sent[i].second, received[i].second) << group << " #" << i;
+      }
+      continue;
+    }
+    const auto& first = by_rank.begin()->second;
+    for (const auto& [rank, mine] : by_rank) {
+      EXPECT_EQ(mine, first) << "group " << group << ": rank " << rank << " vs rank "
+                             << by_rank.begin()->first;
+    }
+    if (group == "world") {
+      EXPECT_EQ(by_rank.size(), ranks.size());
+    }
   }
 }
 
@@ -141,6 +191,14 @@ TEST(Pipeline, TwoStagesTimesTwoReplicasReproduceTheSingleProcessRun) {
   PipelineRun run = run_pipeline(dir, 2, "1f1b", 2);
   ASSERT_EQ(run.ranks.size(), 4u);
   expect_pipeline_matches(run, 2, "1f1b");
+  expect_ledgers_agree(run.ranks);
+  // The world, each stage's replicas, the activations and gradients at the cut, and the tied
+  // embedding's copies between the first and last stage of each replica.
+  std::set<std::string> groups;
+  for (const TrainLog& log : run.ranks) {
+    for (const auto& c : log.of("coll")) groups.insert(c.at("group").get<std::string>());
+  }
+  EXPECT_EQ(groups, (std::set<std::string>{"world", "0,2", "1,3", "0->1", "1->0", "2->3", "3->2"}));
 }
 
 TEST(Pipeline, TwoStagesTimesFourReplicasReproduceTheSingleProcessRun) {

@@ -27,7 +27,8 @@ class TrainLog {
     std::ifstream in(path);
     static const std::regex bare(R"(:(-?Infinity|NaN)([,}]))");
     for (std::string line; std::getline(in, line);) {
-      if (line.empty()) continue;
+      // A line without its newline is still being written (read while the rank runs).
+      if (line.empty() || in.eof()) continue;
       log.events.push_back(nlohmann::json::parse(std::regex_replace(line, bare, ":\"$1\"$2")));
     }
     return log;
@@ -145,6 +146,17 @@ struct RankJob {
            line.find("\"phase\":\"start\"") == std::string::npos;
     }
     return n;
+  }
+
+  /// The last whole line rank has written ("" before any).
+  std::string last_line(int rank) const {
+    std::ifstream in(log(rank));
+    std::string last;
+    for (std::string line; std::getline(in, line);) {
+      if (in.eof()) break;  // no newline yet: a line still being written
+      last = line;
+    }
+    return last;
   }
 
   /// Whether rank has logged that it began `step` (a heartbeat with phase "start").
