@@ -14,23 +14,6 @@ constexpr int kMetadataTag = 3;
 
 std::vector<std::int64_t> dims(const at::Tensor& t) { return t.sizes().vec(); }
 
-std::string dtype_name(at::ScalarType type) {
-  switch (type) {
-    case at::kFloat:
-      return "float32";
-    case at::kDouble:
-      return "float64";
-    case at::kBFloat16:
-      return "bfloat16";
-    case at::kHalf:
-      return "float16";
-    case at::kLong:
-      return "int64";
-    default:
-      return c10::toString(type);
-  }
-}
-
 std::string describe(const std::vector<std::int64_t>& meta) {
   // meta = {dtype code, ndim, dims...}
   std::vector<std::int64_t> shape(meta.begin() + 2, meta.begin() + 2 + meta[1]);

@@ -121,10 +121,6 @@ std::unique_ptr<RankGroup> RankGroup::connect(const GroupOptions& options) {
 
 RankGroup::~RankGroup() = default;
 
-namespace {
-
-/// The probe's spelling of a dtype (torch's `str(dtype)` without "torch."): every rank's ledger
-/// is compared with every other's, whichever program wrote it.
 std::string dtype_name(at::ScalarType type) {
   switch (type) {
     case at::kFloat:
@@ -145,8 +141,6 @@ std::string dtype_name(at::ScalarType type) {
       return c10::toString(type);
   }
 }
-
-}  // namespace
 
 void RankGroup::log_call(std::string_view op, const std::string& group, const at::Tensor& tensor,
                          const std::source_location& where) const {

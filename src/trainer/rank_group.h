@@ -31,6 +31,10 @@ using Collectives = c10d::ProcessGroup;
 
 namespace bigmac::trainer {
 
+/// The probe's spelling of a dtype (torch's `str(dtype)` without "torch."): "float32",
+/// "bfloat16", "int64". Logged shapes and ledgers are compared whichever program wrote them.
+std::string dtype_name(at::ScalarType type);
+
 /// How to form the process group. Everything comes from the rank environment and `[launch]`.
 struct GroupOptions {
   std::string backend = "gloo";  ///< gloo | nccl (already resolved from auto)
