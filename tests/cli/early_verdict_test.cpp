@@ -125,9 +125,12 @@ TEST_F(EarlyVerdict, AHungRankIsNamedAtTheAdaptiveLimitOfTheDefaults) {
   std::ifstream file(root_ / "run" / "02-dp.1" / "diagnosis.json");
   const nlohmann::json diagnoses = nlohmann::json::parse(file);
   ASSERT_FALSE(diagnoses.empty());
-  EXPECT_EQ(diagnoses.front().at("id"), "rank_stalled") << diagnoses.dump(1);
+  // bigmac-train's collective ledger places it: it never reached the all-reduce the others
+  // are in (the silence alone gave rank_stalled).
+  EXPECT_EQ(diagnoses.front().at("id"), "rank_behind_collective") << diagnoses.dump(1);
   EXPECT_EQ(diagnoses.front().at("failed_rank"), 1) << diagnoses.dump(1);
   EXPECT_THAT(r.out, HasSubstr("Symptom:    rank 1 made no progress for "));
+  EXPECT_THAT(r.out, HasSubstr("it never reached all_reduce #"));
 }
 
 TEST_F(EarlyVerdict, AStalledStageIsNamedBeforeTheStageWaitingForIt) {
