@@ -9,11 +9,13 @@ Point-to-point transfers (send, recv, isend, irecv, batch_isend_irecv) are entri
 their channel `0->1` (sender -> receiver), numbered on both sides: a rank that waits in recv #3
 from rank 0 while rank 0's last send to it was #2 names rank 0.
 
-Not seen here: collectives issued from C++ (DDP's gradient buckets, functional collectives
-traced into a graph)."""
+DistributedDataParallel's gradient all-reduces are issued from C++, one per bucket: `DdpBuckets`
+gives each DDP model a communication hook that writes the bucket's entry and then does what
+DDP's default does. Not seen: functional collectives traced into a graph."""
 import json
 import os
 import sys
+import weakref
 
 # op -> index of the positional argument that is this rank's input (None: no tensor)
 COLLECTIVES = {
@@ -119,13 +121,106 @@ class Ledger:
         key = f"{self._rank}->{other}" if where == "send" else f"{other}->{self._rank}"
         self._write(op, key, tensor)
 
-    def _write(self, op, key, tensor):
+    def record_bucket(self, key, bucket, tensor, site):
+        """DDP's all-reduce of gradient bucket `bucket` on group `key`, for the backward called
+        at `site` (the JSON of `site` and `fn`)."""
+        self._write("all_reduce", key, tensor, site + f',"by":"DDP bucket {bucket}"')
+
+    def _write(self, op, key, tensor, site=None):
         n = self.seq.get(key, 0)
         self.seq[key] = n + 1
         step = self.probe.steps.global_step if self.probe.steps is not None else 0
-        body = f',"group":{json.dumps(key)},"seq":{n},"op":"{op}"{self.call_site()},"global_step":{step}'
+        if site is None:
+            site = self.call_site()
+        body = f',"group":{json.dumps(key)},"seq":{n},"op":"{op}"{site},"global_step":{step}'
         if isinstance(tensor, self.probe.torch.Tensor):
             shape = ",".join(str(d) for d in tensor.shape)
             body += f',"shape":[{shape}],"dtype":"{str(tensor.dtype)[6:]}"'
         self.probe.ensure_run()
         self.probe.log.write_line("coll", body)
+
+
+def _first_value(fut):
+    return fut.value()[0]
+
+
+def _bucket_hook_refusal(ddp):
+    """Why a DDP model keeps its own gradient all-reduce (unlogged), or None: the probe's hook
+    must do exactly what DDP would, so it stays out wherever that is not the plain average."""
+    if getattr(ddp, "_use_python_reducer", False):
+        return "compiled autograd's Python reducer"
+    if getattr(ddp, "_comm_hooks", None) or getattr(ddp, "mixed_precision", None) is not None:
+        return "the program's own communication hook"  # its Python collectives are logged
+    if not getattr(ddp, "_divide_by_initial_world_size", True):
+        return "Join(divide_by_initial_world_size=False) divides by the ranks not yet joined"
+    if any(getattr(m, "sparse", False) is True for m in ddp.module.modules()):
+        return "sparse gradients"
+    if getattr(ddp, "reducer", None) is None:
+        return "no reducer"
+    return None
+
+
+class DdpBuckets:
+    """DistributedDataParallel's gradient all-reduces in the ledger. At a DDP model's first
+    training forward the probe registers a communication hook on its reducer that writes the
+    bucket's `coll` entry (`by`: "DDP bucket N"; the call site is the program's line that called
+    backward) and then does what DDP's default does: scale the bucket by 1/world (DDP multiplies
+    by that factor too, so the result is the same to the bit) and all-reduce it, async. Not for
+    a model that already has a hook (the program's own; its Python collectives are logged
+    anyway), nor where DDP would divide otherwise (_bucket_hook_refusal). A hook the program
+    registers after the probe's is run by it instead of the average: DDP takes only one."""
+
+    def __init__(self, probe, ledger):
+        self.probe = probe
+        self.ledger = ledger
+        self._seen = weakref.WeakSet()  # DDP models looked at
+        self._hooked = weakref.WeakKeyDictionary()  # DDP model -> [the program's later hook, its state]
+        self.backward_site = ',"site":"","fn":""'  # the program's line that called backward
+
+    def watch(self, module):
+        """A step's first training forward, of `module`: a DDP model gets the hook once."""
+        ddp_class = getattr(self.probe.torch.nn.parallel, "DistributedDataParallel", None)
+        ddp = getattr(module, "_orig_mod", module)  # torch.compile(DDP(model))
+        if ddp_class is None or not isinstance(ddp, ddp_class) or ddp in self._seen:
+            return
+        self._seen.add(ddp)
+        if _bucket_hook_refusal(ddp) is not None:
+            return
+        dist = self.probe.torch.distributed
+        key = self.ledger.group_key(ddp.process_group)
+        scale = 1.0 / ddp.process_group.size()
+        later = [None, None]
+        probe, ledger = self.probe, self.ledger
+        # The hook holds neither the model nor its group (the reducer holds the hook): a group
+        # kept alive by it past the program's own teardown aborts the process at exit.
+        model = weakref.ref(ddp)
+
+        def bigmac_ddp_bucket(state, bucket):
+            if later[0] is not None:
+                return later[0](later[1], bucket)
+            tensor = bucket.buffer()
+            if probe.failsafe.active and not probe.tracing():
+                probe.guard("collective", ledger.record_bucket, key, bucket.index(), tensor, self.backward_site)
+            tensor.mul_(scale)
+            work = dist.all_reduce(tensor, group=model().process_group, async_op=True)
+            return work.get_future().then(_first_value)
+
+        try:
+            dist._register_comm_hook(ddp.reducer, None, bigmac_ddp_bucket)
+        except RuntimeError:  # a hook is already registered (the program's, or a built-in one)
+            return
+        self._hooked[ddp] = later
+
+    def later_hook(self, ddp, state, hook):
+        """DDP.register_comm_hook after the probe's: True when the probe's hook takes it over."""
+        later = self._hooked.get(ddp)
+        if later is None or later[0] is not None:
+            return False
+        later[0], later[1] = hook, state
+        return True
+
+    def note_backward(self):
+        """Where the program called backward: the site of the buckets that backward reduces (on
+        a GPU they run on autograd's device thread, which holds no frame of the program)."""
+        if self._hooked:
+            self.backward_site = self.ledger.call_site()

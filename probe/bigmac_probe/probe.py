@@ -90,6 +90,7 @@ class Probe:
         self.failsafe = Failsafe(self._report_failure, settings.fault)
         self.stacks = StackDump()  # the main thread's stack when the watchdog asks (stacks.py)
         self.ledger = None  # the collective ledger (ledger.py), once torch.distributed is hooked
+        self.ddp_buckets = None  # DDP's gradient all-reduces into it (ledger.DdpBuckets)
         self.perf = perf
         self.steps = None  # StepTracker, once torch is imported
         self.torch = None
@@ -275,6 +276,8 @@ class Probe:
                                   "global_step": self.steps.global_step})
             self.batch_written = True
             self.model_ref = weakref.ref(module)
+        if self.ddp_buckets is not None:
+            self.ddp_buckets.watch(module)
         if self.settings.digest:
             self._hook_buffers(module)
         if self.settings.input_digest:

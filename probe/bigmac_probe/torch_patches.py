@@ -47,6 +47,9 @@ def wrap_backward(probe, original):
     def backward(tensors, *args, **kwargs):
         if tracing():
             return original(tensors, *args, **kwargs)
+        buckets = probe.ddp_buckets
+        if buckets is not None and probe.failsafe.active:
+            probe.guard("backward", buckets.note_backward)
         result = original(tensors, *args, **kwargs)
         if probe.failsafe.active:
             probe.guard("backward", probe.on_backward, tensors, args, kwargs)
@@ -361,13 +364,32 @@ def wrap_collective(probe, ledger, original, op):
     return _marked(wrapper)
 
 
+def wrap_register_comm_hook(buckets, original):
+    """DistributedDataParallel.register_comm_hook: a hook the program registers once the probe's
+    is in (DDP takes one) is run by the probe's, not refused (ledger.DdpBuckets)."""
+    @functools.wraps(original)
+    def register_comm_hook(self, state, hook):
+        try:
+            return original(self, state, hook)
+        except RuntimeError:
+            if buckets.later_hook(self, state, hook):
+                return None
+            raise
+    return _marked(register_comm_hook)
+
+
 def instrument_collectives(probe, patches, torch, owners):
-    from .ledger import COLLECTIVES, Ledger  # noqa: PLC0415 - only with torch.distributed
+    from .ledger import COLLECTIVES, DdpBuckets, Ledger  # noqa: PLC0415 - only with torch.distributed
     from .stacks import library_dirs  # noqa: PLC0415
 
     ledger = probe.ledger = Ledger(probe, library_dirs(torch))
     for op in COLLECTIVES:
         _replace_everywhere(patches, owners, op, lambda f, op=op: wrap_collective(probe, ledger, f, op))
+    ddp = getattr(getattr(torch.nn, "parallel", None), "DistributedDataParallel", None)
+    if ddp is not None and hasattr(torch.distributed, "_register_comm_hook"):
+        buckets = probe.ddp_buckets = DdpBuckets(probe, ledger)
+        if not getattr(ddp.register_comm_hook, MARK, False):
+            patches.replace(ddp, "register_comm_hook", wrap_register_comm_hook(buckets, ddp.register_comm_hook))
 
 
 def instrument_fsdp_clip(probe, patches, fsdp_module):

@@ -94,9 +94,9 @@ def ddp_prints(text):
 class ProbeCase(ex.TrainerCase):
     """A temporary folder per case (self.tmp, self.dir(name)), as the example tests have."""
 
-    def torchrun(self, name, program, args, env, expect_rc=0):
+    def torchrun(self, name, program, args, env, expect_rc=0, nproc=2):
         d = self.dir(name)
-        rc, out, err = ex.run(ex.torchrun(2, d, args, program=program), d, env)
+        rc, out, err = ex.run(ex.torchrun(nproc, d, args, program=program), d, env)
         self.assertEqual(rc, expect_rc, out + err)
         return d
 
@@ -362,12 +362,12 @@ class GradientAveraging(ProbeCase):
     STEPS = 5
     LINE = re.compile(r"^rank \d+ step (\d+) loss (\S+) mean \S+ norm (\S+) collectives (\d+)$", re.M)
 
-    def way(self, way):
-        plain = self.torchrun(f"{way}-plain", DDP_WAYS, ["--way", way], env_with(pythonpath=()))
+    def way(self, way, nproc=2):
+        plain = self.torchrun(f"{way}-plain", DDP_WAYS, ["--way", way], env_with(pythonpath=()), nproc=nproc)
         d = self.torchrun(way, DDP_WAYS, ["--way", way],
-                          env_with(BIGMAC_PROBE_LOG=self.tmp / way / "p{rank}.jsonl"))
-        digests = {}
-        for r in (0, 1):
+                          env_with(BIGMAC_PROBE_LOG=self.tmp / way / "p{rank}.jsonl"), nproc=nproc)
+        digests, ledgers = {}, {}
+        for r in range(nproc):
             text = rank_output(d, r)
             self.assertEqual(rank_output(plain, r), text, f"{way}: the probe changed the program's output")
             printed = {int(m[0]): (float(m[1]), float(m[2]), int(m[3])) for m in self.LINE.findall(text)}
@@ -386,12 +386,40 @@ class GradientAveraging(ProbeCase):
                 self.assertEqual(collectives, 0, f"{way}: the probe made a collective in the step")
             self.assertEqual(steps[-1]["param_digest"], final, way)
             digests[r] = [s.get("param_digest") for s in steps]
-        self.assertEqual(digests[0], digests[1], f"{way}: the replicas in sync")
+            ledgers[r] = [(c["group"], c["seq"], c["op"], c.get("shape"), c.get("dtype"), c.get("by"), c["site"])
+                          for c in of(evs, "coll")]
+        for r in range(1, nproc):
+            self.assertEqual(digests[0], digests[r], f"{way}: the replicas in sync")
+            self.assertEqual(ledgers[0], ledgers[r], f"{way}: every rank's ledger the same")
         self.assertEqual(sum(d is not None for d in digests[0]), 4, "steps 0, 1, 2 and 4")
+        return ledgers[0]
+
+    def bucket_entries(self, ledger):
+        """DDP's gradient all-reduces (issued from C++, logged by the probe's communication hook),
+        each at the program's line that called backward."""
+        buckets = [c for c in ledger if c[5] is not None]
+        for group, _, op, shape, dtype, by, site in buckets:
+            self.assertEqual((group, op, shape, dtype, by), ("world", "all_reduce", [16 * 32 + 32 + 32 * 4 + 4],
+                                                             "float32", "DDP bucket 0"))
+            self.assertRegex(site, r"^ddp_ways\.py:\d+$")
+        self.assertEqual([c[1] for c in ledger], list(range(len(ledger))), "one group, numbered in order")
+        return buckets
+
+    def test_plain_ddp_buckets_are_in_the_ledger_and_three_replicas_average_to_the_same_bit(self):
+        # 3 ranks: DDP's own average multiplies by 1/3, which is not exact; the probe's hook in
+        # its place must do the same to the bit (the program prints its digests and norms).
+        ledger = self.way("plain", nproc=3)
+        # The first micro-batch is under no_sync: one bucket a step, then the mean loss.
+        self.assertEqual(len(self.bucket_entries(ledger)), self.STEPS)
+        self.assertEqual([c[2:5] for c in ledger if c[5] is None],
+                         [("all_reduce", [], "float64")] * self.STEPS + [("barrier", None, None)])
 
     def test_a_static_graph_and_a_float16_compression_hook_leave_steps_and_digests_right(self):
-        self.way("static")
-        self.way("fp16_hook")
+        self.assertEqual(len(self.bucket_entries(self.way("static"))), 2 * self.STEPS, "both micro-batches")
+        # The program's own hook stays: its all-reduce (in float16) is logged as a call of torch's.
+        hooked = self.way("fp16_hook")
+        self.assertEqual(self.bucket_entries(hooked), [])
+        self.assertEqual([c[4] for c in hooked if c[2] == "all_reduce"], ["float16", "float64"] * self.STEPS)
 
     @unittest.skipUnless(torch_version() >= (2, 0), "functional collectives, and Gloo's reduce_scatter_tensor "
                          "and all_gather_into_tensor, are PyTorch 2.x's")

@@ -23,8 +23,8 @@ ex = pr.ex
 PROGRAM = str(HERE / "programs" / "stall_ways.py")
 
 
-def config(d, launcher, hang, launch_extra=""):
-    words = [pr.PY, PROGRAM, "--steps", "{max_steps}", "--hang", hang, "--at", "3"]
+def config(d, launcher, hang, launch_extra="", program_extra=()):
+    words = [pr.PY, PROGRAM, "--steps", "{max_steps}", "--hang", hang, "--at", "3", *program_extra]
     text = f"""[launch]
 nnodes = 1
 nproc_per_node = 2
@@ -51,9 +51,10 @@ probe = true
 
 
 class Stacks(pr.ProbeCase):
-    def bring_up(self, name, launcher, hang):
+    def bring_up(self, name, launcher, hang, program_extra=()):
         d = self.dir(name)
-        rc, out, err = ex.run([pr.tool_binary(), "run-all", "-c", str(config(d, launcher, hang)), "--until", "dp",
+        path = config(d, launcher, hang, program_extra=program_extra)
+        rc, out, err = ex.run([pr.tool_binary(), "run-all", "-c", str(path), "--until", "dp",
                                "--run-dir", str(d / "run")], d, pr.env_with(pythonpath=()))
         self.assertEqual(rc, 1, out + err)
         self.assertRegex(out, r"\] dp +FAILED", out + err)
@@ -78,6 +79,37 @@ class Stacks(pr.ProbeCase):
         self.assertRegex(text, r"rank 0 launcher: no progress .*main thread in all_reduce, called at "
                                r"stall_ways\.py:\d+ in train")
         self.assertTrue(list(attempt.rglob("*.stacks")), "the whole dumps stay in the attempt")
+
+    def test_under_ddp_the_rank_hung_in_data_loading_is_named_with_the_bucket_all_reduce_it_never_reached(self):
+        text, _ = self.bring_up("ddp", "torchrun", "data", ["--ddp"])
+        self.assertRegex(self.line(text, "[2/5] dp"), r"first: rank 1: stalled")
+        # DDP's all-reduce is issued from C++ in backward: the probe's communication hook logs it,
+        # at the program's line that called backward. Per step: the bucket, then the broadcast.
+        self.assertRegex(self.line(text, "Symptom:"),
+                         r"rank 1 made no progress for [\d.]+ s: it never reached all_reduce #6 of world "
+                         r"\(float32\[5\], DDP bucket 0, stall_ways\.py:\d+\), which rank 0 called; its last: "
+                         r"broadcast #5 of world")
+        self.assertRegex(self.line(text, "Cause:"), r"its main thread is in wait, called at stall_ways\.py:\d+ in "
+                                                    r"load_batch")
+
+    def test_a_rank_the_others_timed_out_waiting_for_is_named_from_the_ledgers_not_their_timeouts(self):
+        # Gloo's own timeout (3 s) ends rank 0's wait in all_reduce long before the tool's
+        # watchdog would (60 s here): the run ends on rank 0's error, and the ledgers say whom it
+        # waited for and where.
+        d = self.dir("timeout")
+        path = config(d, "torchrun", "data", "stall_min_s = 60\nstall_timeout_s = 120",
+                      ["--pg-timeout", "3"])
+        rc, out, err = ex.run([pr.tool_binary(), "run-all", "-c", str(path), "--until", "dp",
+                               "--run-dir", str(d / "run")], d, pr.env_with(pythonpath=()))
+        self.assertEqual(rc, 1, out + err)
+        text = out + err
+        self.assertRegex(self.line(text, "Symptom:"),
+                         r"rank 1 never reached all_reduce #9 of world \(float32\[1,4\], stall_ways\.py:\d+\), "
+                         r"which rank 0 called; its last: broadcast #8 of world")
+        (attempt,) = (d / "run").glob("0?-dp.*")
+        rc, out, err = ex.run([pr.tool_binary(), "diagnose", str(attempt)], attempt, pr.env_with(pythonpath=()))
+        self.assertEqual(rc, 0, out + err)
+        self.assertRegex(out, r"1\. \[rank_stall\] rank 1 never reached all_reduce #9 of world")
 
     def test_a_rank_alone_in_a_barrier_and_the_rank_in_all_reduce_are_each_placed(self):
         text, _ = self.bring_up("barrier", "builtin", "barrier")

@@ -13,8 +13,14 @@ the stacks the watchdog asks for (tests/probe/probe_stacks_test.py):
                    load_batch before its send and rank 1 waits in recv
   --hang none      no hang
 
+--pg-timeout S: the process group's own timeout (Gloo's, for every collective), so that a rank
+waiting for a hung one raises instead of waiting for the tool's watchdog.
+--ddp: the model is DistributedDataParallel's, which averages the gradients itself (one bucket
+all-reduce from C++ in backward) instead of the loop of all_reduce calls.
+
 Logs nothing of its own but a line per step: the probe's events are what the tool reads."""
 import argparse
+import datetime
 import threading
 
 import torch
@@ -33,16 +39,18 @@ def load_batch(step, rank, world, asleep):
 
 
 def train(args):
-    dist.init_process_group("gloo")
+    timeout = {} if args.pg_timeout is None else {"timeout": datetime.timedelta(seconds=args.pg_timeout)}
+    dist.init_process_group("gloo", **timeout)
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 1)
+    net = torch.nn.parallel.DistributedDataParallel(model) if args.ddp else model
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(args.steps):
         fault = args.hang if step == args.at else "none"
         asleep = (fault == "data" and rank == 1) or (fault == "p2p" and rank == 0 and world > 1)
         x, y = load_batch(step, rank, world, asleep)
-        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss = torch.nn.functional.mse_loss(net(x), y)
         if args.hang == "p2p" and world > 1:  # the cut: rank 0's loss goes to rank 1
             seen = loss.detach().clone()
             if rank == 0:
@@ -58,7 +66,7 @@ def train(args):
             dist.all_reduce(torch.zeros(145))
         if fault == "order" and rank == 1:
             dist.broadcast(stop, 0)
-        for p in model.parameters():
+        for p in model.parameters() if net is model else ():
             grad = p.grad.flatten()[:2] if fault == "shape" and rank == 1 and p.dim() > 1 else p.grad
             dist.all_reduce(grad)
             p.grad /= world
@@ -75,4 +83,6 @@ if __name__ == "__main__":
     parser.add_argument("--hang", choices=("none", "data", "barrier", "extra", "shape", "order", "p2p"),
                         default="none")
     parser.add_argument("--at", type=int, default=3)
+    parser.add_argument("--ddp", action="store_true")
+    parser.add_argument("--pg-timeout", type=float)
     train(parser.parse_args())
