@@ -54,7 +54,8 @@ struct Catalog {
 };
 
 /// Reads and checks a catalog: every pattern compiles, every placeholder is defined by every
-/// pattern of its entry, rule ids are known (gates: unknown_gates). Errors name the entry (file:line:col).
+/// pattern of its entry, rule ids are known (gates: unknown_gates). Errors name the entry
+/// (file:line:col).
 Expected<Catalog> parse_catalog(const config::DataFile& file);
 Expected<Catalog> load_catalog(const std::filesystem::path& path);
 

@@ -88,15 +88,21 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
   // in any log leads it.
   std::stable_partition(first.begin(), first.end(),
                         [](const Diagnosis& d) { return d.klass != "peer_exited"; });
-  // Ranks that died after their collective ledgers parted: the backend's error (Gloo's size
-  // check, a timeout, a closed connection) is what the mismatch did, and the ledgers say which
-  // call on which line of each rank it was.
-  if (!input.exit_errors.empty()) {
-    std::stable_partition(first.begin(), first.end(),
-                          [](const Diagnosis& d) { return d.id == "collective_split"; });
-  }
+  put_ledger_findings_first(first, input);
   drop_disproved(first, input);
   return first;
+}
+
+void put_ledger_findings_first(std::vector<Diagnosis>& diagnoses, const MetricInput& input) {
+  if (input.exit_errors.empty()) return;
+  auto failed_by_itself = [&](int rank) {
+    return std::any_of(input.exit_errors.begin(), input.exit_errors.end(),
+                       [&](const RankErrorLines& e) { return e.rank == rank; });
+  };
+  std::stable_partition(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& d) {
+    return d.id == "collective_split" ||
+           (d.id == "collective_never_reached" && !failed_by_itself(d.failed_rank));
+  });
 }
 
 std::vector<Diagnosis> Diagnoser::finish(TextScan& scan, const MetricInput& input) const {

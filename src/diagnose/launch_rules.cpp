@@ -347,6 +347,34 @@ void first_exit(const MetricInput& in, std::vector<Finding>& out) {
                  first->rank});
 }
 
+// A run that ended on a rank's error with no split in the ledgers, where some ranks' ledgers
+// stop short of a call the others made: the others waited there for them until a backend's
+// timeout (Gloo's, NCCL's watchdog) or a peer's exit ended the run. Placed first when the ranks
+// that never reached it have no error of their own (diagnoser.cpp).
+void ledger_gap(const MetricInput& in,
+                const std::map<int, std::vector<logs::CollectiveRecord>>& ledgers,
+                const std::map<int, const std::string*>& files, std::vector<Finding>& out) {
+  if (in.exit_errors.empty()) return;  // a run the tool stopped: ranks are wherever it found them
+  const auto gap = logs::first_gap(ledgers);
+  if (!gap) return;
+  const int rank = gap->missing.front();
+  Finding f{"collective_never_reached", {}, {}, rank};
+  f.values = {{"rank", fmt::format("{}", fmt::join(gap->missing, ", "))},
+              {"ranks", gap->missing.size() == 1 ? "rank" : "ranks"},
+              {"collective", gap->describe()},
+              {"last", gap->last_of(rank)},
+              {"step", std::to_string(gap->call.global_step)}};
+  const Sourced<logs::CollectiveRecord> called{&gap->call, files.at(gap->call.at.rank)};
+  f.evidence.push_back(evidence_of(called, "called " + gap->call.describe()));
+  for (const int missing : gap->missing) {
+    if (const auto it = gap->last.find(missing); it != gap->last.end()) {
+      const Sourced<logs::CollectiveRecord> last{&it->second, files.at(missing)};
+      f.evidence.push_back(evidence_of(last, "its last: " + it->second.describe()));
+    }
+  }
+  out.push_back(std::move(f));
+}
+
 // The ranks' collective ledgers, compared whole: the first index where the calls differ. For a
 // run that ended (Gloo's size check aborts one rank, the others lose their peer; NCCL's watchdog
 // times out); a stall's ledger is placed by the watchdog (launch_facts) and names the same rank
@@ -364,7 +392,10 @@ void ledger_split(const MetricInput& in, std::vector<Finding>& out) {
   }
   if (ledgers.size() < 2) return;
   const auto split = logs::first_split(ledgers);
-  if (!split) return;
+  if (!split) {
+    ledger_gap(in, ledgers, files, out);
+    return;
+  }
   std::vector<std::string> sites;
   Finding f{"collective_split", {}, {}, split->odd.front()};
   std::int64_t step = -1;

@@ -1,6 +1,10 @@
 #include "diagnose/log_diagnosis.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include "core/exit_code.h"
 #include "core/json_file.h"
@@ -17,6 +21,29 @@ Expected<Catalog> resolve_catalog(const std::string& given) {
     return load_catalog(env);
   }
   return builtin_catalog();
+}
+
+/// The ranks' own last error lines from an attempt folder's result.json (written by
+/// report/attempt_result.cpp: `ranks[].rank`, `ranks[].error_lines`), so that `diagnose
+/// <attempt folder>` judges with what the run knew. None for any other path.
+std::vector<RankErrorLines> attempt_exit_errors(const std::vector<std::string>& paths) {
+  std::vector<RankErrorLines> errors;
+  if (paths.size() != 1) return errors;
+  const std::filesystem::path result = std::filesystem::path(paths.front()) / "result.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(result, ec)) return errors;
+  auto doc = read_json_file(result.string());
+  if (!doc || !doc->is_object()) return errors;
+  for (const auto& rank : doc->value("ranks", nlohmann::json::array())) {
+    if (!rank.is_object() || !rank.contains("error_lines") || !rank["error_lines"].is_array())
+      continue;
+    RankErrorLines lines{rank.value("rank", -1), {}};
+    for (const auto& line : rank["error_lines"]) {
+      if (line.is_string()) lines.lines.push_back(line.get<std::string>());
+    }
+    if (!lines.lines.empty()) errors.push_back(std::move(lines));
+  }
+  return errors;
 }
 
 int fail(std::ostream& err, const Error& error) {
@@ -51,6 +78,7 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
     e.file = options.paths.front();
     return fail(err, e);
   }
+  const std::vector<RankErrorLines> exit_errors = attempt_exit_errors(options.paths);
   std::vector<Diagnosis> diagnoses;
   for (const auto& group : group_log_files(options.paths, *files)) {
     TextScan scan = diagnoser->start_scan();
@@ -62,7 +90,10 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
     }
     MetricInput input;
     input.logs = logs;
-    for (Diagnosis& d : diagnoser->finish(scan, input)) diagnoses.push_back(std::move(d));
+    input.exit_errors = exit_errors;
+    std::vector<Diagnosis> found = diagnoser->finish(scan, input);
+    put_ledger_findings_first(found, input);
+    for (Diagnosis& d : found) diagnoses.push_back(std::move(d));
   }
   if (options.json) {
     nlohmann::json doc = {{"files", files->size()}, {"diagnoses", to_json(diagnoses)}};

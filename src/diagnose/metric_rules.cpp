@@ -468,6 +468,7 @@ const std::vector<MetricRuleSpec>& specs() {
       {"rank_behind_collective", {"rank", "idle_s", "collective", "stack"}},
       {"collective_desync", {"rank", "idle_s", "collective", "stack"}},
       {"collective_split", {"odd", "collective", "step", "kind", "sites"}},
+      {"collective_never_reached", {"rank", "ranks", "collective", "last", "step"}},
       {"multiple_checkpoint_writers", {"ranks", "count"}},
       {"world_size_exceeds_processes", {"planned", "started"}},
       {"env_mismatch", {"name", "values"}},

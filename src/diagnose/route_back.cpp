@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace bigmac::diagnose {
 
 int gate_order(std::string_view gate, std::span<const std::string> gate_ids) {

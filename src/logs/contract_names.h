@@ -87,7 +87,8 @@
   X(kSeq, "seq")                                 \
   X(kOp, "op")                                   \
   X(kSite, "site")                               \
-  X(kFn, "fn")
+  X(kFn, "fn")                                   \
+  X(kBy, "by")
 
 // X(enumerator, spelling) for every event (`ev`) of the contract.
 #define BIGMAC_CONTRACT_EVENTS(X) \

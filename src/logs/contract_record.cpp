@@ -250,6 +250,7 @@ void build_collective(FieldBag& bag, const RecordOrigin& base, std::vector<Recor
   bag.read(FieldKey::kDtype, r.dtype);
   bag.read(FieldKey::kSite, r.site);
   bag.read(FieldKey::kFn, r.function);
+  bag.read(FieldKey::kBy, r.by);
   bag.read(FieldKey::kGlobalStep, r.global_step);
 }
 

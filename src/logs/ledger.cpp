@@ -117,4 +117,58 @@ std::optional<LedgerSplit> first_split(
   return first;
 }
 
+std::string LedgerGap::describe() const {
+  return fmt::format("{}, which {} {} called", call.describe(),
+                     callers.size() == 1 ? "rank" : "ranks", fmt::join(callers, ", "));
+}
+
+std::string LedgerGap::last_of(int rank) const {
+  const auto it = last.find(rank);
+  return it == last.end() ? "no collective on " + call.group : it->second.describe();
+}
+
+std::optional<LedgerGap> first_gap(const std::map<int, std::vector<CollectiveRecord>>& ledgers) {
+  // group -> rank -> its entries there, in issue order
+  std::map<std::string, std::map<int, std::vector<const CollectiveRecord*>>> on;
+  for (const auto& [rank, entries] : ledgers) {
+    for (const CollectiveRecord& c : entries) on[c.group][rank].push_back(&c);
+  }
+  std::optional<LedgerGap> first;
+  double first_t = std::numeric_limits<double>::infinity();
+  for (const auto& [group, by_rank] : on) {
+    // A member that never called on the group has no entry there: it reached index 0.
+    std::map<int, std::int64_t> reached;  // rank -> entries it made on the group
+    for (const auto& [rank, _] : ledgers) {
+      if (!member_of(group, rank)) continue;
+      const auto it = by_rank.find(rank);
+      reached[rank] = it == by_rank.end() ? 0 : it->second.back()->seq + 1;
+    }
+    if (reached.size() < 2) continue;
+    std::int64_t low = std::numeric_limits<std::int64_t>::max();
+    for (const auto& [rank, n] : reached) low = std::min(low, n);
+    LedgerGap gap;
+    double t = std::numeric_limits<double>::infinity();
+    for (const auto& [rank, n] : reached) {
+      if (n == low) {
+        gap.missing.push_back(rank);
+        if (n > 0) gap.last.emplace(rank, *by_rank.at(rank).back());
+        continue;
+      }
+      for (const CollectiveRecord* c : by_rank.at(rank)) {
+        if (c->seq != low) continue;
+        if (gap.callers.empty()) gap.call = *c;
+        if (c->at.t > 0) t = std::min(t, c->at.t);
+        break;
+      }
+      gap.callers.push_back(rank);
+    }
+    if (gap.callers.empty()) continue;  // every member reached the same index
+    if (!first || t < first_t) {
+      first = std::move(gap);
+      first_t = t;
+    }
+  }
+  return first;
+}
+
 }  // namespace bigmac::logs

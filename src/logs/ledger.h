@@ -50,4 +50,25 @@ struct LedgerSplit {
 /// began first. nullopt when every index that two ranks reached agrees.
 std::optional<LedgerSplit> first_split(const std::map<int, std::vector<CollectiveRecord>>& ledgers);
 
+/// Where some ranks' whole ledgers stop short of the others': a call on one group that some of
+/// its members made and the others never reached.
+struct LedgerGap {
+  CollectiveRecord call;                 ///< the lowest calling rank's entry there
+  std::vector<int> callers;              ///< the members that made it, in rank order
+  std::vector<int> missing;              ///< the members whose ledger there ends before it
+  std::map<int, CollectiveRecord> last;  ///< each missing rank's last entry on that group, if any
+
+  /// "all_reduce #9 of world (float32[1,4], train.py:63), which rank 0 called".
+  std::string describe() const;
+  /// "broadcast #8 of world (...)", or "no collective on world" for a missing rank.
+  std::string last_of(int rank) const;
+};
+
+/// The first gap of `ledgers` (rank -> its entries in issue order): per group, the lowest index
+/// some members (ranks with a ledger whose group it is) reached and others did not; of several
+/// groups, the one whose call there began first. nullopt when every member of every group
+/// reached the same index. Read only for a run that ended on an error: a run the tool stopped
+/// leaves its ranks wherever the signal found them.
+std::optional<LedgerGap> first_gap(const std::map<int, std::vector<CollectiveRecord>>& ledgers);
+
 }  // namespace bigmac::logs

@@ -1,8 +1,11 @@
 #include "logs/record.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "logs/contract_names.h"
 
@@ -41,10 +44,12 @@ std::string CollectiveRecord::describe() const {
   std::string text = fmt::format("{} #{} of {}", op, seq, group.empty() ? "world" : group);
   std::string what = dtype;
   if (!shape.empty()) what += fmt::format("[{}]", fmt::join(shape, ","));
-  if (!what.empty() && !site.empty()) return fmt::format("{} ({}, {})", text, what, site);
-  if (!what.empty()) return fmt::format("{} ({})", text, what);
-  if (!site.empty()) return fmt::format("{} ({})", text, site);
-  return text;
+  std::vector<std::string> details;
+  for (const std::string& part : {what, by, site}) {
+    if (!part.empty()) details.push_back(part);
+  }
+  if (details.empty()) return text;
+  return fmt::format("{} ({})", text, fmt::join(details, ", "));
 }
 
 }  // namespace bigmac::logs

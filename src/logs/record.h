@@ -239,9 +239,11 @@ struct CollectiveRecord {
   std::string dtype;
   std::string site;      ///< the program's own line that called it: "train.py:61"
   std::string function;  ///< the function holding that line
+  std::string by;        ///< what issued it for that line: "DDP bucket 0" (empty: the line itself)
   std::int64_t global_step = 0;
 
-  /// "all_reduce #12 of world (float32[1,4], train.py:61)".
+  /// "all_reduce #12 of world (float32[1,4], train.py:61)", "all_reduce #3 of world
+  /// (float32[4128], DDP bucket 0, train.py:70)".
   std::string describe() const;
   /// A point-to-point channel ("0->1": sends from rank 0 to rank 1, numbered on both sides).
   bool p2p() const { return group.find("->") != std::string::npos; }

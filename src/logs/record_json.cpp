@@ -189,6 +189,7 @@ struct Writer {
     if (!r.dtype.empty()) put(FieldKey::kDtype, r.dtype);
     put(FieldKey::kSite, r.site);
     put(FieldKey::kFn, r.function);
+    if (!r.by.empty()) put(FieldKey::kBy, r.by);
     put(FieldKey::kGlobalStep, r.global_step);
   }
   void operator()(const EvalRecord& r) {

@@ -80,5 +80,48 @@ TEST(Ledger, TheOddCallOutOfThreeIsNamedAndAnEarlierGroupSplitWins) {
   EXPECT_EQ(split->group, "0,1");
 }
 
+TEST(Ledger, TheRankThatNeverReachedACallIsTheGapWithItsLastEntry) {
+  CollectiveRecord bucket = entry(0, "world", 2, "all_reduce", {5}, "t.py:57", 12.0);
+  bucket.by = "DDP bucket 0";
+  const std::map<int, std::vector<CollectiveRecord>> ledgers = {
+      {0,
+       {entry(0, "world", 0, "all_reduce", {5}, "t.py:57"),
+        entry(0, "world", 1, "broadcast", {1}, "t.py:70"), bucket}},
+      {1,
+       {entry(1, "world", 0, "all_reduce", {5}, "t.py:57"),
+        entry(1, "world", 1, "broadcast", {1}, "t.py:70")}},
+      {2,
+       {entry(2, "world", 0, "all_reduce", {5}, "t.py:57"),
+        entry(2, "world", 1, "broadcast", {1}, "t.py:70"),
+        entry(2, "world", 2, "all_reduce", {5}, "t.py:57", 11.5)}}};
+  EXPECT_FALSE(first_split(ledgers));
+  const auto gap = first_gap(ledgers);
+  ASSERT_TRUE(gap);
+  EXPECT_EQ(gap->callers, (std::vector<int>{0, 2}));
+  EXPECT_EQ(gap->missing, (std::vector<int>{1}));
+  EXPECT_EQ(gap->describe(),
+            "all_reduce #2 of world (float32[5], DDP bucket 0, t.py:57), which ranks 0, 2 called");
+  EXPECT_EQ(gap->last_of(1), "broadcast #1 of world (float32[1], t.py:70)");
+}
+
+TEST(Ledger, AMemberWithNoCallOnAGroupIsMissingFromItAndAnEarlierGapWins) {
+  // Rank 1 never sent on 1->0 (where rank 0 waits to receive, from t=3), and never reached
+  // world #1 (which rank 0 called at t=5): the channel's gap began first.
+  const std::map<int, std::vector<CollectiveRecord>> ledgers = {
+      {0,
+       {entry(0, "world", 0, "barrier", {}, "t.py:3"),
+        entry(0, "1->0", 0, "recv", {2, 4}, "t.py:8", 3.0),
+        entry(0, "world", 1, "barrier", {}, "t.py:3", 5.0)}},
+      {1, {entry(1, "world", 0, "barrier", {}, "t.py:3")}},
+      {2, {entry(2, "world", 0, "barrier", {}, "t.py:3")}}};
+  const auto gap = first_gap(ledgers);
+  ASSERT_TRUE(gap);
+  EXPECT_EQ(gap->call.group, "1->0");
+  EXPECT_EQ(gap->missing, (std::vector<int>{1}));  // rank 2 is no member of the channel
+  EXPECT_EQ(gap->last_of(1), "no collective on 1->0");
+  EXPECT_FALSE(first_gap({{0, {entry(0, "world", 0, "barrier", {}, "t.py:3")}},
+                          {1, {entry(1, "world", 0, "barrier", {}, "t.py:3")}}}));
+}
+
 }  // namespace
 }  // namespace bigmac::logs
