@@ -2,7 +2,10 @@
 """What the probe's collective ledger (docs/probe.md, "The collective ledger") costs per
 collective and per step: a one-process Gloo group issuing all_reduce on a small tensor (the
 collective itself as cheap as it gets, so the ledger's share is the largest it can be), and
-tests/probe/programs/stall_ways.py's steps (two all_reduce a step, 2 ranks under torchrun).
+tests/probe/programs/stall_ways.py's steps (two all_reduce a step, 2 ranks under torchrun), and
+DistributedDataParallel's steps (one process, Gloo) with its gradients in 1 bucket and in 16:
+the probe's communication hook writes each bucket's entry (ledger.DdpBuckets), so the
+difference between the two bucket counts, over 15, is what one bucket's entry costs.
 Both sides run as separate processes in turn: without the probe, and with it.
 
     /usr/bin/python3 bench/probe/ledger_cost.py [--calls 20000] [--rounds 3]
@@ -38,6 +41,31 @@ print((time.perf_counter() - start) / n * 1e6)
 dist.destroy_process_group()
 """
 
+# DDP over 16 Linear(256, 256) layers (1 MiB of float32 gradients); bucket_cap_mb 0.25 puts them
+# in 16 buckets, 25 (DDP's default) in one.
+CHILD_DDP = r"""
+import sys, time, torch, torch.distributed as dist
+torch.set_num_threads(1)
+dist.init_process_group("gloo", init_method="tcp://127.0.0.1:" + sys.argv[2], rank=0, world_size=1)
+torch.manual_seed(0)
+model = torch.nn.Sequential(*[torch.nn.Linear(256, 256) for _ in range(16)])
+net = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=float(sys.argv[3]))
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+x = torch.randn(8, 256)
+def step():
+    net(x).pow(2).mean().backward()
+    opt.step()
+    opt.zero_grad()
+n = int(sys.argv[1])
+for _ in range(20):
+    step()
+start = time.perf_counter()
+for _ in range(n):
+    step()
+print((time.perf_counter() - start) / n * 1e6)
+dist.destroy_process_group()
+"""
+
 
 def env_for(probe, log_dir):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGMAC_PROBE")}
@@ -45,6 +73,7 @@ def env_for(probe, log_dir):
     if probe:
         env["PYTHONPATH"] = str(REPO / "probe")
         env["BIGMAC_PROBE_LOG"] = str(Path(log_dir) / "rank{rank}.jsonl")
+        env["BIGMAC_PROBE_DDP_BUCKETS"] = "1"  # the DDP sides measure the bucket entries
     else:
         env.pop("PYTHONPATH", None)
     return env
@@ -58,6 +87,17 @@ def per_collective_us(probe, calls, port):
             lines = sum(1 for line in open(Path(d) / "rank0.jsonl") if '"ev":"coll"' in line)
             if lines < calls:
                 raise SystemExit(f"the probe logged {lines} collectives of {calls}: not measuring the ledger")
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def ddp_step_us(probe, steps, port, bucket_cap_mb, buckets):
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run([PY, "-c", CHILD_DDP, str(steps), str(port), str(bucket_cap_mb)],
+                             env=env_for(probe, d), capture_output=True, text=True, check=True, timeout=600)
+        if probe:
+            logged = sum(1 for line in open(Path(d) / "rank0.jsonl") if '"by":"DDP bucket' in line)
+            if logged != (steps + 20) * buckets:
+                raise SystemExit(f"the probe logged {logged} DDP buckets, not {(steps + 20) * buckets}")
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -75,15 +115,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--ddp-steps", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     port = 29000 + os.getpid() % 500
     without, with_probe, prog_without, prog_with = [], [], [], []
+    ddp = {(probe, buckets): [] for probe in (False, True) for buckets in (1, 16)}
     for r in range(args.rounds):
-        without.append(per_collective_us(False, args.calls, port + 4 * r))
-        with_probe.append(per_collective_us(True, args.calls, port + 4 * r + 1))
-        prog_without.append(program_s(False, args.steps, port + 4 * r + 2))
-        prog_with.append(program_s(True, args.steps, port + 4 * r + 3))
+        base = port + 8 * r
+        without.append(per_collective_us(False, args.calls, base))
+        with_probe.append(per_collective_us(True, args.calls, base + 1))
+        prog_without.append(program_s(False, args.steps, base + 2))
+        prog_with.append(program_s(True, args.steps, base + 3))
+        for i, (probe, buckets) in enumerate(ddp):
+            ddp[probe, buckets].append(ddp_step_us(probe, args.ddp_steps, base + 4 + i,
+                                                   25 if buckets == 1 else 0.25, buckets))
     a, b = statistics.median(without), statistics.median(with_probe)
     print(f"all_reduce float32[16], 1 process, Gloo, {args.calls} calls: without the probe {a:.1f} us, "
           f"with it {b:.1f} us a call: the ledger adds {b - a:.1f} us ({b / a:.2f}x)")
@@ -91,6 +137,14 @@ def main():
     print(f"stall_ways.py, 2 ranks under torchrun, {args.steps} steps (2 all_reduce a step): without "
           f"{c:.2f} s, with the probe {e:.2f} s ({e / c:.3f}x; the probe's step events and digests "
           f"included): {(e - c) / args.steps * 1000:.3f} ms a step")
+    m = {key: statistics.median(v) for key, v in ddp.items()}
+    for buckets in (1, 16):
+        plain, probed = m[False, buckets], m[True, buckets]
+        print(f"DDP, 16 x Linear(256, 256), 1 process, Gloo, {buckets} bucket(s), {args.ddp_steps} steps: without "
+              f"the probe {plain / 1000:.3f} ms a step, with it {probed / 1000:.3f} ms ({probed / plain:.3f}x; "
+              f"the probe's step events and digests included)")
+    per_bucket = ((m[True, 16] - m[False, 16]) - (m[True, 1] - m[False, 1])) / 15
+    print(f"one DDP bucket's ledger entry (the probe's hook against DDP's own C++ all-reduce): {per_bucket:.1f} us")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ class ProbeSettings:
     max_steps: int = None  # end the program before the counted optimizer's step number max_steps
     spawn_in_place: bool = False  # run a torch.multiprocessing.spawn worker in this process
     argparse_path: str = None  # where the first command-line parse describes its parser (adopt)
+    ddp_buckets: bool = False  # DDP's gradient all-reduces in the ledger, through a comm hook
 
     @property
     def enabled(self):
@@ -77,4 +78,5 @@ def read_settings(environ=None):
                          input_digest=_flag(environ, "BIGMAC_PROBE_INPUT_DIGEST", True), fault=fault,
                          max_steps=_step_bound(environ, "BIGMAC_PROBE_MAX_STEPS"),
                          spawn_in_place=_flag(environ, "BIGMAC_PROBE_SPAWN_IN_PLACE", False),
-                         argparse_path=environ.get("BIGMAC_PROBE_ARGPARSE", "").strip() or None)
+                         argparse_path=environ.get("BIGMAC_PROBE_ARGPARSE", "").strip() or None,
+                         ddp_buckets=_flag(environ, "BIGMAC_PROBE_DDP_BUCKETS", False))

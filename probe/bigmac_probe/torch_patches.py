@@ -386,7 +386,11 @@ def instrument_collectives(probe, patches, torch, owners):
     for op in COLLECTIVES:
         _replace_everywhere(patches, owners, op, lambda f, op=op: wrap_collective(probe, ledger, f, op))
     ddp = getattr(getattr(torch.nn, "parallel", None), "DistributedDataParallel", None)
-    if ddp is not None and hasattr(torch.distributed, "_register_comm_hook"):
+    # Off unless asked (BIGMAC_PROBE_DDP_BUCKETS=1): a Python communication hook in DDP's reducer
+    # makes some programs abort at exit ("terminate called without an active exception", about
+    # one run in five of tests/probe/programs/sampler_ddp.py), as torch's own Python hooks do.
+    if (probe.settings.ddp_buckets and ddp is not None
+            and hasattr(torch.distributed, "_register_comm_hook")):
         buckets = probe.ddp_buckets = DdpBuckets(probe, ledger)
         if not getattr(ddp.register_comm_hook, MARK, False):
             patches.replace(ddp, "register_comm_hook", wrap_register_comm_hook(buckets, ddp.register_comm_hook))

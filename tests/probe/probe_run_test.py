@@ -365,7 +365,8 @@ class GradientAveraging(ProbeCase):
     def way(self, way, nproc=2):
         plain = self.torchrun(f"{way}-plain", DDP_WAYS, ["--way", way], env_with(pythonpath=()), nproc=nproc)
         d = self.torchrun(way, DDP_WAYS, ["--way", way],
-                          env_with(BIGMAC_PROBE_LOG=self.tmp / way / "p{rank}.jsonl"), nproc=nproc)
+                          env_with(BIGMAC_PROBE_LOG=self.tmp / way / "p{rank}.jsonl", BIGMAC_PROBE_DDP_BUCKETS=1),
+                          nproc=nproc)
         digests, ledgers = {}, {}
         for r in range(nproc):
             text = rank_output(d, r)

@@ -51,11 +51,11 @@ probe = true
 
 
 class Stacks(pr.ProbeCase):
-    def bring_up(self, name, launcher, hang, program_extra=()):
+    def bring_up(self, name, launcher, hang, program_extra=(), **env):
         d = self.dir(name)
         path = config(d, launcher, hang, program_extra=program_extra)
         rc, out, err = ex.run([pr.tool_binary(), "run-all", "-c", str(path), "--until", "dp",
-                               "--run-dir", str(d / "run")], d, pr.env_with(pythonpath=()))
+                               "--run-dir", str(d / "run")], d, pr.env_with(pythonpath=(), **env))
         self.assertEqual(rc, 1, out + err)
         self.assertRegex(out, r"\] dp +FAILED", out + err)
         (attempt,) = (d / "run").glob("0?-dp.*")
@@ -81,7 +81,7 @@ class Stacks(pr.ProbeCase):
         self.assertTrue(list(attempt.rglob("*.stacks")), "the whole dumps stay in the attempt")
 
     def test_under_ddp_the_rank_hung_in_data_loading_is_named_with_the_bucket_all_reduce_it_never_reached(self):
-        text, _ = self.bring_up("ddp", "torchrun", "data", ["--ddp"])
+        text, _ = self.bring_up("ddp", "torchrun", "data", ["--ddp"], BIGMAC_PROBE_DDP_BUCKETS=1)
         self.assertRegex(self.line(text, "[2/5] dp"), r"first: rank 1: stalled")
         # DDP's all-reduce is issued from C++ in backward: the probe's communication hook logs it,
         # at the program's line that called backward. Per step: the bucket, then the broadcast.
