@@ -99,9 +99,14 @@ void put_ledger_findings_first(std::vector<Diagnosis>& diagnoses, const MetricIn
     return std::any_of(input.exit_errors.begin(), input.exit_errors.end(),
                        [&](const RankErrorLines& e) { return e.rank == rank; });
   };
+  // The gap explains a timeout; with none in the logs (a rank failed on a shape check, the
+  // launcher stopped the others wherever they were) it is only where the ranks happened to be.
+  const bool timed_out = std::any_of(diagnoses.begin(), diagnoses.end(), [](const Diagnosis& d) {
+    return d.klass == "collective_timeout";
+  });
   std::stable_partition(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& d) {
     return d.id == "collective_split" ||
-           (d.id == "collective_never_reached" && !failed_by_itself(d.failed_rank));
+           (d.id == "collective_never_reached" && timed_out && !failed_by_itself(d.failed_rank));
   });
 }
 

@@ -46,8 +46,9 @@ class Diagnoser {
 /// check, a timeout, a closed connection) is what the mismatch did, and the ledgers say which
 /// call on which line of each rank it was: `collective_split` leads. Likewise ranks that waited
 /// in a collective another rank never reached until a timeout ended them
-/// (`collective_never_reached`), unless that rank failed by itself (then its own error is the
-/// cause). Only where `input.exit_errors` says ranks ended on their own errors.
+/// (`collective_never_reached`): when a timeout is among the diagnoses and that rank did not
+/// fail by itself (then its own error is the cause). Only where `input.exit_errors` says ranks
+/// ended on their own errors.
 void put_ledger_findings_first(std::vector<Diagnosis>& diagnoses, const MetricInput& input);
 
 }  // namespace bigmac::diagnose
