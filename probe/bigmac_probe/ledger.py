@@ -144,20 +144,16 @@ def _first_value(fut):
     return fut.value()[0]
 
 
-def _bucket_hook_refusal(ddp):
-    """Why a DDP model keeps its own gradient all-reduce (unlogged), or None: the probe's hook
-    must do exactly what DDP would, so it stays out wherever that is not the plain average."""
-    if getattr(ddp, "_use_python_reducer", False):
-        return "compiled autograd's Python reducer"
-    if getattr(ddp, "_comm_hooks", None) or getattr(ddp, "mixed_precision", None) is not None:
-        return "the program's own communication hook"  # its Python collectives are logged
-    if not getattr(ddp, "_divide_by_initial_world_size", True):
-        return "Join(divide_by_initial_world_size=False) divides by the ranks not yet joined"
-    if any(getattr(m, "sparse", False) is True for m in ddp.module.modules()):
-        return "sparse gradients"
-    if getattr(ddp, "reducer", None) is None:
-        return "no reducer"
-    return None
+def _keeps_its_own_reduce(ddp):
+    """Whether a DDP model keeps its own gradient all-reduce (unlogged): the probe's hook must do
+    exactly what DDP would, so it stays out wherever that is not the plain average."""
+    return (getattr(ddp, "_use_python_reducer", False)  # compiled autograd's Python reducer
+            # the program's own communication hook (its Python collectives are logged anyway)
+            or bool(getattr(ddp, "_comm_hooks", None)) or getattr(ddp, "mixed_precision", None) is not None
+            # Join(divide_by_initial_world_size=False) divides by the ranks not yet joined
+            or not getattr(ddp, "_divide_by_initial_world_size", True)
+            or any(getattr(m, "sparse", False) is True for m in ddp.module.modules())  # sparse gradients
+            or getattr(ddp, "reducer", None) is None)
 
 
 class DdpBuckets:
@@ -167,7 +163,7 @@ class DdpBuckets:
     backward) and then does what DDP's default does: scale the bucket by 1/world (DDP multiplies
     by that factor too, so the result is the same to the bit) and all-reduce it, async. Not for
     a model that already has a hook (the program's own; its Python collectives are logged
-    anyway), nor where DDP would divide otherwise (_bucket_hook_refusal). A hook the program
+    anyway), nor where DDP would divide otherwise (_keeps_its_own_reduce). A hook the program
     registers after the probe's is run by it instead of the average: DDP takes only one."""
 
     def __init__(self, probe, ledger):
@@ -184,7 +180,7 @@ class DdpBuckets:
         if ddp_class is None or not isinstance(ddp, ddp_class) or ddp in self._seen:
             return
         self._seen.add(ddp)
-        if _bucket_hook_refusal(ddp) is not None:
+        if _keeps_its_own_reduce(ddp):
             return
         dist = self.probe.torch.distributed
         key = self.ledger.group_key(ddp.process_group)
