@@ -9,6 +9,7 @@ the whole model with the same micro-batches (no transfer at all).
     --plant overlap: the second stage also keeps (and runs) the first stage's last layer
 """
 import argparse
+import gc
 
 import torch
 import torch.distributed as dist
@@ -100,8 +101,10 @@ def main():
         opt.zero_grad()
         if nxt < 0:
             print(f"step {step} loss {loss_sum!r}", flush=True)
-    # PyTorch 2.x's Gloo may still be finishing a transfer's work on its own thread at shutdown.
+    # PyTorch 2.x's Gloo may still be finishing a transfer's work on its own thread at shutdown
+    # (see pipeline_p2p.py): the barrier and a collection give that thread its turn first.
     dist.barrier()
+    gc.collect()
     dist.destroy_process_group()
 
 

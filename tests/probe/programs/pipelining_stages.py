@@ -16,6 +16,7 @@ stages per rank (ScheduleInterleaved1F1B).
 stage cuts the sequence short at the cut), `every-rank-saves` (each rank writes a checkpoint).
 """
 import argparse
+import gc
 import os
 
 import torch
@@ -184,7 +185,9 @@ def main():
         if args.plant == "every-rank-saves" or rank == 0:
             torch.save({n: p.detach() for n, p in made[0][1].named_parameters()},
                        os.path.join(args.out_dir, f"stage-rank{rank}.pt"))
+    # Gloo's worker threads may still hold a transfer's tensors (see pipeline_p2p.py).
     dist.barrier()
+    gc.collect()
     dist.destroy_process_group()
 
 

@@ -20,6 +20,7 @@ program that logs nothing of its own (the probe's events are then all the tool r
 """
 import argparse
 import contextlib
+import gc
 import hashlib
 
 import torch
@@ -81,6 +82,11 @@ def main():
         if not args.quiet:
             print(f"rank {rank} step {step} input {first} loss {local!r} params {digest(model.parameters())}",
                   flush=True)
+    # Gloo's worker threads may outlive the group (DDP holds it) and abort the rank if one drops
+    # a tensor after Python began shutting down (see ddp_trainer.py): their turn comes first.
+    dist.barrier()
+    del net, model, opt
+    gc.collect()
     dist.destroy_process_group()
 
 

@@ -21,6 +21,7 @@ all-reduce from C++ in backward) instead of the loop of all_reduce calls.
 Logs nothing of its own but a line per step: the probe's events are what the tool reads."""
 import argparse
 import datetime
+import gc
 import threading
 
 import torch
@@ -74,6 +75,11 @@ def train(args):
             dist.broadcast(stop, 0)
         opt.step()
         print(f"step {step} loss {loss.item():.6f}", flush=True)
+    # Gloo's worker threads may outlive the group (DDP holds it) and abort the rank if one drops
+    # a tensor after Python began shutting down (see ddp_trainer.py): their turn comes first.
+    dist.barrier()
+    del net, model, opt
+    gc.collect()
     dist.destroy_process_group()
 
 
