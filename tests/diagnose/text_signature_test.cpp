@@ -117,6 +117,9 @@ INSTANTIATE_TEST_SUITE_P(
              "allocating 20.00 MiB", -2, -2},
         Case{"memory/cpu_oom.log", "cpu_out_of_memory", "out_of_memory", "single",
              "17179869184 bytes", -2, -2},
+        // torch 2.11's Gloo worker killed at interpreter exit: ranked above torchrun's summary.
+        Case{"children/gloo_exit_abort.log", "terminate_without_exception", "native_thread_abort",
+             "dp", "std::terminate with no exception in flight", 1, 1},
         Case{"children/spawn.log", "mp_spawn_process_failed", "child_failed", "single",
              "process 2 terminated", 2, -2},
         Case{"numerics/anomaly.log", "autograd_nan", "non_finite", "single", "LogSoftmaxBackward0",
