@@ -201,9 +201,14 @@ class Ledger(pr.ProbeCase):
         flag_line = max(n for n, text in enumerate(lines, 1) if "dist.broadcast(stop, 0)" in text)
         step_calls = [("world", "all_reduce", f"stall_ways.py:{reduce_line}", "train", "float32")] * 2 + [
             ("world", "broadcast", f"stall_ways.py:{flag_line}", "train", "float32")]
+        # The barrier every rank passes before tearing its group down, after the loop.
+        teardown_line = max(n for n, text in enumerate(lines, 1) if "dist.barrier()" in text)
         for rank in (0, 1):
             colls = pr.of(pr.events(self.tmp / f"p{rank}.jsonl"), "coll")
-            self.assertEqual([c["seq"] for c in colls], list(range(9)))
+            self.assertEqual([c["seq"] for c in colls], list(range(10)))
+            teardown = colls.pop()
+            self.assertEqual((teardown["group"], teardown["op"], teardown["site"]),
+                             ("world", "barrier", f"stall_ways.py:{teardown_line}"))
             self.assertEqual([(c["group"], c["op"], c["site"], c["fn"], c["dtype"]) for c in colls], step_calls * 3)
             self.assertEqual([c["shape"] for c in colls], [[1, 4], [1], [1]] * 3)
             self.assertEqual([c["global_step"] for c in colls], [0, 0, 0, 1, 1, 1, 2, 2, 2])
