@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <source_location>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainer/collective_ledger.h"
@@ -33,15 +35,22 @@ class TempLog {
   std::filesystem::path path_;
 };
 
+// The log the ledger writes to, or none (the benchmark then says why and is skipped).
+std::optional<LogWriter> open_log(benchmark::State& state, const TempLog& file, int rank) {
+  auto log = LogWriter::open(file.path(), rank);
+  if (!log) {
+    state.SkipWithError(log.error().message.c_str());
+    return std::nullopt;
+  }
+  return std::move(*log);
+}
+
 // An all-reduce of a gradient bucket on the world group, as the trainer's data-parallel step
 // records it.
 void BM_LedgerAllReduce(benchmark::State& state) {
   TempLog file;
-  auto log = LogWriter::open(file.path(), 1);
-  if (!log) {
-    state.SkipWithError(log.error().message.c_str());
-    return;
-  }
+  auto log = open_log(state, file, 1);
+  if (!log) return;
   CollectiveLedger ledger(*log, 1);
   const std::vector<std::int64_t> shape{4096, 1024};
   std::int64_t step = 0;
@@ -56,11 +65,8 @@ BENCHMARK(BM_LedgerAllReduce);
 // A pipeline transfer on its channel: the trainer's key for the pair of ranks.
 void BM_LedgerSend(benchmark::State& state) {
   TempLog file;
-  auto log = LogWriter::open(file.path(), 0);
-  if (!log) {
-    state.SkipWithError(log.error().message.c_str());
-    return;
-  }
+  auto log = open_log(state, file, 0);
+  if (!log) return;
   CollectiveLedger ledger(*log, 0);
   const std::vector<std::int64_t> shape{4, 64, 256};
   for (auto _ : state) {
