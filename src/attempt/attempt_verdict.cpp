@@ -101,8 +101,9 @@ std::vector<diagnose::Diagnosis> diagnose_failure(
       break;
     }
   }
-  input.limits.idle_limit_s = plan.gate.config.launch.stall_timeout_s;
+  input.limits.stall_limit_s = plan.gate.config.launch.stall_timeout_s;
   const gates::CheckParams params(plan.spec->params);
+  input.limits.idle_limit_s = gates::idle_limit(params);
   input.limits.growth = gates::growth_rule(params);
   input.limits.loss = gates::metric_tolerance(params, baseline::Metric::kLoss);
   input.limits.grad_norm = gates::metric_tolerance(params, baseline::Metric::kGradNorm);
@@ -143,7 +144,7 @@ std::vector<diagnose::Diagnosis> diagnose_failure(
     // A failure with no evidence line judged nothing: the records it reads were never written.
     if (!r.passed) failed.push_back({r.name, r.message, r.evidence.empty()});
   }
-  diagnose::explain_failed_checks(diagnoses, failed, verdict.gate_id);
+  diagnose::explain_failed_checks(diagnoser.catalog(), diagnoses, failed, verdict.gate_id);
   return diagnoses;
 }
 

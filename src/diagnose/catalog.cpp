@@ -36,10 +36,12 @@ class CatalogReader {
     Catalog catalog;
     catalog.path = file_.path;
     for (const auto& [key, value] : file_.root.items()) {
-      if (key != "signature" && key != "rule") {
-        return tl::unexpected(error(key, fmt::format("unknown table `{}`", key),
-                                    "the catalog holds [[signature]] and [[rule]] entries"));
+      if (key != "signature" && key != "rule" && key != "class" && key != "ending") {
+        return tl::unexpected(
+            error(key, fmt::format("unknown table `{}`", key),
+                  "the catalog holds [[signature]], [[rule]] and [[class]] entries and [ending]"));
       }
+      if (key == "ending") continue;
       if (!value.is_array()) {
         return tl::unexpected(error(key, fmt::format("`{}` must be an array of tables", key),
                                     fmt::format("write [[{}]]", key)));
@@ -66,6 +68,7 @@ class CatalogReader {
         catalog.rules.push_back(std::move(*rule));
       }
     }
+    if (auto ok = read_classes(catalog); !ok) return tl::unexpected(ok.error());
     return catalog;
   }
 
@@ -84,8 +87,7 @@ class CatalogReader {
                             const std::array<std::string_view, N>& known) const {
     for (const auto& [key, value] : entry.items()) {
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      std::string hint =
-          "known keys: id, class, gate, specificity, confidence, symptom, cause, fix";
+      std::string hint = fmt::format("known keys: {}", fmt::join(known, ", "));
       if (auto near = closest_match(key, std::span<const std::string_view>(known))) {
         hint = fmt::format("did you mean `{}`?", *near);
       }
@@ -299,6 +301,87 @@ class CatalogReader {
     return RuleText{std::move(*text)};
   }
 
+  // A list of check names (`explains`), whose validity against the gates' registry the
+  // catalog test asserts (diagnose/ does not know the gates).
+  Expected<std::vector<std::string>> read_checks(const nlohmann::json& entry,
+                                                 const std::string& at) const {
+    auto it = entry.find("explains");
+    if (it == entry.end()) return std::vector<std::string>{};
+    std::vector<std::string> checks;
+    if (it->is_array()) {
+      for (const auto& check : *it) {
+        if (!check.is_string() || check.get<std::string>().empty()) break;
+        checks.push_back(check.get<std::string>());
+      }
+    }
+    if (!it->is_array() || checks.size() != it->size()) {
+      return tl::unexpected(error(at + ".explains", "`explains` must be a list of check names",
+                                  "for example explains = [\"loss_vs_baseline\"]"));
+    }
+    return checks;
+  }
+
+  Expected<void> read_classes(Catalog& catalog) const {
+    if (auto it = file_.root.find("ending"); it != file_.root.end()) {
+      if (!it->is_object()) return tl::unexpected(error("ending", "`ending` must be a table"));
+      for (const auto& [key, value] : it->items()) {
+        if (key != "explains" && key != "comment") {
+          return tl::unexpected(error("ending." + key, fmt::format("unknown key `{}`", key),
+                                      "[ending] holds `explains`"));
+        }
+      }
+      auto checks = read_checks(*it, "ending");
+      if (!checks) return tl::unexpected(checks.error());
+      catalog.ending_explains = std::move(*checks);
+      if (auto p = file_.positions.find("ending.explains"); p != file_.positions.end()) {
+        catalog.ending_line = p->second.line;
+      }
+    }
+    auto it = file_.root.find("class");
+    if (it == file_.root.end()) return {};
+    std::set<std::string, std::less<>> named;  // the classes entries use
+    for (const Signature& s : catalog.signatures) named.insert(s.text.klass);
+    for (const RuleText& r : catalog.rules) named.insert(r.text.klass);
+    static constexpr std::array<std::string_view, 4> kClassKeys = {"id", "kind", "explains",
+                                                                   "comment"};
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const nlohmann::json& entry = (*it)[i];
+      const std::string at = fmt::format("class[{}]", i);
+      if (!entry.is_object()) return tl::unexpected(error(at, "an entry must be a table"));
+      if (auto ok = check_keys(entry, at, kClassKeys); !ok) return tl::unexpected(ok.error());
+      ClassSpec spec;
+      auto id = string_at(entry, at, "id", true);
+      if (!id) return tl::unexpected(id.error());
+      spec.id = std::move(*id);
+      if (auto p = file_.positions.find(at + ".id"); p != file_.positions.end()) {
+        spec.line = p->second.line;
+      }
+      if (named.count(spec.id) == 0) {
+        std::vector<std::string_view> ids(named.begin(), named.end());
+        auto near = closest_match(spec.id, ids);
+        return tl::unexpected(error(
+            at + ".id", fmt::format("class `{}` is the class of no signature or rule", spec.id),
+            near ? fmt::format("did you mean `{}`?", *near) : "a class is named by its entries"));
+      }
+      if (catalog.class_spec(spec.id) != nullptr) {
+        return tl::unexpected(duplicate(at + ".id", spec.id));
+      }
+      auto kind = string_at(entry, at, "kind", false);
+      if (!kind) return tl::unexpected(kind.error());
+      if (!kind->empty() && *kind != "ending" && *kind != "records") {
+        return tl::unexpected(
+            error(at + ".kind", fmt::format("class `{}`: unknown kind `{}`", spec.id, *kind),
+                  "kind is \"ending\" (a rank ended; the default) or \"records\""));
+      }
+      spec.ends_a_rank = *kind != "records";
+      auto checks = read_checks(entry, at);
+      if (!checks) return tl::unexpected(checks.error());
+      spec.explains = std::move(*checks);
+      catalog.classes.push_back(std::move(spec));
+    }
+    return {};
+  }
+
   const config::DataFile& file_;
 };
 
@@ -307,6 +390,13 @@ class CatalogReader {
 const RuleText* Catalog::rule(std::string_view id) const {
   for (const RuleText& r : rules) {
     if (r.text.id == id) return &r;
+  }
+  return nullptr;
+}
+
+const ClassSpec* Catalog::class_spec(std::string_view klass) const {
+  for (const ClassSpec& c : classes) {
+    if (c.id == klass) return &c;
   }
   return nullptr;
 }

@@ -42,11 +42,30 @@ struct RuleText {
   EntryText text;
 };
 
+/// Which of a gate's failed checks a failure class explains (`[[class]]`).
+struct ClassSpec {
+  std::string id;
+  /// The class ends a rank or never lets it start (`kind = "ending"`, the default): it explains
+  /// every check of Catalog::ending_explains and any failed check that judged nothing. A
+  /// `records` class's cause is in what the ranks logged: it explains only `explains`.
+  bool ends_a_rank = true;
+  std::vector<std::string> explains;  ///< check names
+  int line = 0;                       ///< where the entry starts in the catalog
+};
+
 /// The diagnosis catalog: data, so a user adds a signature with one TOML entry.
 struct Catalog {
   std::string path;
   std::vector<Signature> signatures;
   std::vector<RuleText> rules;
+  /// `[[class]]`: the classes with more to say than the default (ending, [ending]'s checks).
+  std::vector<ClassSpec> classes;
+  /// `[ending] explains`: the checks that need what a rank would have written had it run to
+  /// the end, which every class that ends a rank explains.
+  std::vector<std::string> ending_explains;
+  int ending_line = 0;
+  /// The `[[class]]` entry of `klass`, or nullptr (the default: it ends a rank).
+  const ClassSpec* class_spec(std::string_view klass) const;
 
   /// The rule entry named `id`, or nullptr when the catalog leaves the rule out (it then does
   /// not run).

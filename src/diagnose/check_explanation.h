@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diagnose/catalog.h"
 #include "diagnose/diagnosis.h"
 
 namespace bigmac::diagnose {
@@ -19,15 +20,17 @@ struct FailedCheck {
 };
 
 /// Whether a diagnosis of class `klass` explains a failed check named `check`: the cause it
-/// names is one that makes that check fail. A rank that ended (crashed, hung, never joined)
-/// explains every check that needs the records it did not write.
-bool explains(std::string_view klass, std::string_view check, bool nothing_judged = false);
+/// names is one that makes that check fail, as the catalog's `[[class]]` entries say. A rank
+/// that ended (crashed, hung, never joined) explains every check that needs the records it did
+/// not write (`[ending]`), and any check that judged nothing.
+bool explains(const Catalog& catalog, std::string_view klass, std::string_view check,
+              bool nothing_judged = false);
 
 /// Sets each diagnosis's `explains` to the failed checks it explains, and appends one
 /// `no_known_cause` diagnosis per failed check that none explains, naming the check, what it
 /// found and the gate (`gate`, the failing one) to stay at. Every failed check then has at
 /// least one diagnosis that explains it.
-void explain_failed_checks(std::vector<Diagnosis>& diagnoses, std::span<const FailedCheck> failed,
-                           const std::string& gate);
+void explain_failed_checks(const Catalog& catalog, std::vector<Diagnosis>& diagnoses,
+                           std::span<const FailedCheck> failed, const std::string& gate);
 
 }  // namespace bigmac::diagnose

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "baseline/comparison.h"
+#include "baseline/progress.h"
 #include "baseline/step_series.h"
 #include "diagnose/catalog.h"
 #include "diagnose/diagnosis.h"
@@ -83,7 +84,11 @@ struct MetricLimits {
   baseline::Tolerance grad_norm = baseline::default_tolerance(baseline::Metric::kGradNorm);
   baseline::Tolerance lr = baseline::default_tolerance(baseline::Metric::kLr);
   baseline::GrowthRule growth;  ///< when grad_norm counts as growing
-  double idle_limit_s = 60;     ///< a pipeline stage idle longer than this starves
+  /// A pipeline stage that paused longer than this between two signs of work starves: the
+  /// gate's `idle_limit_s`, which `no_idle_stage` judges by the same baseline::longest_idle.
+  double idle_limit_s = baseline::kDefaultIdleLimitS;
+  /// A stage that stopped while the others went on this long starves (launch.stall_timeout_s).
+  double stall_limit_s = 60;
 };
 
 /// What the configuration asked for, where the logs show only what the trainer made of it

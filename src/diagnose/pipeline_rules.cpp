@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "baseline/progress.h"
 #include "diagnose/rule_finding.h"
 
 namespace bigmac::diagnose::detail {
@@ -112,7 +113,7 @@ void stage_param_sum(const MetricInput& in, std::vector<Finding>& out) {
                  -1});
 }
 
-// Per stage: how far it got and when it last did something.
+// Per stage: how far it got by a moment and when it last did something before it.
 struct StageProgress {
   int rank = -1;
   int forwards = 0;
@@ -121,68 +122,102 @@ struct StageProgress {
   Evidence last_evidence;
 };
 
-void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
+// Each stage's progress counting the micro-batches that ended by `until`.
+std::map<int, StageProgress> progress_until(const std::vector<Sourced<logs::MicroBatchRecord>>& mbs,
+                                            double until) {
   std::map<int, StageProgress> stages;
-  double latest = 0;
-  for (const auto& m : all_of<logs::MicroBatchRecord>(in.logs)) {
+  for (const auto& m : mbs) {
     const logs::MicroBatchRecord& r = *m.record;
+    const double end = std::max(r.end, r.at.t);
     StageProgress& p = stages[r.stage];
     p.rank = r.at.rank;
+    if (end > until) continue;
     (r.phase == 'F' ? p.forwards : p.backwards) += 1;
-    const double end = std::max(r.end, r.at.t);
     if (end >= p.last) {
       p.last = end;
       p.last_evidence =
           evidence_of(m, fmt::format("ev=mb global_step={} stage={} mb={} phase={} end={}",
                                      r.global_step, r.stage, r.mb, r.phase, number(r.end)));
     }
-    latest = std::max(latest, end);
   }
-  if (stages.size() < 2) return;
+  return stages;
+}
+
+// Stage `stage`, idle for `idle` seconds from the moment `stages` was taken: which neighbour it
+// waits for. A stage needs activations from the one before (forward) and gradients from the
+// one after (backward); the neighbour that sent nothing new is the one it waits for.
+Finding starving(const std::map<int, StageProgress>& stages, int stage, double idle,
+                 std::vector<Evidence> evidence) {
+  const StageProgress& p = stages.at(stage);
   const int last_stage = stages.rbegin()->first;
-  for (const auto& [stage, p] : stages) {
-    const double idle = latest - p.last;
-    if (idle <= in.limits.idle_limit_s) continue;
-    // A stage needs activations from the one before (forward) and gradients from the one
-    // after (backward); the neighbour that sent nothing new is the one it waits for.
-    const StageProgress* up =
-        stage > 0 && stages.count(stage - 1) ? &stages.at(stage - 1) : nullptr;
-    const StageProgress* down =
-        stage < last_stage && stages.count(stage + 1) ? &stages.at(stage + 1) : nullptr;
-    const bool no_activation = up != nullptr && up->forwards <= p.forwards;
-    const bool no_gradient = down != nullptr && down->backwards <= p.backwards;
-    int waits = -1;
-    if (no_activation && !no_gradient)
-      waits = stage - 1;
-    else if (no_gradient && !no_activation)
-      waits = stage + 1;
-    else if (up != nullptr && down != nullptr)
-      waits = up->last <= down->last ? stage - 1 : stage + 1;
-    else if (up != nullptr)
-      waits = stage - 1;
-    else if (down != nullptr)
-      waits = stage + 1;
-    const StageProgress* other = waits >= 0 ? &stages.at(waits) : nullptr;
-    const std::string waits_for = other != nullptr
-                                      ? fmt::format("stage {} (rank {})", waits, other->rank)
-                                      : std::string("its neighbour stage");
-    std::string detail =
-        fmt::format("stage {} has done {} forward and {} backward passes and waits for {}", stage,
-                    p.forwards, p.backwards,
-                    waits == stage - 1 ? fmt::format("activations from {}", waits_for)
-                                       : fmt::format("gradients from {}", waits_for));
-    if (other != nullptr) {
-      detail += fmt::format(", which has done {} forward and {} backward passes", other->forwards,
-                            other->backwards);
+  const StageProgress* up = stage > 0 && stages.count(stage - 1) ? &stages.at(stage - 1) : nullptr;
+  const StageProgress* down =
+      stage < last_stage && stages.count(stage + 1) ? &stages.at(stage + 1) : nullptr;
+  const bool no_activation = up != nullptr && up->forwards <= p.forwards;
+  const bool no_gradient = down != nullptr && down->backwards <= p.backwards;
+  int waits = -1;
+  if (no_activation && !no_gradient)
+    waits = stage - 1;
+  else if (no_gradient && !no_activation)
+    waits = stage + 1;
+  else if (up != nullptr && down != nullptr)
+    waits = up->last <= down->last ? stage - 1 : stage + 1;
+  else if (up != nullptr)
+    waits = stage - 1;
+  else if (down != nullptr)
+    waits = stage + 1;
+  const StageProgress* other = waits >= 0 ? &stages.at(waits) : nullptr;
+  const std::string waits_for = other != nullptr
+                                    ? fmt::format("stage {} (rank {})", waits, other->rank)
+                                    : std::string("its neighbour stage");
+  std::string detail =
+      fmt::format("stage {} has done {} forward and {} backward passes and waits for {}", stage,
+                  p.forwards, p.backwards,
+                  waits == stage - 1 ? fmt::format("activations from {}", waits_for)
+                                     : fmt::format("gradients from {}", waits_for));
+  if (other != nullptr) {
+    detail += fmt::format(", which has done {} forward and {} backward passes", other->forwards,
+                          other->backwards);
+  }
+  return {"stage_starving",
+          {{"rank", std::to_string(p.rank)},
+           {"stage", std::to_string(stage)},
+           {"idle_s", number(idle)},
+           {"waits_for", waits_for},
+           {"detail", detail}},
+          std::move(evidence),
+          p.rank};
+}
+
+// A stage that paused between two signs of work longer than the gate's idle limit (the pause
+// `no_idle_stage` fails on, judged by the same baseline::longest_idle), or that stopped while
+// the others went on for longer than the stall timeout.
+void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
+  const auto mbs = all_of<logs::MicroBatchRecord>(in.logs);
+  const std::map<int, StageProgress> all = progress_until(mbs, std::numeric_limits<double>::max());
+  if (all.size() < 2) return;
+  std::set<int> reported;
+  for (const logs::RankLog& log : in.logs) {
+    if (log.micro_batches.empty()) continue;
+    const int stage = log.micro_batches.front().stage;
+    const auto gap = baseline::longest_idle(baseline::signs_of_work(log));
+    if (!gap || gap->seconds() <= in.limits.idle_limit_s || !reported.insert(stage).second) {
+      continue;
     }
-    out.push_back({"stage_starving",
-                   {{"rank", std::to_string(p.rank)},
-                    {"stage", std::to_string(stage)},
-                    {"idle_s", number(idle)},
-                    {"waits_for", waits_for},
-                    {"detail", detail}},
-                   {p.last_evidence},
-                   p.rank});
+    const auto at = [&](const baseline::WorkSign& s, std::string text) {
+      return Evidence{log.rank, log.label(), s.line, s.t, std::move(text)};
+    };
+    out.push_back(starving(
+        progress_until(mbs, gap->before.t), stage, gap->seconds(),
+        {at(gap->before, "last work before the pause"),
+         at(gap->after, fmt::format("first work after it, {} s later", number(gap->seconds())))}));
+  }
+  double latest = 0;
+  for (const auto& [stage, p] : all) latest = std::max(latest, p.last);
+  for (const auto& [stage, p] : all) {
+    const double idle = latest - p.last;
+    if (idle <= in.limits.stall_limit_s || reported.count(stage) > 0) continue;
+    out.push_back(starving(all, stage, idle, {p.last_evidence}));
   }
 }
 

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 
+#include "baseline/progress.h"
 #include "gates/observability.h"
+#include "gates/series_rules.h"
 
 namespace bigmac::gates {
 namespace {
@@ -186,7 +188,7 @@ CheckResult check_single_checkpoint_writer(const CheckContext& ctx) {
 CheckResult check_no_idle_stage(const CheckContext& ctx) {
   const char* name = "no_idle_stage";
   if (ctx.evidence.ranks.empty()) return fail(name, "no rank logs: nothing to check");
-  const double limit = ctx.params.number("idle_limit_s", 30.0);
+  const double limit = idle_limit(ctx.params);
   double worst = 0;
   std::vector<std::string> unjudged;
   for (const RankEvidence& r : ctx.evidence.ranks) {
@@ -196,32 +198,22 @@ CheckResult check_no_idle_stage(const CheckContext& ctx) {
           fmt::format("rank {} (stage {}) stalled: {}", r.rank, stage_of(r), r.exit.describe()),
           {CheckEvidence{r.rank, 0, r.exit.describe()}});
     }
-    std::vector<std::pair<double, std::int64_t>> times;  // (time, line)
-    for (const auto& h : r.heartbeats) times.emplace_back(h.at.t, h.at.line);
-    for (const auto& m : r.micro_batches) {
-      times.emplace_back(m.start, m.at.line);
-      times.emplace_back(m.end, m.at.line);
-    }
-    for (const auto& s : r.steps) times.emplace_back(s.at.t, s.at.line);
-    std::erase_if(times, [](const auto& p) { return p.first <= 0; });
-    if (times.size() < 2) {
+    const std::vector<baseline::WorkSign> signs = baseline::signs_of_work(r);
+    const std::optional<baseline::IdleGap> gap = baseline::longest_idle(signs);
+    if (!gap) {
       // A rank that prints nothing (Megatron logs on the last rank only) cannot be judged; the
       // others still are, and a stall was caught above.
       unjudged.push_back(fmt::format("rank {} (stage {}) logged {} timed sign of work", r.rank,
-                                     stage_of(r), times.size()));
+                                     stage_of(r), signs.size()));
       continue;
     }
-    std::sort(times.begin(), times.end());
-    for (std::size_t i = 1; i < times.size(); ++i) {
-      const double gap = times[i].first - times[i - 1].first;
-      worst = std::max(worst, gap);
-      if (gap > limit) {
-        return fail(name,
-                    fmt::format("rank {} (stage {}) idle {:.1f} s (limit {:g} s)", r.rank,
-                                stage_of(r), gap, limit),
-                    {CheckEvidence{r.rank, times[i - 1].second, "last work before the gap"},
-                     CheckEvidence{r.rank, times[i].second, "first work after the gap"}});
-      }
+    worst = std::max(worst, gap->seconds());
+    if (gap->seconds() > limit) {
+      return fail(name,
+                  fmt::format("rank {} (stage {}) idle {:.1f} s (limit {:g} s)", r.rank,
+                              stage_of(r), gap->seconds(), limit),
+                  {CheckEvidence{r.rank, gap->before.line, "last work before the gap"},
+                   CheckEvidence{r.rank, gap->after.line, "first work after the gap"}});
     }
   }
   if (!unjudged.empty()) {

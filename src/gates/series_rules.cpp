@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "baseline/progress.h"
+
 namespace bigmac::gates {
 
 baseline::GrowthRule growth_rule(const CheckParams& params) {
@@ -23,6 +25,10 @@ baseline::Tolerance metric_tolerance(const CheckParams& params, baseline::Metric
   t.band.sigmas = params.number(prefix + "_band_sigmas", t.band.sigmas);
   t.band.confirm = static_cast<int>(params.number(prefix + "_band_confirm", t.band.confirm));
   return t;
+}
+
+double idle_limit(const CheckParams& params) {
+  return params.number("idle_limit_s", baseline::kDefaultIdleLimitS);
 }
 
 }  // namespace bigmac::gates

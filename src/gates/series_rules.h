@@ -16,4 +16,7 @@ baseline::GrowthRule growth_rule(const CheckParams& params);
 /// default relative tolerance per metric is loss 1e-4, grad_norm 1e-3, lr 1e-9.
 baseline::Tolerance metric_tolerance(const CheckParams& params, baseline::Metric metric);
 
+/// idle_limit_s: the longest pause between two signs of work of a rank (baseline/progress.h).
+double idle_limit(const CheckParams& params);
+
 }  // namespace bigmac::gates

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 
+#include "baseline/progress.h"
+
 namespace bigmac::diagnose {
 namespace {
 
@@ -415,17 +417,55 @@ TEST(MetricRules, StageParameterSumAgainstTheSingleTotal) {
 }
 
 TEST(MetricRules, IdleStageSaysWhoItWaitsFor) {
-  // Stage 1 ran two forwards and stopped; stage 0 went on to forward 4 micro-batches and then
-  // waits for gradients stage 1 never sends... stage 1 is idle, waiting on nothing upstream.
+  // Stage 1 ran a forward and a backward and stopped; stage 0 went on to forward 4
+  // micro-batches, never pausing longer than the idle limit, and then waits for gradients stage
+  // 1 never sends: stage 1 stopped for longer than the stall limit (60 s), waiting on stage 0.
   std::vector<LogRecords> logs = {
       {"rank0.log",
-       {mb(0, 0, 0, 'F', 10), mb(0, 0, 1, 'F', 11), mb(0, 0, 2, 'F', 12), mb(0, 0, 3, 'F', 200)}},
+       {mb(0, 0, 0, 'F', 10), mb(0, 0, 1, 'F', 40), mb(0, 0, 2, 'F', 70), mb(0, 0, 3, 'F', 100)}},
       {"rank1.log", {mb(1, 1, 0, 'F', 11), mb(1, 1, 0, 'B', 12)}}};
   auto all = run(logs);
   const Diagnosis* d = find(all, "stage_starving");
   ASSERT_NE(d, nullptr);
-  EXPECT_THAT(d->symptom, HasSubstr("stage 1 (rank 1) did nothing for 188 s"));
+  EXPECT_THAT(d->symptom, HasSubstr("stage 1 (rank 1) did nothing for 88 s"));
   EXPECT_THAT(d->fix, HasSubstr("stage 0 (rank 0)"));
+  EXPECT_EQ(std::count_if(all.begin(), all.end(),
+                          [](const Diagnosis& x) { return x.id == "stage_starving"; }),
+            1);
+}
+
+// A pause in the middle of a run is judged as the gate's no_idle_stage judges it (the same
+// baseline::longest_idle over the same signs of work, with the gate's idle_limit_s): a stage
+// idle for 45 s under a 30 s limit fails the check and is explained, never left unexplained
+// because the diagnosis waited for 60 s.
+TEST(MetricRules, AMidRunPauseBeyondTheGatesIdleLimitIsExplained) {
+  const std::vector<logs::RankLog> logs = rank_logs(
+      {{"rank0.log",
+        {mb(0, 0, 0, 'F', 10), mb(0, 0, 1, 'F', 11), mb(0, 0, 0, 'B', 57), mb(0, 0, 1, 'B', 58)}},
+       {"rank1.log",
+        {mb(1, 1, 0, 'F', 10.8), mb(1, 1, 1, 'F', 11.8), mb(1, 1, 0, 'B', 12.5),
+         mb(1, 1, 1, 'B', 13.5)}}});
+  // Stage 0 waited from 11 s to 56.5 s (its next backward started): 45.5 s.
+  const auto gap = baseline::longest_idle(baseline::signs_of_work(logs[0]));
+  ASSERT_TRUE(gap.has_value());
+  EXPECT_DOUBLE_EQ(gap->seconds(), 45.5);
+  MetricInput input;
+  input.logs = logs;
+  input.limits.idle_limit_s = 30;
+  const std::vector<Diagnosis> all = apply_metric_rules(catalog(), input);
+  const Diagnosis* d = find(all, "stage_starving");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("stage 0 (rank 0) did nothing for 45.5 s"));
+  // Judged at the moment it paused: both forwards done, no gradient yet from stage 1.
+  EXPECT_THAT(d->cause, HasSubstr("stage 0 has done 2 forward and 0 backward passes and waits "
+                                  "for gradients from stage 1 (rank 1)"));
+  ASSERT_EQ(d->evidence.size(), 2u);
+  EXPECT_EQ(d->evidence[0].file, "rank0.log");
+  EXPECT_EQ(d->evidence[0].line, 101);  // mb 1's record, the last work before the pause
+  EXPECT_THAT(d->evidence[1].text, HasSubstr("45.5 s later"));
+
+  input.limits.idle_limit_s = 50;  // a gate that allows the pause: nothing to explain
+  EXPECT_FALSE(names(apply_metric_rules(catalog(), input), "stage_starving"));
 }
 
 TEST(MetricRules, MoreThanOneCheckpointWriter) {
@@ -509,7 +549,8 @@ TEST(MetricRules, AStallTheLedgerPlacesGetsItsOwnDiagnosis) {
   d = find(all, "collective_desync");
   ASSERT_NE(d, nullptr);
   EXPECT_THAT(d->symptom, HasSubstr("it called barrier #6 of world"));
-  EXPECT_THAT(d->cause, HasSubstr("has no stack on record (only a rank under the probe is asked for one)"));
+  EXPECT_THAT(d->cause,
+              HasSubstr("has no stack on record (only a rank under the probe is asked for one)"));
 }
 
 logs::CollectiveRecord coll(int rank, std::int64_t seq, std::vector<std::int64_t> shape,
