@@ -120,6 +120,14 @@ INSTANTIATE_TEST_SUITE_P(
         // torch 2.11's Gloo worker killed at interpreter exit: ranked above torchrun's summary.
         Case{"children/gloo_exit_abort.log", "terminate_without_exception", "native_thread_abort",
              "dp", "std::terminate with no exception in flight", 1, 1},
+        // A DataLoader worker killed by SIGBUS and SIGKILL (fixtures/children/README.md): the
+        // signal, not the chained "exited unexpectedly" below it, is the diagnosis.
+        Case{"children/dataloader_bus_error.log", "dataloader_worker_bus_error",
+             "dataloader_worker", "single", "DataLoader worker (pid 8554)", -2, -2},
+        Case{"children/dataloader_killed.log", "dataloader_worker_killed", "out_of_memory",
+             "single", "DataLoader worker (pid 8578) was killed by SIGKILL", -2, -2},
+        Case{"children/shell_killed.log", "shell_killed", "out_of_memory", "single", "`Killed`", -2,
+             -2},
         Case{"children/spawn.log", "mp_spawn_process_failed", "child_failed", "single",
              "process 2 terminated", 2, -2},
         Case{"numerics/anomaly.log", "autograd_nan", "non_finite", "single", "LogSoftmaxBackward0",
