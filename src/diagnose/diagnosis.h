@@ -22,6 +22,10 @@ struct Evidence {
 /// The failure class of a master port another process holds: infrastructure, not the trainer.
 inline constexpr std::string_view kPortInUseClass = "port_in_use";
 
+/// The failure class of a launcher's report that a rank failed (torchrun's summary): context
+/// for the rank's own error, ranked below it where that error was read (ranking.h).
+inline constexpr std::string_view kChildFailedClass = "child_failed";
+
 /// What went wrong, why, what to change and which gate to return to. Produced by text
 /// signatures and metric rules of the catalog (stages/diagnoses.toml); the gate engine, the
 /// `diagnose` command and the reports all print this one type.

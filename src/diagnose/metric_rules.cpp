@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <tuple>
 
 #include "core/checked_integer.h"
 #include "diagnose/rule_finding.h"
@@ -30,10 +34,26 @@ Evidence step_evidence(const Sourced<logs::StepRecord>& s) {
 const logs::StepRecord& record_of(const Sourced<logs::StepRecord>& s) { return *s.record; }
 
 // Steps of each rank that logs them, in log order.
+// Each rank's steps from every file that holds them, in file order. A step with the same loss
+// in two files of one rank is one line written twice (torchrun's console copy and the worker's
+// own stdout.log, a log file and the stream it was echoed to), kept once; a step repeated
+// within one file, or with another loss, is a step logged twice.
 std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(
     std::span<const logs::RankLog> logs) {
   std::map<int, std::vector<Sourced<logs::StepRecord>>> out;
-  for (const auto& s : all_of<logs::StepRecord>(logs)) out[s.record->at.rank].push_back(s);
+  // (rank, step, loss bits) -> the file that logged it first
+  std::map<std::tuple<int, std::int64_t, std::optional<std::uint64_t>>, const std::string*> seen;
+  for (const auto& s : all_of<logs::StepRecord>(logs)) {
+    std::optional<std::uint64_t> loss;
+    if (s.record->loss) {
+      const double v = std::isnan(*s.record->loss) ? std::nan("") : *s.record->loss;
+      loss = std::bit_cast<std::uint64_t>(v);
+    }
+    const auto [it, fresh] =
+        seen.try_emplace({s.record->at.rank, s.record->global_step, loss}, s.file);
+    if (!fresh && *it->second != *s.file) continue;
+    out[s.record->at.rank].push_back(s);
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <tuple>
 
 namespace bigmac::diagnose {
@@ -21,25 +22,59 @@ int root_cause_rank(const std::vector<Diagnosis>& diagnoses) {
   return -1;
 }
 
+// A launcher's report of a failed rank (class child_failed: torchrun's summary, its agent's
+// "failed (exitcode: 1)") is context for that rank's own error, never the headline where the
+// rank's own error was read: it ranks just below the least specific diagnosis of another class
+// that names the same rank. Its own specificity holds where the rank left no error of its own.
+std::vector<double> effective_specificity(const std::vector<Diagnosis>& diagnoses) {
+  std::map<int, int> own;  // rank -> the lowest specificity of its own diagnoses
+  for (const Diagnosis& d : diagnoses) {
+    if (d.klass == kChildFailedClass || d.failed_rank < 0) continue;
+    auto [it, fresh] = own.try_emplace(d.failed_rank, d.specificity);
+    if (!fresh) it->second = std::min(it->second, d.specificity);
+  }
+  std::vector<double> out;
+  out.reserve(diagnoses.size());
+  for (const Diagnosis& d : diagnoses) {
+    double s = d.specificity;
+    if (d.klass == kChildFailedClass) {
+      // Just below the rank's own, the launcher's entries still in their own order.
+      if (auto it = own.find(d.failed_rank); it != own.end()) {
+        s = std::min(s, it->second - 1 + d.specificity / 1000.0);
+      }
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace
 
 void rank_diagnoses(std::vector<Diagnosis>& diagnoses) {
   const int root = root_cause_rank(diagnoses);
-  std::stable_sort(diagnoses.begin(), diagnoses.end(),
-                   [root](const Diagnosis& a, const Diagnosis& b) {
-                     if (a.specificity != b.specificity) return a.specificity > b.specificity;
-                     const double ta = first_time(a);
-                     const double tb = first_time(b);
-                     if (ta != tb) return ta < tb;
-                     const bool ra = root >= 0 && a.failed_rank == root;
-                     const bool rb = root >= 0 && b.failed_rank == root;
-                     if (ra != rb) return ra;
-                     if (a.confidence != b.confidence) return a.confidence > b.confidence;
-                     // Unknown ranks (-1) after known ones.
-                     const unsigned ka = static_cast<unsigned>(a.failed_rank);
-                     const unsigned kb = static_cast<unsigned>(b.failed_rank);
-                     return std::tie(ka, a.id) < std::tie(kb, b.id);
-                   });
+  const std::vector<double> spec = effective_specificity(diagnoses);
+  std::vector<std::size_t> order(diagnoses.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t ia, std::size_t ib) {
+    const Diagnosis& a = diagnoses[ia];
+    const Diagnosis& b = diagnoses[ib];
+    if (spec[ia] != spec[ib]) return spec[ia] > spec[ib];
+    const double ta = first_time(a);
+    const double tb = first_time(b);
+    if (ta != tb) return ta < tb;
+    const bool ra = root >= 0 && a.failed_rank == root;
+    const bool rb = root >= 0 && b.failed_rank == root;
+    if (ra != rb) return ra;
+    if (a.confidence != b.confidence) return a.confidence > b.confidence;
+    // Unknown ranks (-1) after known ones.
+    const unsigned ka = static_cast<unsigned>(a.failed_rank);
+    const unsigned kb = static_cast<unsigned>(b.failed_rank);
+    return std::tie(ka, a.id) < std::tie(kb, b.id);
+  });
+  std::vector<Diagnosis> sorted;
+  sorted.reserve(diagnoses.size());
+  for (std::size_t i : order) sorted.push_back(std::move(diagnoses[i]));
+  diagnoses = std::move(sorted);
 }
 
 }  // namespace bigmac::diagnose

@@ -10,7 +10,9 @@ namespace bigmac::diagnose {
 /// line that names a cause beats one that reports a symptom such as a timeout); then the
 /// earlier failure (wall time of the first evidence, where both have one); then diagnoses
 /// blaming the rank torchrun names as the first failure (`child_failed`); then confidence;
-/// then the lower rank and the id, so the order is deterministic.
+/// then the lower rank and the id, so the order is deterministic. A launcher's report of a
+/// failed rank (`child_failed`) ranks below every other diagnosis that names that rank: the
+/// rank's own error is the headline, the launcher's summary its context.
 void rank_diagnoses(std::vector<Diagnosis>& diagnoses);
 
 }  // namespace bigmac::diagnose

@@ -126,6 +126,19 @@ TEST(MetricRules, GradNormGrowingStepOverStep) {
   EXPECT_FALSE(names(run({{"r.log", noisy}}), "grad_norm_growing"));
 }
 
+// One rank's steps in two files — torchrun's console copy (`[default0]:step 0 ...`) and the
+// worker's stdout.log, a log file and the stream it was echoed to — are copies of one line: no
+// step is logged twice. A step with another loss in the second file, or twice in one file, is.
+TEST(MetricRules, AStepCopiedIntoTwoFilesIsOneStep) {
+  const std::vector<logs::Record> steps = {step(0, 0, 4), step(0, 1, 3.5), step(0, 2, 3)};
+  EXPECT_FALSE(names(run({{"console.log", steps}, {"0/stdout.log", steps}}), "step_repeated"));
+  const std::vector<logs::Record> other = {step(0, 0, 4), step(0, 1, 9.5), step(0, 2, 3)};
+  const auto two_runs = run({{"console.log", steps}, {"0/stdout.log", other}});
+  const Diagnosis* d = find(two_runs, "step_repeated");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->symptom, "global_step 1 is logged twice on rank 0");
+}
+
 TEST(MetricRules, GradNormZero) {
   auto all = run({{"r.log", {step(0, 0, 4.0, 0.0)}}});
   ASSERT_NE(find(all, "grad_norm_zero"), nullptr);

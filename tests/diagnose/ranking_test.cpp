@@ -41,6 +41,28 @@ TEST(Ranking, TorchrunRootCauseRankBreaksTies) {
   EXPECT_EQ(ids(all), (std::vector<std::string>{"on_rank3", "on_rank0", "torchrun_root_cause"}));
 }
 
+// torchrun's summary of a failed rank is context for that rank's own error: the program's
+// AttributeError at its end (the catalog's least specific fallback) is the headline, the
+// summary follows it. A summary of a rank that left no error of its own keeps its place.
+TEST(Ranking, ALaunchersSummaryFollowsTheRanksOwnError) {
+  auto child = [](std::string id, int specificity, int rank) {
+    Diagnosis d = make(std::move(id), specificity, rank);
+    d.klass = std::string(kChildFailedClass);
+    return d;
+  };
+  std::vector<Diagnosis> all = {child("torchrun_root_cause", 35, 1),
+                                child("torchrun_worker_failed", 30, 1),
+                                make("python_exception", 5, 1), make("peer_closed", 3, 0)};
+  rank_diagnoses(all);
+  EXPECT_EQ(ids(all), (std::vector<std::string>{"python_exception", "torchrun_root_cause",
+                                                "torchrun_worker_failed", "peer_closed"}));
+
+  std::vector<Diagnosis> other_rank = {child("torchrun_root_cause", 35, 1),
+                                       make("python_exception", 5, 0)};
+  rank_diagnoses(other_rank);
+  EXPECT_EQ(ids(other_rank), (std::vector<std::string>{"torchrun_root_cause", "python_exception"}));
+}
+
 TEST(Ranking, DeterministicByConfidenceThenRankThenId) {
   std::vector<Diagnosis> all = {make("b", 50, -1), make("a", 50, 1), make("c", 50, 0, 0, 0.9)};
   rank_diagnoses(all);

@@ -175,14 +175,21 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(TextSignatures, RealRunTheSpecificErrorBeatsTorchrunsRootCauseGuess) {
   // torchrun names rank 0 as the first failure (its "Connection closed by peer" came first), but
-  // rank 1's shape error caused it: the specific signature ranks first, all are shown.
+  // rank 1's shape error caused it: the specific signature ranks first, all are shown. Each of
+  // torchrun's lines about a rank follows that rank's own error: its entry for rank 1 comes
+  // next, then those about rank 0.
   const auto diagnoses = diagnose_fixture("torch113/child_fail.log");
   std::vector<std::string> ids;
   for (const Diagnosis& d : diagnoses) ids.push_back(d.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"matmul_shape_mismatch", "torchrun_root_cause",
-                                           "torchrun_failure_entry", "torchrun_worker_failed",
-                                           "peer_closed_connection"}));
-  EXPECT_EQ(diagnoses[1].failed_rank, 0);
+  EXPECT_THAT(ids, ::testing::UnorderedElementsAre(
+                       "matmul_shape_mismatch", "torchrun_failure_entry", "peer_closed_connection",
+                       "torchrun_root_cause", "torchrun_worker_failed"));
+  ASSERT_EQ(ids.size(), 5u);
+  EXPECT_EQ(ids[0], "matmul_shape_mismatch");
+  EXPECT_EQ(ids[1], "torchrun_failure_entry");
+  EXPECT_EQ(diagnoses[1].failed_rank, 1);
+  EXPECT_EQ(std::find(ids.begin(), ids.end(), "torchrun_root_cause") - ids.begin(),
+            std::find(ids.begin(), ids.end(), "torchrun_worker_failed") - ids.begin() - 1);
 }
 
 TEST(TextSignatures, RealRunPeerThatExitedSilently) {
@@ -293,6 +300,19 @@ TEST(TextSignatures, AFailedRanksOwnLastLinesAreMatchedFirst) {
                           [](const Diagnosis& d) { return d.id == "cuda_out_of_memory"; }),
             1);
   EXPECT_EQ(again[0].id, "cuda_out_of_memory");
+}
+
+// A real torchrun run (fixtures/children/README.md) whose rank 1 raised its own AttributeError
+// after training: that error is the headline, torchrun's summary of the failed rank follows it,
+// and the worker's lines, in torchrun's console copy and its own stdout.log, are read once.
+TEST(TextSignatures, ARanksOwnErrorLeadsTorchrunsSummaryOfIt) {
+  const auto diagnoses = diagnose_fixture("children/end_crash");
+  ASSERT_GE(diagnoses.size(), 2u);
+  EXPECT_EQ(diagnoses.front().id, "python_exception");
+  EXPECT_THAT(diagnoses.front().symptom, HasSubstr("AttributeError"));
+  EXPECT_EQ(diagnoses.front().failed_rank, 1);
+  EXPECT_EQ(diagnoses[1].klass, "child_failed");
+  for (const Diagnosis& d : diagnoses) EXPECT_NE(d.klass, "step_sequence") << d.symptom;
 }
 
 TEST(TextSignatures, CleanRunHasNoDiagnosis) { EXPECT_TRUE(diagnose_fixture("clean").empty()); }
