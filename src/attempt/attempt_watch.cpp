@@ -93,6 +93,14 @@ logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
   return out;
 }
 
+void AttemptWatch::configure(const config::Config& cfg) {
+  model_parallel = cfg.parallel.pp_size * cfg.parallel.tp_size;
+  step_bound = cfg.train.max_steps;
+  data_parallel = cfg.derived.dp;
+  tensor_parallel = cfg.parallel.tp_size;
+  loss_rank = cfg.trainer.loss_rank < cfg.derived.world_size ? cfg.trainer.loss_rank : 0;
+}
+
 logs::StageCombination AttemptWatch::stage_combination() const {
   logs::StageCombination how;
   how.ranks = static_cast<std::size_t>(std::max(1, model_parallel) * std::max(1, data_parallel));
@@ -138,12 +146,8 @@ AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* referenc
   AttemptWatch watch;
   watch.started_at = services.wall_time();
   const config::Config& cfg = plan.gate.config;
-  watch.model_parallel = cfg.parallel.pp_size * cfg.parallel.tp_size;
-  watch.step_bound = cfg.train.max_steps;
+  watch.configure(cfg);
   watch.earlier_checkpoints = earlier_checkpoints(run_dir, plan.dir);
-  watch.data_parallel = cfg.derived.dp;
-  watch.tensor_parallel = cfg.parallel.tp_size;
-  watch.loss_rank = cfg.trainer.loss_rank < cfg.derived.world_size ? cfg.trainer.loss_rank : 0;
   if (reference && reference->baseline.structure.param_count) {
     watch.model_param_count = *reference->baseline.structure.param_count;
   }

@@ -42,6 +42,10 @@ struct AttemptWatch {
   /// that no later record could undo, found on the records as they came.
   std::optional<gates::CertainFailure> certain;
 
+  /// The gate's layout and step bound, from its effective configuration: the one place the
+  /// live watch and `diagnose <attempt folder>` (attempt_folder.h) take them from.
+  void configure(const config::Config& cfg);
+
   /// When the records are read: while the ranks still run (the early stop's question), or
   /// once they have ended.
   enum class Moment { kLive, kEnded };

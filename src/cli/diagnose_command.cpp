@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "attempt/attempt_folder.h"
 #include "cli/common_options.h"
 #include "diagnose/log_diagnosis.h"
 #include "gates/configuration_check.h"
@@ -48,6 +49,12 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
       return;
     }
     arguments->options.parser = std::move(*parser);
+    arguments->options.merge_folder =
+        [](const std::filesystem::path& folder,
+           std::vector<logs::RankLog> read) -> Expected<std::vector<logs::RankLog>> {
+      if (!attempt::is_attempt_folder(folder)) return read;
+      return attempt::attempt_rank_logs(folder, std::move(read));
+    };
     exit_code = diagnose::run_diagnose(arguments->options, std::cout, std::cerr, gate_ids);
   });
 }

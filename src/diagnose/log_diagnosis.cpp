@@ -1,13 +1,19 @@
 #include "diagnose/log_diagnosis.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "core/exit_code.h"
 #include "core/json_file.h"
+#include "core/printable.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
 #include "diagnose/text_scan.h"
@@ -46,6 +52,82 @@ std::vector<RankErrorLines> attempt_exit_errors(const std::vector<std::string>& 
   return errors;
 }
 
+// What `diagnose` read, said when nothing matched: never a cause it did not find, and the
+// facts that would decide (which log, which variable).
+struct ReadSummary {
+  std::size_t files = 0;
+  std::int64_t lines = 0;
+  std::map<int, std::pair<std::int64_t, std::int64_t>> steps;  // rank -> first, last step
+  std::optional<Evidence> first_error_like;
+  bool nccl_info = false;
+
+  void add(const TextScan::Read& read, const std::vector<logs::RankLog>& logs) {
+    lines += read.lines;
+    nccl_info = nccl_info || read.nccl_info;
+    if (read.error_like && !first_error_like) first_error_like = read.first_error_like;
+    for (const logs::RankLog& log : logs) {
+      for (const logs::StepRecord& step : log.steps) {
+        auto [it, fresh] = steps.try_emplace(log.rank, step.global_step, step.global_step);
+        it->second.first = std::min(it->second.first, step.global_step);
+        it->second.second = std::max(it->second.second, step.global_step);
+      }
+    }
+  }
+
+  std::string what_was_read() const {
+    std::string text = fmt::format("read: {} file{}, {} text line{}", files, files == 1 ? "" : "s",
+                                   lines, lines == 1 ? "" : "s");
+    if (steps.empty()) return text + "; no step records";
+    for (const auto& [rank, range] : steps) {
+      text += fmt::format(
+          "; {}: steps {}..{}",
+          rank < 0 ? std::string("a file naming no rank") : fmt::format("rank {}", rank),
+          range.first, range.second);
+    }
+    return text;
+  }
+
+  std::vector<std::string> what_would_decide() const {
+    std::vector<std::string> out;
+    if (first_error_like) {
+      const Evidence& e = *first_error_like;
+      out.push_back(fmt::format(
+          "the first line that reads as an error matches no catalog entry ({}:{}: {}); once its "
+          "cause is known, a [[signature]] in stages/diagnoses.toml (or --catalog FILE) names it",
+          e.file, e.line, printable(e.text)));
+    } else {
+      out.push_back(
+          "no line reads as an error or a warning: if the run failed, its error is in a file not "
+          "given here, each rank's stderr (torchrun --log_dir: <dir>/<run id>/attempt_<n>/<local "
+          "rank>/stderr.log; Slurm: the job's --error file; an attempt folder: rank<N>.stderr)");
+    }
+    if (!nccl_info) {
+      out.push_back(
+          "for a hang or a failed collective, NCCL_DEBUG=INFO (NCCL) and "
+          "TORCH_DISTRIBUTED_DEBUG=DETAIL (c10d) make the ranks print what would decide it");
+    }
+    return out;
+  }
+
+  nlohmann::json to_json() const {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const auto& [rank, range] : steps) {
+      ranks.push_back({{"rank", rank}, {"first_step", range.first}, {"last_step", range.second}});
+    }
+    nlohmann::json doc = {{"files", files},
+                          {"lines", lines},
+                          {"steps", std::move(ranks)},
+                          {"nccl_info", nccl_info},
+                          {"first_error_like", nullptr}};
+    if (first_error_like) {
+      doc["first_error_like"] = {{"file", first_error_like->file},
+                                 {"line", first_error_like->line},
+                                 {"text", first_error_like->text}};
+    }
+    return doc;
+  }
+};
+
 int fail(std::ostream& err, const Error& error) {
   err << "error: " << error.format() << '\n';
   return to_int(exit_code_for(error.kind) == ExitCode::kInfrastructure ? ExitCode::kInfrastructure
@@ -80,14 +162,29 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
   }
   const std::vector<RankErrorLines> exit_errors = attempt_exit_errors(options.paths);
   std::vector<Diagnosis> diagnoses;
+  ReadSummary read;
+  read.files = files->size();
   for (const auto& group : group_log_files(options.paths, *files)) {
     TextScan scan = diagnoser->start_scan();
     std::vector<logs::RankLog> logs;
     for (const auto& file : group) {
-      auto ranks = read_log_records(file, &scan, options.parser);
+      // The probe writes bigmac-log JSON whatever format the trainer's own lines have.
+      const bool probe =
+          file.filename().string().rfind("probe-rank", 0) == 0 && file.extension() == ".jsonl";
+      auto ranks = read_log_records(
+          file, &scan, probe ? logs::ParserOptions(logs::LogFormat::kBigmac) : options.parser);
       if (!ranks) return fail(err, ranks.error());
       std::move(ranks->begin(), ranks->end(), std::back_inserter(logs));
     }
+    if (options.merge_folder && !group.empty() &&
+        std::all_of(group.begin(), group.end(), [&](const std::filesystem::path& f) {
+          return f.parent_path() == group.front().parent_path();
+        })) {
+      auto merged = options.merge_folder(group.front().parent_path(), std::move(logs));
+      if (!merged) return fail(err, merged.error());
+      logs = std::move(*merged);
+    }
+    read.add(scan.read(), logs);
     MetricInput input;
     input.logs = logs;
     input.exit_errors = exit_errors;
@@ -97,9 +194,17 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
   }
   if (options.json) {
     nlohmann::json doc = {{"files", files->size()}, {"diagnoses", to_json(diagnoses)}};
+    if (diagnoses.empty()) {
+      doc["read"] = read.to_json();
+      doc["would_decide"] = read.what_would_decide();
+    }
     out << json_text(doc, 2) << '\n';
   } else {
     print_diagnoses(out, diagnoses);
+    if (diagnoses.empty()) {
+      out << "  " << read.what_was_read() << '\n';
+      for (const std::string& line : read.what_would_decide()) out << "  " << line << '\n';
+    }
   }
   return diagnoses.empty() ? to_int(ExitCode::kGateFailed) : to_int(ExitCode::kOk);
 }

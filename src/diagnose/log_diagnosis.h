@@ -1,10 +1,14 @@
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "logs/parser_options.h"
+#include "logs/rank_log.h"
 
 namespace bigmac::diagnose {
 
@@ -16,6 +20,13 @@ struct DiagnoseOptions {
   std::string catalog;
   /// How the logs are read (`-c`: the configuration's format and [logs.fields]; else auto).
   logs::ParserOptions parser;
+  /// The ranks' logs of files that lie in one folder, from each file's records as read: the cli
+  /// passes attempt::attempt_rank_logs, which merges a gate attempt's folder (a rank's own
+  /// log, its streams and the probe's file) as its gate did and leaves other folders as read.
+  /// Empty: each file's records as read.
+  std::function<Expected<std::vector<logs::RankLog>>(const std::filesystem::path& folder,
+                                                     std::vector<logs::RankLog> read)>
+      merge_folder{};
 };
 
 /// Reads the logs (any run, including ones this tool did not start), prints every diagnosis

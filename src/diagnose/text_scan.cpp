@@ -1,5 +1,7 @@
 #include "diagnose/text_scan.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -29,6 +31,19 @@ void TextScan::begin_file(std::string file) {
   specific_lines_.emplace_back();
 }
 
+void TextScan::note_read(const logs::TextLine& line) {
+  ++read_.lines;
+  if (!read_.nccl_info && line.text.find("NCCL INFO") != std::string::npos) read_.nccl_info = true;
+  if (read_.error_like) return;
+  // Words a failure's line carries in any library's spelling, as one pass of one automaton; a
+  // line a signature explains counts too (it is what was read, not what was left over).
+  static const RE2 kErrorLike(
+      "Error|ERROR|error:|Traceback|Exception|FAILED|WARN|Killed|Aborted|[Ff]atal|FATAL");
+  if (!RE2::PartialMatch(line.text, kErrorLike)) return;
+  read_.error_like = true;
+  read_.first_error_like = Evidence{line.at.rank, file_, line.at.line, line.at.t, line.text};
+}
+
 void TextScan::add_line(const logs::TextLine& line) {
   // Lines after a multi-line opener (torchrun's "Root Cause") complete its captures.
   for (OpenFollow& f : follows_) {
@@ -38,6 +53,7 @@ void TextScan::add_line(const logs::TextLine& line) {
   std::erase_if(follows_, [](const OpenFollow& f) { return f.lines_left <= 0; });
 
   if (files_.empty()) begin_file(file_);
+  note_read(line);
   window_.open(line);
   scratch_.clear();
   matcher_.match_window(window_.text(), window_.seam(), scratch_);

@@ -32,6 +32,16 @@ class TextScan {
   /// One diagnosis per signature that matched, unranked.
   std::vector<Diagnosis> finish();
 
+  /// What the scan read, for an honest "no diagnosis": how many lines, whether one read as an
+  /// error or a warning (and the first that did), whether NCCL's INFO lines were among them.
+  struct Read {
+    std::int64_t lines = 0;
+    bool error_like = false;
+    Evidence first_error_like;  ///< valid when error_like
+    bool nccl_info = false;
+  };
+  const Read& read() const { return read_; }
+
  private:
   struct Hit {
     Evidence evidence;
@@ -56,6 +66,7 @@ class TextScan {
   };
 
   void record(const TextMatch& m);
+  void note_read(const logs::TextLine& line);
   void drop_explained(Tally& tally) const;
 
   const TextMatcher& matcher_;
@@ -68,6 +79,7 @@ class TextScan {
   /// next to one is part of a traceback that signature already explains. Bounded.
   std::vector<std::vector<std::int64_t>> specific_lines_;
   std::vector<std::string> files_;
+  Read read_;
 };
 
 }  // namespace bigmac::diagnose

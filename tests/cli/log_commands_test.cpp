@@ -120,3 +120,72 @@ TEST_F(LogCommands, CompareWithAConfigurationComparesWhatItsFieldsRead) {
 }
 
 }  // namespace
+
+// An attempt folder holds a rank's records more than once: the program's own log, its streams
+// and the probe's file. `diagnose <attempt folder>` merges them as the gate did, with the layout
+// and step bound of its gate.toml: a step past the gate's count (the program ran on until it was
+// stopped) is not judged. The same files in a folder that is no attempt's are read as they are.
+TEST_F(LogCommands, DiagnoseMergesAnAttemptFolderAsItsGateDid) {
+  std::string own, probe;
+  for (int step = 0; step < 4; ++step) {
+    const std::string loss = step == 3 ? "NaN" : std::to_string(4.0 - 0.25 * step);
+    own += R"({"ev":"step","rank":0,"global_step":)" + std::to_string(step) + R"(,"loss":)" +
+           loss + "}\n";
+    if (step < 3) {
+      probe += R"({"ev":"step","rank":0,"global_step":)" + std::to_string(step) +
+               R"(,"loss":)" + loss + R"(,"grad_norm":0.5})" + "\n";
+    }
+  }
+  for (const char* folder : {"01-single.1", "loose"}) {
+    fs::create_directories(dir_ / folder);
+    write(std::string(folder) + "/rank0.log", own);
+    write(std::string(folder) + "/rank0.stdout", own + "training done\n");
+    write(std::string(folder) + "/probe-rank0.jsonl", probe);
+  }
+  write("01-single.1/gate.toml", "[train]\nmax_steps = 3\n");
+
+  auto loose = run_program({kBinary, "diagnose", (dir_ / "loose").string()});
+  EXPECT_EQ(loose.exit_code, 0) << loose.out << loose.err;
+  EXPECT_THAT(loose.out, HasSubstr("loss_non_finite"));
+
+  auto attempt = run_program({kBinary, "diagnose", "--json", (dir_ / "01-single.1").string()});
+  EXPECT_EQ(attempt.exit_code, 1) << attempt.out << attempt.err;
+  const nlohmann::json doc = nlohmann::json::parse(attempt.out);
+  EXPECT_EQ(doc["files"], 3);
+  EXPECT_TRUE(doc["diagnoses"].empty()) << attempt.out;
+  EXPECT_EQ(doc["read"]["steps"][0]["last_step"], 2) << attempt.out;
+
+  // A gate.toml that cannot be read is said, with its file, never silently ignored.
+  write("01-single.1/gate.toml", "[train]\nmax_steps = \"three\"\n");
+  auto bad = run_program({kBinary, "diagnose", (dir_ / "01-single.1").string()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_THAT(bad.err, HasSubstr("gate.toml"));
+  EXPECT_THAT(bad.err, HasSubstr("the attempt's configuration cannot be read"));
+}
+
+// Nothing matched: `diagnose` says what it read and what would decide, never a cause it did
+// not find.
+TEST_F(LogCommands, NoDiagnosisSaysWhatWasReadAndWhatWouldDecide) {
+  const std::string clean =
+      write("rank0.log", R"({"ev":"step","rank":0,"global_step":0,"loss":4.0})"
+                         "\n"
+                         R"({"ev":"step","rank":0,"global_step":1,"loss":3.5})"
+                         "\n");
+  auto quiet = run_program({kBinary, "diagnose", clean});
+  EXPECT_EQ(quiet.exit_code, 1) << quiet.out << quiet.err;
+  EXPECT_THAT(quiet.out, HasSubstr("no diagnosis"));
+  EXPECT_THAT(quiet.out, HasSubstr("read: 1 file, 0 text lines; rank 0: steps 0..1"));
+  EXPECT_THAT(quiet.out, HasSubstr("no line reads as an error or a warning"));
+  EXPECT_THAT(quiet.out, HasSubstr("NCCL_DEBUG=INFO"));
+
+  const std::string odd = write("odd.log", "starting\nERROR frobnicator lost its widget\nbye\n");
+  auto unknown = run_program({kBinary, "diagnose", "--json", odd});
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.out << unknown.err;
+  const nlohmann::json doc = nlohmann::json::parse(unknown.out);
+  EXPECT_TRUE(doc["diagnoses"].empty());
+  EXPECT_EQ(doc["read"]["lines"], 3);
+  EXPECT_EQ(doc["read"]["first_error_like"]["line"], 2);
+  ASSERT_FALSE(doc["would_decide"].empty());
+  EXPECT_THAT(doc["would_decide"][0].get<std::string>(),
+              HasSubstr("matches no catalog entry (" + odd + ":2: ERROR frobnicator"));
+}
