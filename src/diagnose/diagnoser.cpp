@@ -87,7 +87,7 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
   // lines: which rank the launcher reaped first is an accident of scheduling, so a cause found
   // in any log leads it.
   std::stable_partition(first.begin(), first.end(),
-                        [](const Diagnosis& d) { return d.klass != "peer_exited"; });
+                        [](const Diagnosis& d) { return d.klass != kPeerExitedClass; });
   put_ledger_findings_first(first, input);
   drop_disproved(first, input);
   return first;

@@ -26,6 +26,10 @@ inline constexpr std::string_view kPortInUseClass = "port_in_use";
 /// for the rank's own error, ranked below it where that error was read (ranking.h).
 inline constexpr std::string_view kChildFailedClass = "child_failed";
 
+/// The failure class of a peer that closed its connection: a consequence of another rank's
+/// exit, ranked after every other diagnosis.
+inline constexpr std::string_view kPeerExitedClass = "peer_exited";
+
 /// What went wrong, why, what to change and which gate to return to. Produced by text
 /// signatures and metric rules of the catalog (stages/diagnoses.toml); the gate engine, the
 /// `diagnose` command and the reports all print this one type.

@@ -29,7 +29,9 @@ int root_cause_rank(const std::vector<Diagnosis>& diagnoses) {
 std::vector<double> effective_specificity(const std::vector<Diagnosis>& diagnoses) {
   std::map<int, int> own;  // rank -> the lowest specificity of its own diagnoses
   for (const Diagnosis& d : diagnoses) {
-    if (d.klass == kChildFailedClass || d.failed_rank < 0) continue;
+    // A peer that closed its connection is a consequence of another rank's exit, not the
+    // rank's own cause (it always ranks last, below).
+    if (d.klass == kChildFailedClass || d.klass == kPeerExitedClass || d.failed_rank < 0) continue;
     auto [it, fresh] = own.try_emplace(d.failed_rank, d.specificity);
     if (!fresh) it->second = std::min(it->second, d.specificity);
   }
@@ -74,6 +76,10 @@ void rank_diagnoses(std::vector<Diagnosis>& diagnoses) {
   std::vector<Diagnosis> sorted;
   sorted.reserve(diagnoses.size());
   for (std::size_t i : order) sorted.push_back(std::move(diagnoses[i]));
+  // A peer that closed its connection is a consequence: which rank the launcher reaped first is
+  // an accident of scheduling, so any cause found leads it.
+  std::stable_partition(sorted.begin(), sorted.end(),
+                        [](const Diagnosis& d) { return d.klass != kPeerExitedClass; });
   diagnoses = std::move(sorted);
 }
 

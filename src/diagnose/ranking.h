@@ -12,7 +12,8 @@ namespace bigmac::diagnose {
 /// blaming the rank torchrun names as the first failure (`child_failed`); then confidence;
 /// then the lower rank and the id, so the order is deterministic. A launcher's report of a
 /// failed rank (`child_failed`) ranks below every other diagnosis that names that rank: the
-/// rank's own error is the headline, the launcher's summary its context.
+/// rank's own error is the headline, the launcher's summary its context. A peer that closed its
+/// connection (`peer_exited`) comes last: a consequence of another rank's exit.
 void rank_diagnoses(std::vector<Diagnosis>& diagnoses);
 
 }  // namespace bigmac::diagnose

@@ -63,6 +63,19 @@ TEST(Ranking, ALaunchersSummaryFollowsTheRanksOwnError) {
   EXPECT_EQ(ids(other_rank), (std::vector<std::string>{"torchrun_root_cause", "python_exception"}));
 }
 
+// A peer that closed its connection is a consequence of another rank's exit: it comes last
+// whatever its specificity, and is not the rank's own error a launcher's summary yields to.
+TEST(Ranking, APeerThatClosedItsConnectionComesLast) {
+  Diagnosis peer = make("peer_closed_connection", 60, 0);
+  peer.klass = std::string(kPeerExitedClass);
+  Diagnosis summary = make("torchrun_root_cause", 35, 0);
+  summary.klass = std::string(kChildFailedClass);
+  std::vector<Diagnosis> all = {peer, summary, make("python_exception", 5, 2)};
+  rank_diagnoses(all);
+  EXPECT_EQ(ids(all), (std::vector<std::string>{"torchrun_root_cause", "python_exception",
+                                                "peer_closed_connection"}));
+}
+
 TEST(Ranking, DeterministicByConfidenceThenRankThenId) {
   std::vector<Diagnosis> all = {make("b", 50, -1), make("a", 50, 1), make("c", 50, 0, 0, 0.9)};
   rank_diagnoses(all);
