@@ -25,8 +25,11 @@ void add_diagnose_command(CLI::App& app, int& exit_code) {
       "diagnose",
       "Match log files or directories of logs against the diagnosis catalog: exit 0 when a "
       "diagnosis was found, 1 when none, 2 on unreadable input");
-  cmd->add_option("logs", options.paths, "log files or directories of logs")->required();
+  cmd->add_option("logs", options.paths, "log files or directories of logs");
   cmd->add_flag("--json", options.json, "print the diagnoses as JSON");
+  cmd->add_flag("--coverage", options.coverage,
+                "print what the message catalog covers, by library: messages collected from "
+                "the sources, classified, matchable, diagnosed (stages/messages/)");
   cmd->add_option("--catalog", options.catalog,
                   "diagnosis catalog (default: the built-in stages/diagnoses.toml, or "
                   "$BIGMAC_DIAGNOSES)");

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/edit_distance.h"
+#include "diagnose/log_context.h"
 #include "diagnose/message_template.h"
 #include "diagnose/metric_rules.h"
 
@@ -21,9 +22,11 @@ extern const char* const kBuiltinCatalogText;
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kSignatureKeys = {
+constexpr std::array<std::string_view, 14> kSignatureKeys = {
     "id",  "class",    "gate",         "specificity", "confidence", "symptom", "cause",
-    "fix", "patterns", "rank_capture", "fallback",    "follow",     "comment"};
+    "fix", "patterns", "rank_capture", "fallback",    "follow",     "when",    "comment"};
+constexpr std::array<std::string_view, 7> kWhenKeys = {"context", "gate", "confidence", "symptom",
+                                                       "cause",   "fix",  "comment"};
 constexpr std::array<std::string_view, 9> kRuleKeys = {
     "id", "class", "gate", "specificity", "confidence", "symptom", "cause", "fix", "comment"};
 
@@ -250,6 +253,11 @@ class CatalogReader {
         !ok) {
       return tl::unexpected(ok.error());
     }
+    if (auto it = entry.find("when"); it != entry.end()) {
+      auto when = read_when(*it, at + ".when", sig.text, defined);
+      if (!when) return tl::unexpected(when.error());
+      sig.when = std::move(*when);
+    }
     if (!sig.rank_capture.empty() && defined.count(sig.rank_capture) == 0) {
       return tl::unexpected(
           error(at + ".rank_capture",
@@ -257,6 +265,70 @@ class CatalogReader {
                             sig.text.id, sig.rank_capture)));
     }
     return sig;
+  }
+
+  // `[[signature.when]]`: other words where the log shows a context; their placeholders are
+  // the signature's.
+  Expected<std::vector<SignatureVariant>> read_when(
+      const nlohmann::json& list, const std::string& at, const EntryText& base,
+      const std::set<std::string, std::less<>>& defined) const {
+    if (!list.is_array()) {
+      return tl::unexpected(error(at,
+                                  fmt::format("entry `{}`: `when` must be an array of "
+                                              "tables",
+                                              base.id),
+                                  "write [[signature.when]]"));
+    }
+    std::vector<SignatureVariant> out;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string key = fmt::format("{}[{}]", at, i);
+      const nlohmann::json& entry = list[i];
+      if (!entry.is_object()) return tl::unexpected(error(key, "an entry must be a table"));
+      if (auto ok = check_keys(entry, key, kWhenKeys); !ok) return tl::unexpected(ok.error());
+      SignatureVariant v;
+      if (auto p = file_.positions.find(key + ".context"); p != file_.positions.end()) {
+        v.line = p->second.line;
+      }
+      auto context = string_at(entry, key, "context", true);
+      if (!context) return tl::unexpected(context.error());
+      const auto names = context_names();
+      const bool variable = context->starts_with("set:NCCL_") && context->size() > 9;
+      if (!variable && std::find(names.begin(), names.end(), *context) == names.end()) {
+        auto near = closest_match(*context, names);
+        return tl::unexpected(error(
+            key + ".context", fmt::format("entry `{}`: unknown context `{}`", base.id, *context),
+            near ? fmt::format("did you mean `{}`?", *near)
+                 : fmt::format("contexts: {}, or set:NCCL_<NAME>", fmt::join(names, ", "))));
+      }
+      v.context = std::move(*context);
+      EntryText words = base;  // for the placeholder check
+      const std::pair<const char*, std::optional<std::string>*> fields[] = {
+          {"gate", &v.gate}, {"symptom", &v.symptom}, {"cause", &v.cause}, {"fix", &v.fix}};
+      for (const auto& [name, target] : fields) {
+        if (entry.find(name) == entry.end()) continue;
+        auto value = string_at(entry, key, name, true);
+        if (!value) return tl::unexpected(value.error());
+        *target = std::move(*value);
+      }
+      if (auto it = entry.find("confidence"); it != entry.end()) {
+        if (!it->is_number() || *it < 0.0 || *it > 1.0) {
+          return tl::unexpected(
+              error(key + ".confidence",
+                    fmt::format("entry `{}`: confidence must be a number 0..1", base.id)));
+        }
+        v.confidence = it->get<double>();
+      }
+      words.symptom = v.symptom.value_or("");
+      words.cause = v.cause.value_or("");
+      words.fix = v.fix.value_or("");
+      if (auto ok =
+              check_placeholders(words, key, defined, "not every pattern of the entry captures");
+          !ok) {
+        return tl::unexpected(ok.error());
+      }
+      out.push_back(std::move(v));
+    }
+    return out;
   }
 
   Expected<FollowSpec> read_follow(const nlohmann::json& entry, const std::string& at,
@@ -342,8 +414,8 @@ class CatalogReader {
     std::set<std::string, std::less<>> named;  // the classes entries use
     for (const Signature& s : catalog.signatures) named.insert(s.text.klass);
     for (const RuleText& r : catalog.rules) named.insert(r.text.klass);
-    static constexpr std::array<std::string_view, 4> kClassKeys = {"id", "kind", "explains",
-                                                                   "comment"};
+    static constexpr std::array<std::string_view, 8> kClassKeys = {
+        "id", "kind", "explains", "gate", "confidence", "cause", "fix", "comment"};
     for (std::size_t i = 0; i < it->size(); ++i) {
       const nlohmann::json& entry = (*it)[i];
       const std::string at = fmt::format("class[{}]", i);
@@ -356,7 +428,9 @@ class CatalogReader {
       if (auto p = file_.positions.find(at + ".id"); p != file_.positions.end()) {
         spec.line = p->second.line;
       }
-      if (named.count(spec.id) == 0) {
+      if (auto words = read_words(entry, at, spec); !words) return tl::unexpected(words.error());
+      // A class with words for messages may be named by messages alone.
+      if (named.count(spec.id) == 0 && spec.cause.empty()) {
         std::vector<std::string_view> ids(named.begin(), named.end());
         auto near = closest_match(spec.id, ids);
         return tl::unexpected(error(
@@ -382,10 +456,103 @@ class CatalogReader {
     return {};
   }
 
+  // `gate`, `confidence`, `cause`, `fix` of a class: all three words or none.
+  Expected<void> read_words(const nlohmann::json& entry, const std::string& at,
+                            ClassSpec& spec) const {
+    const std::pair<const char*, std::string*> words[] = {
+        {"gate", &spec.gate}, {"cause", &spec.cause}, {"fix", &spec.fix}};
+    int given = 0;
+    for (const auto& [key, target] : words) {
+      auto value = string_at(entry, at, key, false);
+      if (!value) return tl::unexpected(value.error());
+      *target = std::move(*value);
+      given += target->empty() ? 0 : 1;
+    }
+    if (given != 0 && given != 3) {
+      return tl::unexpected(
+          error(at, fmt::format("class `{}`: give gate, cause and fix together", spec.id),
+                "they are what a library's message of the class means"));
+    }
+    if (auto it = entry.find("confidence"); it != entry.end()) {
+      if (!it->is_number() || *it < 0.0 || *it > 1.0) {
+        return tl::unexpected(
+            error(at + ".confidence",
+                  fmt::format("class `{}`: confidence must be a number 0..1", spec.id)));
+      }
+      spec.confidence = it->get<double>();
+    }
+    return {};
+  }
+
   const config::DataFile& file_;
 };
 
+// How directly a library's message names its cause, below every hand-written signature
+// (default 50) and above the generic fallbacks.
+constexpr int kMessageSpecificity = 30;
+
+// `text` as a catalog template that prints it as it is.
+std::string literal_template(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == '{' || c == '}') out += c;
+  }
+  return out;
+}
+
 }  // namespace
+
+Expected<void> attach_messages(Catalog& catalog, std::vector<MessageLibrary> libraries,
+                               bool skip_classes_without_words) {
+  for (std::size_t l = 0; l < libraries.size(); ++l) {
+    const MessageLibrary& library = libraries[l];
+    for (std::size_t m = 0; m < library.messages.size(); ++m) {
+      const Message& message = library.messages[m];
+      if (message.klass.empty()) continue;
+      const ClassSpec* spec = catalog.class_spec(message.klass);
+      if (spec == nullptr || spec->cause.empty()) {
+        if (skip_classes_without_words) continue;
+        Error e = make_error(
+            ErrorKind::kConfig,
+            fmt::format("message of class `{}` ({}): the class has no words for messages",
+                        message.klass, message.where),
+            fmt::format("give [[class]] id = \"{}\" gate, cause and fix in {}", message.klass,
+                        catalog.path));
+        e.file = library.path;
+        e.line = message.line;
+        e.key = "class";
+        return tl::unexpected(e);
+      }
+      // A library's warnings are printed by runs that go on; only NCCL's WARN is its report of
+      // a failing call. Other warnings are kept for the coverage report, never as a cause.
+      if (message.level != "error" && message.kind != "WARN") continue;
+      auto pattern = message_pattern(message.text);
+      auto literal = message_literal(message.text);
+      if (!pattern || !literal) continue;
+      Signature sig;
+      sig.library = static_cast<int>(l);
+      sig.message = m;
+      sig.text.id = fmt::format("{}:{}", library.name, message.where);
+      sig.text.klass = message.klass;
+      sig.text.gate = spec->gate;
+      sig.text.confidence = spec->confidence;
+      sig.text.specificity = kMessageSpecificity;
+      sig.text.line = message.line;
+      // `{message}` is what the log says; the words name where the library prints it.
+      sig.text.symptom = "{message}";
+      sig.text.cause =
+          literal_template(fmt::format("{} (the {} of {} {}, {})", spec->cause, message.level,
+                                       library.name, message.versions, message.where));
+      sig.text.fix = literal_template(spec->fix);
+      sig.patterns.push_back(fmt::format("(?P<message>{}[^\\n]*)", *pattern));
+      sig.literal = std::move(*literal);
+      catalog.signatures.push_back(std::move(sig));
+    }
+  }
+  catalog.libraries = std::move(libraries);
+  return {};
+}
 
 const RuleText* Catalog::rule(std::string_view id) const {
   for (const RuleText& r : rules) {
@@ -406,13 +573,26 @@ Expected<Catalog> parse_catalog(const config::DataFile& file) { return CatalogRe
 Expected<Catalog> load_catalog(const std::filesystem::path& path) {
   auto file = config::load_data_file(path);
   if (!file) return tl::unexpected(file.error());
-  return parse_catalog(*file);
+  auto catalog = parse_catalog(*file);
+  if (!catalog) return catalog;
+  auto libraries = builtin_message_libraries();
+  if (!libraries) return tl::unexpected(libraries.error());
+  // A catalog of one's own keeps the libraries' messages of the classes it has words for.
+  if (auto ok = attach_messages(*catalog, std::move(*libraries), true); !ok)
+    return tl::unexpected(ok.error());
+  return catalog;
 }
 
 Expected<Catalog> builtin_catalog() {
   auto file = config::parse_data_file(kBuiltinCatalogText, "stages/diagnoses.toml (built in)");
   if (!file) return tl::unexpected(file.error());
-  return parse_catalog(*file);
+  auto catalog = parse_catalog(*file);
+  if (!catalog) return catalog;
+  auto libraries = builtin_message_libraries();
+  if (!libraries) return tl::unexpected(libraries.error());
+  if (auto ok = attach_messages(*catalog, std::move(*libraries)); !ok)
+    return tl::unexpected(ok.error());
+  return catalog;
 }
 
 Errors unknown_gates(const Catalog& catalog, const std::vector<std::string>& gate_ids) {
@@ -431,7 +611,16 @@ Errors unknown_gates(const Catalog& catalog, const std::vector<std::string>& gat
     e.key = "gate";
     errors.push_back(std::move(e));
   };
-  for (const Signature& s : catalog.signatures) check(s.text);
+  for (const Signature& s : catalog.signatures) {
+    check(s.text);
+    for (const SignatureVariant& v : s.when) {
+      if (!v.gate) continue;
+      EntryText text = s.text;
+      text.gate = *v.gate;
+      text.line = v.line;
+      check(text);
+    }
+  }
   for (const RuleText& r : catalog.rules) check(r.text);
   return errors;
 }

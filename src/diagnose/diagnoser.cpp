@@ -53,6 +53,15 @@ void drop_disproved(std::vector<Diagnosis>& diagnoses, const MetricInput& input)
 TextScan Diagnoser::start_scan() const { return TextScan(*matcher_); }
 
 std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
+  // The whole logs are read first: what they show of the run (ranks, launcher, stages) is the
+  // context of the failed ranks' own last lines too.
+  TextScan scan(*matcher_);
+  for (const logs::RankLog& log : input.logs) {
+    scan.begin_file(log.label());
+    for (const logs::TextLine& line : log.context.lines()) scan.add_line(line);
+  }
+  LogContext known = known_context(input);
+  known.merge(scan.context());
   std::vector<Diagnosis> first;
   if (!input.exit_errors.empty()) {
     TextScan own(*matcher_);
@@ -67,13 +76,8 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
         own.add_line(line);
       }
     }
-    first = own.finish();
+    first = own.finish(known);
     rank_diagnoses(first);
-  }
-  TextScan scan(*matcher_);
-  for (const logs::RankLog& log : input.logs) {
-    scan.begin_file(log.label());
-    for (const logs::TextLine& line : log.context.lines()) scan.add_line(line);
   }
   std::vector<Diagnosis> rest = finish(scan, input);
   // A signature found in a failed rank's own last lines is that rank's cause: it leads, and
@@ -86,8 +90,7 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
   // A peer that closed its connection is a consequence, also in the first failed rank's own
   // lines: which rank the launcher reaped first is an accident of scheduling, so a cause found
   // in any log leads it.
-  std::stable_partition(first.begin(), first.end(),
-                        [](const Diagnosis& d) { return d.klass != kPeerExitedClass; });
+  put_consequences_last(first);
   put_ledger_findings_first(first, input);
   drop_disproved(first, input);
   return first;
@@ -110,8 +113,17 @@ void put_ledger_findings_first(std::vector<Diagnosis>& diagnoses, const MetricIn
   });
 }
 
+LogContext known_context(const MetricInput& input) {
+  LogContext known;
+  if (input.launch != nullptr) known.known_world_size = input.launch->planned_world_size;
+  known.stages = input.configured.pp;
+  if (known.known_world_size == 0 && input.configured.dp > 0)
+    known.known_world_size = input.configured.dp * std::max(1, input.configured.pp);
+  return known;
+}
+
 std::vector<Diagnosis> Diagnoser::finish(TextScan& scan, const MetricInput& input) const {
-  std::vector<Diagnosis> all = scan.finish();
+  std::vector<Diagnosis> all = scan.finish(known_context(input));
   std::vector<Diagnosis> metrics = apply_metric_rules(*catalog_, input);
   all.insert(all.end(), std::make_move_iterator(metrics.begin()),
              std::make_move_iterator(metrics.end()));

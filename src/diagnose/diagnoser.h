@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "diagnose/catalog.h"
 #include "diagnose/diagnosis.h"
+#include "diagnose/log_context.h"
 #include "diagnose/metric_rules.h"
 
 namespace bigmac::diagnose {
@@ -41,6 +42,10 @@ class Diagnoser {
   std::unique_ptr<Catalog> catalog_;  ///< stable address for the matcher
   std::unique_ptr<TextMatcher> matcher_;
 };
+
+/// What the gate's own run knows of its layout (planned world size, pipeline stages): the
+/// context a signature's `when` variants are chosen in, with what the logs show.
+LogContext known_context(const MetricInput& input);
 
 /// Ranks that died after their collective ledgers parted: the backend's error (Gloo's size
 /// check, a timeout, a closed connection) is what the mismatch did, and the ledgers say which

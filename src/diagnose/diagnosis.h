@@ -53,6 +53,8 @@ struct Diagnosis {
   /// The failed checks of the gate this diagnosis explains (diagnose/check_explanation.h);
   /// empty outside a gate.
   std::vector<std::string> explains;
+  /// Found by a library's message (stages/messages/), not a hand-written signature.
+  bool library_message = false;
 };
 
 /// The text form: symptom, evidence (rank, file:line), cause, fix, and the gate to go back to.

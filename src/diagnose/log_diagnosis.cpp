@@ -136,14 +136,42 @@ int fail(std::ostream& err, const Error& error) {
 
 }  // namespace
 
+// The message catalog's coverage, by library (diagnose --coverage).
+static void print_coverage(const Catalog& catalog, bool json, std::ostream& out) {
+  std::vector<std::size_t> signatures(catalog.libraries.size());
+  for (const Signature& s : catalog.signatures) {
+    if (s.library >= 0) ++signatures[static_cast<std::size_t>(s.library)];
+  }
+  const std::vector<MessageCoverage> rows = message_coverage(catalog.libraries, signatures);
+  if (!json) {
+    out << coverage_table(rows);
+    return;
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const MessageCoverage& r : rows) {
+    list.push_back({{"library", r.library},
+                    {"versions", r.versions},
+                    {"collected", r.collected},
+                    {"classified", r.classified},
+                    {"matchable", r.matchable},
+                    {"diagnosed", r.signatures}});
+  }
+  out << nlohmann::json{{"libraries", list}}.dump(2) << "\n";
+}
+
 int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream& err,
                  const std::vector<std::string>& gate_ids) {
-  if (options.paths.empty()) {
+  if (options.paths.empty() && !options.coverage) {
     return fail(err,
-                make_error(ErrorKind::kUsage, "diagnose needs at least one log file or directory"));
+                make_error(ErrorKind::kUsage, "diagnose needs at least one log file or directory",
+                           "or --coverage for what the message catalog covers"));
   }
   auto catalog = resolve_catalog(options.catalog);
   if (!catalog) return fail(err, catalog.error());
+  if (options.coverage) {
+    print_coverage(*catalog, options.json, out);
+    return 0;
+  }
   if (!gate_ids.empty()) {
     if (Errors unknown = unknown_gates(*catalog, gate_ids); !unknown.empty()) {
       return fail(err, unknown.front());

@@ -27,6 +27,9 @@ struct DiagnoseOptions {
   std::function<Expected<std::vector<logs::RankLog>>(const std::filesystem::path& folder,
                                                      std::vector<logs::RankLog> read)>
       merge_folder{};
+  /// Print what the message catalog covers (collected, classified, matchable, diagnosed, by
+  /// library) instead of reading logs.
+  bool coverage = false;
 };
 
 /// Reads the logs (any run, including ones this tool did not start), prints every diagnosis

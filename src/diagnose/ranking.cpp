@@ -78,9 +78,41 @@ void rank_diagnoses(std::vector<Diagnosis>& diagnoses) {
   for (std::size_t i : order) sorted.push_back(std::move(diagnoses[i]));
   // A peer that closed its connection is a consequence: which rank the launcher reaped first is
   // an accident of scheduling, so any cause found leads it.
-  std::stable_partition(sorted.begin(), sorted.end(),
-                        [](const Diagnosis& d) { return d.klass != kPeerExitedClass; });
   diagnoses = std::move(sorted);
+  put_consequences_last(diagnoses);
+}
+
+void put_consequences_last(std::vector<Diagnosis>& diagnoses) {
+  // A library's message printed after a peer closed, in the same file, is how that process
+  // went on failing (NCCL's proxy reporting the broken socket): the peer's exit comes first.
+  const auto after_a_closed_peer = [&](const Diagnosis& d) {
+    if (!d.library_message || d.evidence.empty()) return false;
+    const Evidence& mine = d.evidence.front();
+    return std::any_of(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& p) {
+      return p.klass == kPeerExitedClass &&
+             std::any_of(p.evidence.begin(), p.evidence.end(), [&](const Evidence& e) {
+               return e.file == mine.file && e.line < mine.line;
+             });
+    });
+  };
+  std::vector<char> consequence(diagnoses.size());
+  for (std::size_t i = 0; i < diagnoses.size(); ++i)
+    consequence[i] = after_a_closed_peer(diagnoses[i]);
+  std::vector<Diagnosis> causes, peers, later;
+  for (std::size_t i = 0; i < diagnoses.size(); ++i) {
+    if (diagnoses[i].klass == kPeerExitedClass) {
+      peers.push_back(std::move(diagnoses[i]));
+    } else if (consequence[i] != 0) {
+      later.push_back(std::move(diagnoses[i]));
+    } else {
+      causes.push_back(std::move(diagnoses[i]));
+    }
+  }
+  for (auto* part : {&peers, &later}) {
+    causes.insert(causes.end(), std::make_move_iterator(part->begin()),
+                  std::make_move_iterator(part->end()));
+  }
+  diagnoses = std::move(causes);
 }
 
 }  // namespace bigmac::diagnose

@@ -16,4 +16,9 @@ namespace bigmac::diagnose {
 /// connection (`peer_exited`) comes last: a consequence of another rank's exit.
 void rank_diagnoses(std::vector<Diagnosis>& diagnoses);
 
+/// Moves consequences after the causes, keeping each part's order: a closed peer
+/// (`peer_exited`), then a library's message that its file printed after a closed peer (how
+/// that process went on failing, such as NCCL's proxy reporting the broken socket).
+void put_consequences_last(std::vector<Diagnosis>& diagnoses);
+
 }  // namespace bigmac::diagnose

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "diagnose/wrapped_pattern.h"
 
@@ -61,9 +62,15 @@ struct PatternSet {
   std::vector<std::unique_ptr<RE2>> patterns;
   std::vector<std::size_t> owner;
 
-  bool add(const std::string& pattern, std::size_t signature, std::string& why) {
-    if (set.Add(pattern, &why) < 0) return false;
+  /// `searched` goes into the set; `pattern` (default: the same) confirms a hit and captures.
+  bool add(const std::string& pattern, std::size_t signature, std::string& why,
+           const std::string* searched = nullptr) {
+    if (set.Add(searched != nullptr ? *searched : pattern, &why) < 0) return false;
     patterns.push_back(std::make_unique<RE2>(pattern, quiet_options()));
+    if (!patterns.back()->ok()) {
+      why = patterns.back()->error();
+      return false;
+    }
     owner.push_back(signature);
     return true;
   }
@@ -84,8 +91,9 @@ bool already(const std::vector<TextMatch>& out, std::size_t first, std::size_t s
 }  // namespace
 
 struct TextMatcher::Compiled {
-  PatternSet joined;  ///< space-tolerant forms, searched in the joined window
-  PatternSet line;    ///< line-anchored and fallback patterns, the current line only
+  PatternSet joined;    ///< space-tolerant forms, searched in the joined window
+  PatternSet line;      ///< line-anchored and fallback patterns, the current line only
+  PatternSet messages;  ///< the libraries' messages by their literal runs, in the window
   std::vector<std::vector<std::unique_ptr<RE2>>> follow;  ///< by signature
 };
 
@@ -104,8 +112,14 @@ Expected<TextMatcher> TextMatcher::build(const Catalog& catalog) {
     for (const std::string& pattern : sig.patterns) {
       std::string why;
       const bool own_line = sig.fallback || anchored_to_line(pattern);
-      const bool added =
-          own_line ? c.line.add(pattern, s, why) : c.joined.add(space_tolerant(pattern), s, why);
+      bool added = false;
+      if (sig.library >= 0) {
+        const std::string literal = space_tolerant(sig.literal);
+        added = c.messages.add(space_tolerant(pattern), s, why, &literal);
+      } else {
+        added =
+            own_line ? c.line.add(pattern, s, why) : c.joined.add(space_tolerant(pattern), s, why);
+      }
       if (!added) {
         Error e = make_error(
             ErrorKind::kConfig,
@@ -119,7 +133,7 @@ Expected<TextMatcher> TextMatcher::build(const Catalog& catalog) {
       c.follow[s].push_back(std::make_unique<RE2>(pattern, quiet_options()));
     }
   }
-  if (!c.joined.compile() || !c.line.compile()) {
+  if (!c.joined.compile() || !c.line.compile() || !c.messages.compile()) {
     Error e =
         make_error(ErrorKind::kConfig, "the catalog's patterns are too large to compile together",
                    "split very long alternations into several patterns");
@@ -160,6 +174,8 @@ void TextMatcher::match_window(std::string_view window, std::size_t seam,
       }
     }
   }
+  // The libraries' messages speak only where no hand-written signature did.
+  if (out.size() == first) match_messages(window, seam, out);
   if (out.size() > first) return;
   for (std::size_t index : fallbacks) {
     TextMatch m{c.line.owner[index], {}, 0};
@@ -169,6 +185,27 @@ void TextMatcher::match_window(std::string_view window, std::size_t seam,
       return;
     }
   }
+}
+
+void TextMatcher::match_messages(std::string_view window, std::size_t seam,
+                                 std::vector<TextMatch>& out) const {
+  const Compiled& c = *compiled_;
+  thread_local std::vector<int> hits;
+  if (!c.messages.match(window, hits)) return;
+  // Of several messages, the one with the most literal text names the line best.
+  const auto& sigs = catalog_->signatures;
+  std::optional<TextMatch> best;
+  std::size_t best_size = 0;
+  for (int index : hits) {
+    const std::size_t s = c.messages.owner[static_cast<std::size_t>(index)];
+    const std::size_t size = sigs[s].patterns.front().size();
+    if (best && size <= best_size) continue;
+    TextMatch m{s, {}, 0};
+    if (!locate(*c.messages.patterns[static_cast<std::size_t>(index)], window, seam, m)) continue;
+    best = std::move(m);
+    best_size = size;
+  }
+  if (best) out.push_back(std::move(*best));
 }
 
 void TextMatcher::match_follow(std::size_t signature, std::string_view text,

@@ -22,7 +22,9 @@ struct TextMatch {
 /// signatures (linear time); only the patterns that hit run again, as single RE2s, for their
 /// position and captures. Patterns are searched in a space-tolerant form (wrapped_pattern.h) so
 /// that a message broken over lines matches in the lines joined; patterns anchored to a line
-/// (`^`, `$`) and fallbacks are searched in the current line alone, as written.
+/// (`^`, `$`) and fallbacks are searched in the current line alone, as written. Signatures made
+/// from the libraries' messages count only where no hand-written signature matched, one per
+/// line, and like any match they silence the fallbacks.
 class TextMatcher {
  public:
   /// `catalog` must outlive the matcher.
@@ -52,6 +54,8 @@ class TextMatcher {
  private:
   struct Compiled;
   explicit TextMatcher(const Catalog& catalog);
+  /// Appends the library message that matches the window best, if any (its own set).
+  void match_messages(std::string_view window, std::size_t seam, std::vector<TextMatch>& out) const;
 
   const Catalog* catalog_;
   std::unique_ptr<Compiled> compiled_;

@@ -33,6 +33,7 @@ void TextScan::begin_file(std::string file) {
 
 void TextScan::note_read(const logs::TextLine& line) {
   ++read_.lines;
+  context_.read(line);
   if (!read_.nccl_info && line.text.find("NCCL INFO") != std::string::npos) read_.nccl_info = true;
   if (read_.error_like) return;
   // Words a failure's line carries in any library's spelling, as one pass of one automaton; a
@@ -94,7 +95,7 @@ void TextScan::record(const TextMatch& m) {
     }
   }
 
-  if (!sig.fallback && specific_lines_.back().size() + 2 <= kMaxSpecificLines) {
+  if (!sig.fallback && sig.library < 0 && specific_lines_.back().size() + 2 <= kMaxSpecificLines) {
     specific_lines_.back().push_back(first.line);
     if (last.line != first.line) specific_lines_.back().push_back(last.line);
   }
@@ -136,13 +137,17 @@ void TextScan::record(const TextMatch& m) {
   }
 }
 
-std::vector<Diagnosis> TextScan::finish() {
+std::vector<Diagnosis> TextScan::finish(const LogContext& known) {
   follows_.clear();
   std::vector<Diagnosis> out;
   const Catalog& catalog = matcher_.catalog();
+  LogContext context = context_;
+  context.merge(known);
   for (std::size_t s = 0; s < tallies_.size(); ++s) {
     Tally& tally = tallies_[s];
-    if (catalog.signatures[s].fallback) drop_explained(tally);
+    // A fallback or a library's message within a few lines of a hand-written match is part
+    // of the traceback that match explains.
+    if (catalog.signatures[s].fallback || catalog.signatures[s].library >= 0) drop_explained(tally);
     if (tally.hits.empty()) continue;
     // Earliest first: by wall time where both lines have one, else in reading order.
     const bool timed = std::all_of(tally.hits.begin(), tally.hits.end(),
@@ -159,15 +164,29 @@ std::vector<Diagnosis> TextScan::finish() {
     d.gate = sig.text.gate;
     d.confidence = sig.text.confidence;
     d.specificity = sig.text.specificity;
-    d.symptom = fill_template(sig.text.symptom, first.captures);
-    d.cause = fill_template(sig.text.cause, first.captures);
-    d.fix = fill_template(sig.text.fix, first.captures);
+    const SignatureVariant* variant = nullptr;
+    for (const SignatureVariant& v : sig.when) {
+      if (context.holds(v.context)) {
+        variant = &v;
+        break;
+      }
+    }
+    const auto words = [&](const std::optional<std::string> SignatureVariant::*field,
+                           const std::string& own) -> const std::string& {
+      return variant != nullptr && (variant->*field) ? *(variant->*field) : own;
+    };
+    d.gate = words(&SignatureVariant::gate, sig.text.gate);
+    if (variant != nullptr && variant->confidence) d.confidence = *variant->confidence;
+    d.symptom = fill_template(words(&SignatureVariant::symptom, sig.text.symptom), first.captures);
+    d.cause = fill_template(words(&SignatureVariant::cause, sig.text.cause), first.captures);
+    d.fix = fill_template(words(&SignatureVariant::fix, sig.text.fix), first.captures);
     d.failed_rank = first.evidence.rank;
     if (!sig.rank_capture.empty()) {
       auto it = first.captures.find(sig.rank_capture);
       const int named = it != first.captures.end() ? parse_rank(it->second) : -1;
       if (named >= 0) d.failed_rank = named;
     }
+    d.library_message = sig.library >= 0;
     d.matches = tally.matches;
     d.ranks = tally.ranks.values();
     // Which rank showed it first: the earliest timestamp when every match had one; else the
@@ -184,7 +203,15 @@ std::vector<Diagnosis> TextScan::finish() {
     for (Hit& hit : tally.hits) d.evidence.push_back(std::move(hit.evidence));
     out.push_back(std::move(d));
   }
+  // A library's message of a class a hand-written signature found says nothing more.
+  std::set<std::string> written;
+  for (const Diagnosis& d : out) {
+    if (!d.library_message) written.insert(d.klass);
+  }
+  std::erase_if(
+      out, [&](const Diagnosis& d) { return d.library_message && written.count(d.klass) > 0; });
   tallies_.assign(tallies_.size(), Tally{});
+  context_ = {};
   specific_lines_.clear();
   files_.clear();
   window_.reset();

@@ -9,6 +9,7 @@
 
 #include "diagnose/diagnosis.h"
 #include "diagnose/join_window.h"
+#include "diagnose/log_context.h"
 #include "diagnose/message_template.h"
 #include "diagnose/rank_set.h"
 #include "diagnose/text_matcher.h"
@@ -29,8 +30,13 @@ class TextScan {
   void begin_file(std::string file);
   void add_line(const logs::TextLine& line);
 
-  /// One diagnosis per signature that matched, unranked.
-  std::vector<Diagnosis> finish();
+  /// One diagnosis per signature that matched, unranked, in the words of the first of its
+  /// `when` variants whose context holds in what this scan read merged with `known` (another
+  /// scan of the same run, the gate's layout).
+  std::vector<Diagnosis> finish(const LogContext& known = {});
+
+  /// What the lines read so far show of how the program ran.
+  const LogContext& context() const { return context_; }
 
   /// What the scan read, for an honest "no diagnosis": how many lines, whether one read as an
   /// error or a warning (and the first that did), whether NCCL's INFO lines were among them.
@@ -75,11 +81,12 @@ class TextScan {
   std::vector<Tally> tallies_;
   std::vector<OpenFollow> follows_;
   std::vector<TextMatch> scratch_;
-  /// Per file index, the lines a specific (non-fallback) signature matched: a fallback hit
-  /// next to one is part of a traceback that signature already explains. Bounded.
+  /// Per file index, the lines a hand-written, non-fallback signature matched: a fallback or
+  /// library-message hit next to one is part of a traceback that signature explains. Bounded.
   std::vector<std::vector<std::int64_t>> specific_lines_;
   std::vector<std::string> files_;
   Read read_;
+  LogContext context_;
 };
 
 }  // namespace bigmac::diagnose

@@ -240,8 +240,9 @@ class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow
   }
 
   /// Issue 17: each failed check of the gate is explained by a diagnosis of the catalog, none
-  /// by the `no_known_cause` fallback.
-  void expect_every_failed_check_explained(const std::string& gate) const {
+  /// by the `no_known_cause` fallback; issue 29: the headline explains `failed_check`.
+  void expect_every_failed_check_explained(const std::string& gate,
+                                           const std::string& failed_check) const {
     const fs::path dir = attempt_dir(gate);
     ASSERT_FALSE(dir.empty()) << "no attempt folder of " << gate;
     std::ifstream verdict_in(dir / "verdict.json");
@@ -267,6 +268,20 @@ class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow
           << ") has no known cause; diagnoses: " << diagnoses.dump(1);
     }
     EXPECT_GT(failed, 0) << "the gate failed without a failed check";
+    // Issue 29: the headline is the root cause. It explains the check the gate failed on, and
+    // is never a consequence: the launcher's summary of a rank's exit, a peer that closed, the
+    // teardown's signals, or an error no entry explains.
+    ASSERT_FALSE(diagnoses.empty());
+    const nlohmann::json& headline = diagnoses.at(0);
+    const auto explains = headline.value("explains", std::vector<std::string>{});
+    EXPECT_TRUE(std::find(explains.begin(), explains.end(), failed_check) != explains.end())
+        << "the headline " << headline.at("id") << " does not explain " << failed_check << ": "
+        << diagnoses.dump(1);
+    for (const char* consequence :
+         {"child_failed", "peer_exited", "unclassified_error", "unexplained"}) {
+      EXPECT_NE(headline.value("class", std::string()), consequence)
+          << "the headline is a consequence: " << diagnoses.dump(1);
+    }
   }
 };
 
@@ -286,7 +301,7 @@ TEST_P(PythonFaultMatrix, StopsAtTheGateThatMustCatchIt) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(gate_status(row.gate), "failed") << r.out;
   EXPECT_EQ(gate_field(row.gate, "failed_check"), row.check) << r.out;
-  expect_every_failed_check_explained(row.gate);
+  expect_every_failed_check_explained(row.gate, row.check);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -438,7 +453,7 @@ TEST_P(FaultMatrix, StopsAtTheGateThatMustCatchIt) {
       std::regex_search(r.out, named, headline)) {
     EXPECT_EQ(listed[1], named[1]) << r.out;
   }
-  expect_every_failed_check_explained(row.gate);
+  expect_every_failed_check_explained(row.gate, row.check);
 }
 
 // The fault matrix (docs/architecture.md §1, issue 7): each fault of the built-in trainer, and a

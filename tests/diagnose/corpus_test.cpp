@@ -175,5 +175,16 @@ TEST(Corpus, HeldOutPartAccuracy) {
   EXPECT_GE(s.accuracy(), 0.95);
 }
 
+// Issue 29's bar for the whole corpus, tuning and held-out together.
+TEST(Corpus, WholeCorpusAccuracy) {
+  const Score tuning = score("tuning");
+  const Score held_out = score("held_out");
+  const double right = static_cast<double>(tuning.right + held_out.right);
+  const double total = static_cast<double>(tuning.total + held_out.total);
+  std::cout << "corpus accuracy: " << right << "/" << total << " = " << right / total << '\n';
+  ASSERT_GT(total, 0);
+  EXPECT_GE(right / total, 0.98);
+}
+
 }  // namespace
 }  // namespace bigmac::diagnose

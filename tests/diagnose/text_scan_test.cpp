@@ -20,7 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// huggingface/accelerate#1209 (one line there).
+// huggingface/accelerate#1209 (one line there); its first collective (SeqNum=1).
 const std::string kWatchdog =
     "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
     "OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1808212 milliseconds before timing out.";
@@ -96,11 +96,11 @@ TEST(WrappedMessages, FoundAtEveryWidthHardOrSoft) {
       const auto lines = soft ? soft_wrap(kWatchdog, width) : hard_wrap(kWatchdog, width);
       ASSERT_GT(lines.size(), 1u);
       const auto all = scan_text("some output before\n" + joined(lines) + "training ends\n");
-      const Diagnosis* d = find(all, "nccl_watchdog_timeout");
+      const Diagnosis* d = find(all, "nccl_watchdog_first_collective");
       ASSERT_NE(d, nullptr);
       EXPECT_EQ(d->matches, 1);
       EXPECT_EQ(d->failed_rank, 0);
-      EXPECT_THAT(d->symptom, HasSubstr("waited 1808212 ms in collective ALLGATHER"));
+      EXPECT_THAT(d->symptom, HasSubstr("waited 1808212 ms in the first collective (ALLGATHER"));
       ASSERT_EQ(d->evidence.size(), 1u);
       EXPECT_EQ(d->evidence[0].line, 2);  // where the message starts
       EXPECT_EQ(d->evidence[0].lines, static_cast<int>(lines.size()));
@@ -171,7 +171,7 @@ std::string many_ranks() {
 
 TEST(RankSummary, HundredsOfRanksWithDifferentPrefixesBecomeOneDiagnosis) {
   const auto all = scan_text(many_ranks());
-  const Diagnosis* d = find(all, "nccl_watchdog_timeout");
+  const Diagnosis* d = find(all, "nccl_watchdog_first_collective");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->matches, 256);
   ASSERT_EQ(d->ranks.size(), 256u);
@@ -191,7 +191,7 @@ TEST(RankSummary, FirstRankByTimestampWhenEveryLineHasOne) {
                         "[Rank " + std::to_string(r) + kWatchdog.substr(7));
   }
   const auto all = scan_text(text);
-  const Diagnosis* d = find(all, "nccl_watchdog_timeout");
+  const Diagnosis* d = find(all, "nccl_watchdog_first_collective");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->ranks.size(), 63u);
   EXPECT_EQ(d->first_rank, 17);

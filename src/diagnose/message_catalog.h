@@ -1,0 +1,73 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/data_file.h"
+#include "core/error.h"
+
+namespace bigmac::diagnose {
+
+/// One message a library can print, as its source writes it (stages/messages/<library>.toml,
+/// collected by scripts/collect-messages): literal text with `{}` where a value goes.
+struct Message {
+  std::string text;
+  std::string where;     ///< the file (or function) that prints it
+  std::string versions;  ///< the scanned versions that print it ("1.13.1..2.11.0")
+  std::string level;     ///< error | warning
+  std::string kind;      ///< the exception type or macro (`RuntimeError`, `TORCH_CHECK`, `WARN`)
+  std::string klass;     ///< failure class; empty: collected, not classified
+  int line = 0;          ///< where the entry starts in its file
+};
+
+/// The messages of one library, with where they were collected from.
+struct MessageLibrary {
+  std::string name;  ///< `pytorch`, `nccl`, `gloo`, `cuda`, `system`, `accelerate`...
+  std::string path;  ///< its file (for errors)
+  std::string from;  ///< repository and packages the sources came from
+  std::vector<std::string> versions;  ///< the versions scanned, oldest first
+  std::vector<Message> messages;
+
+  std::size_t classified() const;
+};
+
+/// Reads one library's file; errors name the file, line and key.
+Expected<MessageLibrary> parse_message_library(const config::DataFile& file);
+
+/// The libraries compiled into the program from stages/messages/*.toml, by name.
+Expected<std::vector<MessageLibrary>> builtin_message_libraries();
+
+/// The RE2 pattern that finds `text` (a message template) in a log line: the literal words of
+/// its most specific line with any value between them, `\s+` between words. Nothing when that
+/// line has too little literal text to name the message (fewer than three words or twelve
+/// letters, unless it is one identifier such as `CUBLAS_STATUS_EXECUTION_FAILED`).
+std::optional<std::string> message_pattern(std::string_view text);
+
+/// The longest literal run of the line message_pattern searches for, as RE2 (`\s+` between
+/// words): what a one-pass set looks for before the pattern confirms. Nothing when the
+/// message has no pattern.
+std::optional<std::string> message_literal(std::string_view text);
+
+/// How many messages of a library have a pattern (message_pattern), for the coverage report.
+std::size_t matchable(const MessageLibrary& library);
+
+/// One library's line of the coverage report.
+struct MessageCoverage {
+  std::string library;
+  std::string versions;       ///< oldest..newest scanned
+  std::size_t collected = 0;  ///< templates found in the sources
+  std::size_t classified = 0;
+  std::size_t matchable = 0;   ///< with a pattern specific enough to search for
+  std::size_t signatures = 0;  ///< classified, matchable errors (and NCCL WARN): diagnosed
+};
+
+/// What `diagnose --coverage` prints: `signatures[l]` is how many signatures library `l` gave.
+std::vector<MessageCoverage> message_coverage(const std::vector<MessageLibrary>& libraries,
+                                              const std::vector<std::size_t>& signatures);
+
+/// The report as a Markdown table (docs/diagnosis.md carries one), with a total row.
+std::string coverage_table(const std::vector<MessageCoverage>& rows);
+
+}  // namespace bigmac::diagnose
