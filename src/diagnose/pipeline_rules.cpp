@@ -72,7 +72,7 @@ void stage_param_sum(const MetricInput& in, std::vector<Finding>& out) {
   if (layouts.size() < 2) return;
   const int num_stages = layouts.begin()->second.record->num_stages;
   if (static_cast<int>(layouts.size()) != num_stages) return;  // a stage's log is missing
-  std::int64_t total = in.baseline != nullptr ? in.baseline->param_count : 0;
+  std::int64_t total = in.baseline != nullptr ? in.baseline->structure.param_count.value_or(0) : 0;
   if (total <= 0) {
     for (const auto& m : all_of<logs::ModelRecord>(in.logs))
       total = std::max(total, m.record->param_count);
