@@ -4,16 +4,18 @@
 #include <set>
 
 #include "baseline/progress.h"
+#include "baseline/stage_layout.h"
 #include "diagnose/rule_finding.h"
 
 namespace bigmac::diagnose::detail {
 namespace {
 
-// One layout per stage (dp_rank 0, the first logged), with its source.
+// One layout per stage, with its source: the one the gate's checks judge
+// (baseline::stage_layouts).
 std::map<int, Sourced<logs::LayoutRecord>> layouts_by_stage(const MetricInput& in) {
   std::map<int, Sourced<logs::LayoutRecord>> out;
-  for (const auto& l : all_of<logs::LayoutRecord>(in.logs)) {
-    if (l.record->dp_rank == 0) out.try_emplace(l.record->stage, l);
+  for (const auto& [stage, l] : baseline::stage_layouts(in.logs)) {
+    out.emplace(stage, Sourced<logs::LayoutRecord>{l.record, &l.log->label()});
   }
   return out;
 }
@@ -68,27 +70,30 @@ void stage_without_forward(const MetricInput& in, std::vector<Finding>& out) {
 }
 
 void stage_param_sum(const MetricInput& in, std::vector<Finding>& out) {
-  const auto layouts = layouts_by_stage(in);
-  if (layouts.size() < 2) return;
-  const int num_stages = layouts.begin()->second.record->num_stages;
-  if (static_cast<int>(layouts.size()) != num_stages) return;  // a stage's log is missing
-  std::int64_t total = in.baseline != nullptr ? in.baseline->structure.param_count.value_or(0) : 0;
-  if (total <= 0) {
-    for (const auto& m : all_of<logs::ModelRecord>(in.logs))
-      total = std::max(total, m.record->param_count);
+  const auto stages = baseline::stage_layouts(in.logs);
+  if (stages.size() < 2) return;
+  const int num_stages = stages.begin()->second.record->num_stages;
+  if (static_cast<int>(stages.size()) != num_stages) return;  // a stage's log is missing
+  // The model's own count, as param_count judges the stages against it; the baseline's where
+  // no rank logged a `model` event.
+  std::int64_t total = 0;
+  for (const auto& m : all_of<logs::ModelRecord>(in.logs)) {
+    total = m.record->param_count;
+    break;
+  }
+  if (total <= 0 && in.baseline != nullptr) {
+    total = in.baseline->structure.param_count.value_or(0);
   }
   if (total <= 0) return;
-  std::int64_t sum = 0;
-  std::int64_t duplicates = 0;
+  const baseline::StageParamSum counted = baseline::stage_param_sum(stages);
+  const std::int64_t sum = counted.sum;
   std::set<std::string> tied;
   std::vector<Evidence> evidence;
-  for (const auto& [stage, layout] : layouts) {
-    sum += layout.record->param_count;
-    duplicates += layout.record->tied_duplicate_count;
+  for (const auto& [stage, layout] : layouts_by_stage(in)) {
     tied.insert(layout.record->tied.begin(), layout.record->tied.end());
     evidence.push_back(layout_evidence(layout));
   }
-  const std::int64_t owned = sum - duplicates;
+  const std::int64_t owned = counted.owned();
   if (owned == total) return;
   std::string detail;
   if (owned > total) {
@@ -243,23 +248,22 @@ void checkpoint_writers(const MetricInput& in, std::vector<Finding>& out) {
 }  // namespace
 
 // A loss computed on a stage other than the last: the labels reached a stage that has no head.
+// The last stage is the one no_middle_stage_loss judges by (baseline::last_stage).
 void middle_stage_loss(const MetricInput& in, std::vector<Finding>& out) {
-  int num_stages = 0;
-  for (const auto& l : all_of<logs::LayoutRecord>(in.logs))
-    num_stages = std::max(num_stages, l.record->num_stages);
-  if (num_stages < 2) return;
-  for (const auto& l : all_of<logs::LossRecord>(in.logs)) {
-    const logs::LossRecord& r = *l.record;
-    if (r.stage == num_stages - 1) continue;
-    out.push_back({"middle_stage_loss",
-                   {{"stage", std::to_string(r.stage)},
-                    {"last_stage", std::to_string(num_stages - 1)},
-                    {"step", std::to_string(r.global_step)}},
-                   {evidence_of(l, fmt::format("ev=loss global_step={} stage={} mb={} value={}",
-                                               r.global_step, r.stage, r.mb, number(r.value)))},
-                   r.at.rank});
-    return;
-  }
+  const std::optional<int> last =
+      baseline::last_stage(in.configured.pp, baseline::stage_layouts(in.logs));
+  if (!last) return;
+  const auto loss = baseline::first_loss_off_last_stage(in.logs, *last);
+  if (loss.record == nullptr) return;
+  const logs::LossRecord& r = *loss.record;
+  const Sourced<logs::LossRecord> l{loss.record, &loss.log->label()};
+  out.push_back({"middle_stage_loss",
+                 {{"stage", std::to_string(r.stage)},
+                  {"last_stage", std::to_string(*last)},
+                  {"step", std::to_string(r.global_step)}},
+                 {evidence_of(l, fmt::format("ev=loss global_step={} stage={} mb={} value={}",
+                                             r.global_step, r.stage, r.mb, number(r.value)))},
+                 r.at.rank});
 }
 
 void pipeline_rules(const MetricInput& in, std::vector<Finding>& out) {

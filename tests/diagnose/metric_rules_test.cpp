@@ -484,6 +484,48 @@ TEST(MetricRules, StageParameterSumAgainstTheSingleTotal) {
   EXPECT_EQ(find(tied, "stage_param_sum_mismatch"), nullptr);
 }
 
+// Issue 29: the stages and the total that param_count judges by (baseline/stage_layout.h).
+TEST(MetricRules, StageParameterSumIsJudgedAsParamCountJudgesIt) {
+  logs::ModelRecord whole;
+  whole.at = at(0, 2);
+  whole.param_count = 1200;
+  // Stage 1 logged by its dp_rank 1 replica alone: still a stage of the sum.
+  logs::LayoutRecord replica = layout(3, 1, 2, 4, 7, 700);
+  replica.dp_rank = 1;
+  auto all = run({{"r0", {whole, layout(0, 0, 2, 0, 3, 600)}}, {"r3", {replica}}});
+  const Diagnosis* d = find(all, "stage_param_sum_mismatch");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("1300 parameters together, the whole model has 1200"));
+  // Stages that sum to the model's own count are right even where the baseline has another
+  // count: param_count names the model's difference from the baseline, not the stages'.
+  baseline::Baseline b;
+  b.structure.param_count = 1000;
+  EXPECT_FALSE(names(
+      run({{"r0", {whole, layout(0, 0, 2, 0, 3, 600)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b),
+      "stage_param_sum_mismatch"));
+}
+
+TEST(MetricRules, ALossOffTheLastStageIsAMiddleStagesLoss) {
+  logs::LossRecord loss;
+  loss.at = at(1, 9);
+  loss.stage = 1;
+  loss.global_step = 3;
+  loss.value = 2.5;
+  const std::vector<LogRecords> logs = {{"rank0.log", {layout(0, 0, 3, 0, 1, 10)}},
+                                        {"rank1.log", {layout(1, 1, 3, 2, 3, 10), loss}},
+                                        {"rank2.log", {layout(2, 2, 3, 4, 5, 10)}}};
+  // From the logs alone the layouts name the last stage: 2.
+  const auto all = run(logs);
+  const Diagnosis* d = find(all, "middle_stage_loss");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->failed_rank, 1);
+  EXPECT_THAT(d->symptom, HasSubstr("stage 1 computed a loss at step 3; only the last stage (2)"));
+  // Where the plan is known it decides, as no_middle_stage_loss judges: 2 stages end at 1.
+  ConfiguredValues pp2;
+  pp2.pp = 2;
+  EXPECT_FALSE(names(run(logs, nullptr, nullptr, pp2), "middle_stage_loss"));
+}
+
 TEST(MetricRules, IdleStageSaysWhoItWaitsFor) {
   // Stage 1 ran a forward and a backward and stopped; stage 0 went on to forward 4
   // micro-batches, never pausing longer than the idle limit, and then waits for gradients stage
