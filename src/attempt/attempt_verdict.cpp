@@ -51,6 +51,7 @@ std::vector<diagnose::Diagnosis> diagnose_failure(
   input.configured.lr = plan.gate.config.train.lr;
   input.configured.dp = plan.gate.config.derived.dp;
   input.configured.pp = plan.gate.config.parallel.pp_size;
+  input.configured.num_layers = plan.gate.config.model.num_layers;
   input.configured.loss_rank = plan.gate.config.trainer.loss_rank;
   input.earlier_checkpoints = &evidence.earlier_checkpoints;
   if (reference && !reference->baseline.steps.empty() &&

@@ -71,9 +71,10 @@ struct ConfiguredValues {
   /// What to change when samples/step differs from the baseline, as the gate's checks word it
   /// from the program model (gates::samples_per_step_fix); empty: the arithmetic's own fix.
   std::string samples_per_step_fix{};
-  int dp = 0;         ///< the gate's data-parallel size (0: not known)
-  int pp = 0;         ///< its pipeline stages (0: not known); pipeline wording only when > 1
-  int loss_rank = 0;  ///< trainer.loss_rank: whose step series is the run's (gates::GateEvidence)
+  int dp = 0;          ///< the gate's data-parallel size (0: not known)
+  int pp = 0;          ///< its pipeline stages (0: not known); pipeline wording only when > 1
+  int num_layers = 0;  ///< model.num_layers, which layer_coverage judges by (0: not known)
+  int loss_rank = 0;   ///< trainer.loss_rank: whose step series is the run's (gates::GateEvidence)
 };
 
 /// The last stderr lines of a rank that exited non-zero by itself (launcher prefixes

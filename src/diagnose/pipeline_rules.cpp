@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "baseline/layer_coverage.h"
 #include "baseline/progress.h"
 #include "baseline/stage_layout.h"
 #include "diagnose/rule_finding.h"
@@ -28,25 +29,28 @@ Evidence layout_evidence(const Sourced<logs::LayoutRecord>& l) {
                      r.tied_duplicate_count));
 }
 
-bool owns_no_layer(const logs::LayoutRecord& r) {
-  return r.first_layer < 0 || r.last_layer < r.first_layer;
-}
+using baseline::owns_no_layer;
 
-// A stage whose layout says it holds no layer: decided by the layout record alone, whether or
-// not the stages got as far as a micro-batch before the gate was stopped.
+// A stage whose layout says it holds no layer, where layer_coverage finds it
+// (baseline::cover_layers): decided by the layout records alone, whether or not the stages got
+// as far as a micro-batch before the gate was stopped.
 void stage_without_layers(const MetricInput& in, std::vector<Finding>& out) {
-  for (const auto& [stage, layout] : layouts_by_stage(in)) {
-    const logs::LayoutRecord& r = *layout.record;
-    if (!owns_no_layer(r)) continue;
-    out.push_back({"stage_without_layers",
-                   {{"stage", std::to_string(stage)},
-                    {"num_stages", std::to_string(r.num_stages)},
-                    {"first_layer", std::to_string(r.first_layer)},
-                    {"last_layer", std::to_string(r.last_layer)},
-                    {"split_points", std::to_string(std::max(r.num_stages - 1, 0))}},
-                   {layout_evidence(layout)},
-                   r.at.rank});
-  }
+  const std::optional<int> last =
+      baseline::last_stage(in.configured.pp, baseline::stage_layouts(in.logs));
+  if (!last) return;
+  const std::optional<int> layers =
+      in.configured.num_layers > 0 ? std::optional<int>(in.configured.num_layers) : std::nullopt;
+  const baseline::LayerCoverage coverage = baseline::cover_layers(in.logs, layers, *last + 1);
+  if (coverage.kind != baseline::LayerCoverage::Kind::kStageWithoutLayers) return;
+  const logs::LayoutRecord& r = *coverage.a.record;
+  out.push_back({"stage_without_layers",
+                 {{"stage", std::to_string(r.stage)},
+                  {"num_stages", std::to_string(r.num_stages)},
+                  {"first_layer", std::to_string(r.first_layer)},
+                  {"last_layer", std::to_string(r.last_layer)},
+                  {"split_points", std::to_string(std::max(r.num_stages - 1, 0))}},
+                 {layout_evidence({&r, &coverage.a.log->label()})},
+                 r.at.rank});
 }
 
 void stage_without_forward(const MetricInput& in, std::vector<Finding>& out) {

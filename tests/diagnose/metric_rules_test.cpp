@@ -461,6 +461,24 @@ TEST(MetricRules, AStageWithoutLayersIsNamedFromItsLayoutAloneBeforeAnyMicroBatc
   EXPECT_EQ(find(all, "stage_without_forward"), nullptr);
 }
 
+// Issue 29: an empty stage where layer_coverage finds it (baseline/layer_coverage.h): the first
+// of every planned stage's layouts, never a guess from a stage that is missing.
+TEST(MetricRules, AStageWithoutLayersIsTheOneLayerCoverageFinds) {
+  const auto empty = [](int rank, int stage) { return layout(rank, stage, 3, -1, -1, 0); };
+  auto all = run({{"rank0.log", {layout(0, 0, 3, 0, 7, 100)}},
+                  {"rank1.log", {empty(1, 1)}},
+                  {"rank2.log", {empty(2, 2)}}});
+  const auto count = std::count_if(
+      all.begin(), all.end(), [](const Diagnosis& d) { return d.id == "stage_without_layers"; });
+  EXPECT_EQ(count, 1);
+  ASSERT_NE(find(all, "stage_without_layers"), nullptr);
+  EXPECT_EQ(find(all, "stage_without_layers")->failed_rank, 1);
+  // Stage 2's layout is missing: layer_coverage fails on the stage count, not on stage 1.
+  EXPECT_FALSE(
+      names(run({{"rank0.log", {layout(0, 0, 3, 0, 7, 100)}}, {"rank1.log", {empty(1, 1)}}}),
+            "stage_without_layers"));
+}
+
 TEST(MetricRules, StageParameterSumAgainstTheSingleTotal) {
   baseline::Baseline b;
   b.structure.param_count = 1000;
