@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "baseline/checkpoint_writers.h"
 #include "baseline/layer_coverage.h"
 #include "baseline/progress.h"
 #include "baseline/stage_layout.h"
@@ -230,19 +231,18 @@ void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
   }
 }
 
+// More than one rank wrote checkpoints, as single_checkpoint_writer finds them
+// (baseline::checkpoint_writers).
 void checkpoint_writers(const MetricInput& in, std::vector<Finding>& out) {
-  std::map<int, Evidence> writers;
-  for (const auto& c : all_of<logs::CheckpointRecord>(in.logs)) {
-    writers.try_emplace(
-        c.record->at.rank,
-        evidence_of(c, fmt::format("ev=ckpt step={} path={}", c.record->step, c.record->path)));
-  }
+  const auto writers = baseline::checkpoint_writers(in.logs);
   if (writers.size() < 2) return;
   std::vector<std::string> ranks;
   Finding f{"multiple_checkpoint_writers", {}, {}, -1};
-  for (auto& [rank, evidence] : writers) {
-    ranks.push_back(std::to_string(rank));
-    f.evidence.push_back(std::move(evidence));
+  for (const auto& w : writers) {
+    ranks.push_back(std::to_string(w.log->rank));
+    const Sourced<logs::CheckpointRecord> c{w.record, &w.log->label()};
+    f.evidence.push_back(
+        evidence_of(c, fmt::format("ev=ckpt step={} path={}", w.record->step, w.record->path)));
   }
   f.values = {{"ranks", fmt::format("{}", fmt::join(ranks, ", "))},
               {"count", std::to_string(writers.size())}};

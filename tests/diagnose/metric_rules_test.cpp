@@ -608,6 +608,8 @@ TEST(MetricRules, MoreThanOneCheckpointWriter) {
   EXPECT_EQ(d->symptom, "2 ranks wrote checkpoints (ranks 0, 1)");
   EXPECT_EQ(d->gate, "target");
   EXPECT_TRUE(run({{"rank0.log", {c0, c0}}}).empty());
+  // One rank with two logs (its own and the probe's) is one writer, as the gate counts it.
+  EXPECT_TRUE(run({{"rank0.log", {c0}}, {"probe-rank0.jsonl", {c0}}}).empty());
 }
 
 TEST(MetricRules, LauncherFactsWorldSizeEnvStallAndPort) {
