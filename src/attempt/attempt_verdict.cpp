@@ -1,15 +1,13 @@
 #include "attempt/attempt_verdict.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <chrono>
 
 #include "diagnose/check_explanation.h"
 #include "diagnose/route_back.h"
 #include "gates/replica_checks.h"
 #include "gates/series_rules.h"
 #include "gates/step_checks.h"
+#include "launch/rank_ending.h"
 
 namespace bigmac::attempt {
 
@@ -17,29 +15,6 @@ gates::GateVerdict evaluate(const AttemptPlan& plan, const gates::GateEvidence& 
                             const Reference* reference) {
   return gates::evaluate_gate(*plan.spec, plan.gate, evidence,
                               reference ? &reference->baseline : nullptr);
-}
-
-diagnose::BaselineValues baseline_values(const baseline::Baseline& b) {
-  diagnose::BaselineValues v;
-  for (const baseline::BaselineStep& step : b.steps) {
-    if (step.global_step < 0) continue;
-    const auto at = static_cast<std::size_t>(step.global_step);
-    if (at >= v.loss.size()) {
-      v.loss.resize(at + 1);
-      v.grad_norm.resize(at + 1);
-      v.lr.resize(at + 1);
-    }
-    v.loss[at] = step.loss;
-    v.grad_norm[at] = step.grad_norm;
-    v.lr[at] = step.lr;
-    if (step.samples_per_step && v.samples_per_step == 0)
-      v.samples_per_step = *step.samples_per_step;
-    if (step.sample_count && step.sample_digest) v.sample_steps.push_back(step);
-  }
-  v.param_count = b.structure.param_count.value_or(0);
-  v.param_digest = b.structure.param_digest;
-  v.input_shape = b.structure.input_shape;
-  return v;
 }
 
 diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan,
@@ -50,21 +25,9 @@ diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan,
   for (const launch::PlannedProcess& p : plan.processes) {
     facts.processes_started += static_cast<int>(p.ranks.size());
   }
-  for (const launch::Stall& stall : result.stalls) {
-    std::string where = stall.before_rendezvous ? "before rendezvous (init_process_group)"
-                        : stall.began_step      ? fmt::format("in step {}", *stall.began_step)
-                        : stall.last_step       ? fmt::format("after step {}", *stall.last_step)
-                                                : "after rendezvous";
-    if (!stall.collective.empty()) where += "; " + stall.collective;
-    if (!stall.stack.empty()) where += "; main thread " + stall.stack;
-    facts.stalled.push_back({stall.rank, where,
-                             std::chrono::duration<double>(stall.silent_for).count(),
-                             stall.collective, stall.behind, stall.desync, stall.stack});
-  }
+  facts.stalled = result.stalls;
   for (const launch::RankOutcome& r : result.ranks) {
-    if (!r.exit || r.stopped_by_us) continue;
-    facts.exited.push_back({r.rank, r.exit->exit_code, r.exit->signal,
-                            r.duration ? std::chrono::duration<double>(*r.duration).count() : 0});
+    facts.exited.push_back(launch::ending_of(r, result));
   }
   return facts;
 }
@@ -73,8 +36,6 @@ std::vector<diagnose::Diagnosis> diagnose_failure(
     const AttemptPlan& plan, const AttemptWatch& watch, const gates::GateEvidence& evidence,
     const gates::GateVerdict& verdict, const Reference* reference,
     const diagnose::Diagnoser& diagnoser, const diagnose::RegressionFacts* regression) {
-  const diagnose::BaselineValues values =
-      reference ? baseline_values(reference->baseline) : diagnose::BaselineValues{};
   const diagnose::LaunchFacts facts = launch_facts(plan.launch, watch.result);
   const std::vector<logs::RankLog> logs(evidence.ranks.begin(), evidence.ranks.end());
   std::vector<diagnose::RankErrorLines> exit_errors;
@@ -84,12 +45,13 @@ std::vector<diagnose::Diagnosis> diagnose_failure(
   diagnose::MetricInput input;
   input.logs = logs;
   input.exit_errors = exit_errors;
-  input.baseline = reference ? &values : nullptr;
+  input.baseline = reference ? &reference->baseline : nullptr;
   input.launch = &facts;
   input.regression = regression;
   input.configured.lr = plan.gate.config.train.lr;
   input.configured.dp = plan.gate.config.derived.dp;
   input.configured.pp = plan.gate.config.parallel.pp_size;
+  input.configured.num_layers = plan.gate.config.model.num_layers;
   input.configured.loss_rank = plan.gate.config.trainer.loss_rank;
   input.earlier_checkpoints = &evidence.earlier_checkpoints;
   if (reference && !reference->baseline.steps.empty() &&

@@ -22,19 +22,13 @@ gates::GateVerdict evaluate(const AttemptPlan& plan, const gates::GateEvidence& 
 /// Each diagnosis's route back is this gate or an earlier one, never a later one; each failed
 /// check of `verdict` is explained by at least one of them (a `no_known_cause` diagnosis names
 /// a check no rule explains).
-std::vector<diagnose::Diagnosis> diagnose_failure(const AttemptPlan& plan,
-                                                  const AttemptWatch& watch,
-                                                  const gates::GateEvidence& evidence,
-                                                  const gates::GateVerdict& verdict,
-                                                  const Reference* reference,
-                                                  const diagnose::Diagnoser& diagnoser,
-                                                  const diagnose::RegressionFacts* regression);
+std::vector<diagnose::Diagnosis> diagnose_failure(
+    const AttemptPlan& plan, const AttemptWatch& watch, const gates::GateEvidence& evidence,
+    const gates::GateVerdict& verdict, const Reference* reference,
+    const diagnose::Diagnoser& diagnoser, const diagnose::RegressionFacts* regression);
 
-/// The reference's per-step values for the metric rules; a step without a value is absent.
-diagnose::BaselineValues baseline_values(const baseline::Baseline& b);
-
-/// What the launcher knows and the logs cannot say: planned and started processes, stalls,
-/// exits the orchestrator did not cause.
+/// What the launcher knows and the logs cannot say: planned and started processes, the
+/// watchdog's stalls, every rank's ending.
 diagnose::LaunchFacts launch_facts(const launch::LaunchPlan& plan, const launch::RunResult& result);
 
 }  // namespace bigmac::attempt

@@ -141,12 +141,14 @@ std::string Tolerance::describe() const {
 std::string Tolerance::describe_band() const {
   std::string noise = fmt::format("noise not measured, floor relative {:g}", rel_tol);
   if (band_noise.residuals > 0) {
-    noise = band_noise.log_scale ? fmt::format("noise σ {:.3g}%", 100 * std::expm1(band_noise.sigma))
-                                 : fmt::format("noise σ {:.3g}", band_noise.sigma);
+    noise = band_noise.log_scale
+                ? fmt::format("noise σ {:.3g}%", 100 * std::expm1(band_noise.sigma))
+                : fmt::format("noise σ {:.3g}", band_noise.sigma);
   }
-  return fmt::format("band {:g}σ of the baseline's step-to-step {}, {}-step moving average, {} "
-                     "steps outside to confirm",
-                     band.sigmas, noise, band.window, band.confirm);
+  return fmt::format(
+      "band {:g}σ of the baseline's step-to-step {}, {}-step moving average, {} "
+      "steps outside to confirm",
+      band.sigmas, noise, band.window, band.confirm);
 }
 
 Tolerance default_tolerance(Metric metric) {
@@ -193,6 +195,17 @@ std::string_view outcome_name(Outcome outcome) {
       return "nothing compared";
   }
   return "?";
+}
+
+std::vector<std::optional<double>> values_by_step(const Baseline& baseline, Metric metric) {
+  std::vector<std::optional<double>> out;
+  for (const BaselineStep& s : baseline.steps) {
+    if (s.global_step < 0) continue;
+    const auto at = static_cast<std::size_t>(s.global_step);
+    if (at >= out.size()) out.resize(at + 1);
+    out[at] = value_of(s, metric);
+  }
+  return out;
 }
 
 MetricComparison compare_metric(const Baseline& reference, const Baseline& observed, Metric metric,

@@ -60,6 +60,11 @@ std::string_view metric_name(Metric metric);
 /// start from here.
 Tolerance default_tolerance(Metric metric);
 
+/// `metric` of every baseline step by its global_step (the index), up to its last step: empty
+/// where a step has no value; a step stored twice keeps its later entry; negative steps are
+/// left out. The diagnosis rules read a baseline's values so.
+std::vector<std::optional<double>> values_by_step(const Baseline& baseline, Metric metric);
+
 /// The exact and the tolerance check of one metric, side by side, over the steps both have.
 struct MetricComparison {
   Metric metric = Metric::kLoss;

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -5,6 +6,7 @@
 #include "baseline/replica_sync.h"
 #include "diagnose/rule_finding.h"
 #include "logs/ledger.h"
+#include "proc/signal_name.h"
 
 namespace bigmac::diagnose::detail {
 namespace {
@@ -100,11 +102,11 @@ void resumed_checkpoint(const MetricInput& in, std::vector<Finding>& out) {
 // The initial parameters differ from the baseline's, and the probe saw no torch.manual_seed
 // before the model was built: every run starts from other parameters.
 void unseeded_model(const MetricInput& in, std::vector<Finding>& out) {
-  if (in.baseline == nullptr || in.baseline->param_digest.empty()) return;
+  if (in.baseline == nullptr || in.baseline->structure.param_digest.empty()) return;
   for (const logs::RankLog& log : in.logs) {
     for (const logs::ModelRecord& m : log.models) {
       if (m.seed_note.empty() || m.param_digest.empty() ||
-          m.param_digest == in.baseline->param_digest) {
+          m.param_digest == in.baseline->structure.param_digest) {
         continue;
       }
       Evidence e;
@@ -114,10 +116,11 @@ void unseeded_model(const MetricInput& in, std::vector<Finding>& out) {
       e.t = m.at.t;
       e.text =
           fmt::format("ev=model param_digest={} seed_note=\"{}\"", m.param_digest, m.seed_note);
-      out.push_back({"model_unseeded",
-                     {{"digest", m.param_digest}, {"baseline_digest", in.baseline->param_digest}},
-                     {std::move(e)},
-                     log.rank});
+      out.push_back(
+          {"model_unseeded",
+           {{"digest", m.param_digest}, {"baseline_digest", in.baseline->structure.param_digest}},
+           {std::move(e)},
+           log.rank});
       return;
     }
   }
@@ -183,7 +186,7 @@ void replica_invariants(const MetricInput& in, std::vector<Finding>& out) {
     }
     if (stage == by_stage.begin()->first && in.baseline != nullptr) {
       const baseline::SampleCoverage cov =
-          baseline::cover_samples(replicas, in.baseline->sample_steps, in.baseline->input_shape);
+          baseline::cover_samples(replicas, in.baseline->steps, in.baseline->structure.input_shape);
       if (cov.count_differs) {
         const baseline::StepSamples& s = *cov.count_differs;
         Evidence e;
@@ -235,6 +238,22 @@ void replica_invariants(const MetricInput& in, std::vector<Finding>& out) {
   }
 }
 
+// Where a stalled rank was, in the words of its stall: its step, then its place in the ledger
+// and its main thread when the watchdog had them.
+std::string stalled_where(const launch::Stall& stall) {
+  std::string where = stall.before_rendezvous ? "before rendezvous (init_process_group)"
+                      : stall.began_step      ? fmt::format("in step {}", *stall.began_step)
+                      : stall.last_step       ? fmt::format("after step {}", *stall.last_step)
+                                              : "after rendezvous";
+  if (!stall.collective.empty()) where += "; " + stall.collective;
+  if (!stall.stack.empty()) where += "; main thread " + stall.stack;
+  return where;
+}
+
+double idle_seconds(const launch::Stall& stall) {
+  return std::chrono::duration<double>(stall.silent_for).count();
+}
+
 void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
   if (in.launch == nullptr) return;
   const LaunchFacts& facts = *in.launch;
@@ -271,13 +290,13 @@ void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
   // finding, about that rank, with every stalled rank as evidence: a finding per rank let the
   // card name rank 0 while the stall list named rank 1.
   if (!facts.stalled.empty()) {
-    const StalledRank& first = facts.stalled.front();
+    const launch::Stall& first = facts.stalled.front();
     // The collective ledger says more than the silence when it places the first rank.
     const bool placed = (first.behind || first.desync) && !first.collective.empty();
     Finding f =
         placed ? Finding{first.behind ? "rank_behind_collective" : "collective_desync",
                          {{"rank", std::to_string(first.rank)},
-                          {"idle_s", number(first.idle_s)},
+                          {"idle_s", number(idle_seconds(first))},
                           {"collective", first.collective},
                           {"stack", first.stack.empty() ? "has no stack on record (only a rank "
                                                           "under the probe is asked for one)"
@@ -286,13 +305,14 @@ void launch_facts(const MetricInput& in, std::vector<Finding>& out) {
                          first.rank}
                : Finding{"rank_stalled",
                          {{"rank", std::to_string(first.rank)},
-                          {"where", first.where},
-                          {"idle_s", number(first.idle_s)}},
+                          {"where", stalled_where(first)},
+                          {"idle_s", number(idle_seconds(first))}},
                          {},
                          first.rank};
-    for (const StalledRank& s : facts.stalled) {
-      f.evidence.push_back(launcher_evidence(
-          s.rank, fmt::format("no progress for {} s, last: {}", number(s.idle_s), s.where)));
+    for (const launch::Stall& s : facts.stalled) {
+      f.evidence.push_back(
+          launcher_evidence(s.rank, fmt::format("no progress for {} s, last: {}",
+                                                number(idle_seconds(s)), stalled_where(s))));
     }
     out.push_back(std::move(f));
   }
@@ -317,26 +337,31 @@ std::string signal_text(int signal) {
 // timed out waiting for it.
 void first_exit(const MetricInput& in, std::vector<Finding>& out) {
   if (in.launch == nullptr) return;
-  const ExitedRank* first = nullptr;
-  for (const ExitedRank& e : in.launch->exited) {
-    if (e.exit_code == 0 && e.signal == 0) continue;
-    const bool earlier =
-        first == nullptr || (e.t > 0 && first->t > 0 ? e.t < first->t : e.rank < first->rank);
+  const launch::RankEnding* first = nullptr;
+  for (const launch::RankEnding& e : in.launch->exited) {
+    // A rank the orchestrator stopped ended as a consequence; an unknown one did not end.
+    if (!e.known || e.stopped || (e.exit_code.value_or(0) == 0 && e.signal.empty())) continue;
+    const bool earlier = first == nullptr || (e.duration_s > 0 && first->duration_s > 0
+                                                  ? e.duration_s < first->duration_s
+                                                  : e.rank < first->rank);
     if (earlier) first = &e;
   }
   if (first == nullptr) return;
-  const std::string how = first->signal > 0 ? "was killed by " + signal_text(first->signal)
-                                            : fmt::format("exited with code {}", first->exit_code);
+  // The ending names its signal ("SIGKILL", launch/rank_ending.h); "signal 77" has no number.
+  const int signal = first->signal.empty() ? 0 : proc::signal_number(first->signal).value_or(-1);
+  const std::string how = signal > 0   ? "was killed by " + signal_text(signal)
+                          : signal < 0 ? "was killed by " + first->signal
+                                       : fmt::format("exited with code {}", *first->exit_code);
   std::string detail;
-  if (first->signal == 9) {
+  if (signal == 9) {
     detail =
         "SIGKILL comes from outside the process: usually the host's OOM killer (check dmesg) or a "
         "scheduler's memory or time limit";
-  } else if (first->signal == 11 || first->signal == 6) {
+  } else if (signal == 11 || signal == 6) {
     detail =
         "a native crash (segmentation fault or abort) inside the process: a library or driver "
         "fault, or memory corruption";
-  } else if (first->signal > 0) {
+  } else if (signal != 0) {
     detail = "a signal from outside stopped it (a launcher, the scheduler or a user)";
   } else {
     detail = "it ended on its own with an error: the end of its log says why";

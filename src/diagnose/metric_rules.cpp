@@ -151,9 +151,18 @@ void step_sequence(const MetricInput& in, std::vector<Finding>& out) {
   }
 }
 
+// The samples/step the baseline ran with: its first step that logged them (0: not known).
+std::int64_t baseline_samples_per_step(const baseline::Baseline& b) {
+  for (const baseline::BaselineStep& s : b.steps) {
+    if (s.samples_per_step) return *s.samples_per_step;
+  }
+  return 0;
+}
+
 void samples_per_step(const MetricInput& in, std::vector<Finding>& out) {
-  if (in.baseline == nullptr || in.baseline->samples_per_step <= 0) return;
-  const std::int64_t expected = in.baseline->samples_per_step;
+  if (in.baseline == nullptr) return;
+  const std::int64_t expected = baseline_samples_per_step(*in.baseline);
+  if (expected <= 0) return;
   const auto batches = all_of<logs::BatchRecord>(in.logs);
   std::int64_t found = 0;
   Evidence evidence;
@@ -204,16 +213,16 @@ struct LrScaling {
 };
 
 LrScaling lr_scaled_with_world(const MetricInput& in,
-                               const std::vector<Sourced<logs::StepRecord>>& steps) {
-  const auto& base = *in.baseline;
+                               const std::vector<Sourced<logs::StepRecord>>& steps,
+                               const std::vector<std::optional<double>>& base_lr) {
   LrScaling out;
   for (const auto& s : steps) {
     const auto step = s.record->global_step;
-    if (!s.record->lr || step < 0 || static_cast<std::size_t>(step) >= base.lr.size() ||
-        !base.lr[static_cast<std::size_t>(step)]) {
+    if (!s.record->lr || step < 0 || static_cast<std::size_t>(step) >= base_lr.size() ||
+        !base_lr[static_cast<std::size_t>(step)]) {
       continue;
     }
-    if (!baseline::within_tolerance(*s.record->lr, *base.lr[static_cast<std::size_t>(step)],
+    if (!baseline::within_tolerance(*s.record->lr, *base_lr[static_cast<std::size_t>(step)],
                                     in.limits.lr)) {
       out.step = &s;
       break;
@@ -226,7 +235,7 @@ LrScaling lr_scaled_with_world(const MetricInput& in,
   for (const auto& run : all_of<logs::RunRecord>(in.logs))
     world = std::max(world, run.record->world_size);
   if (world == 0 && in.launch != nullptr) world = in.launch->planned_world_size;
-  out.baseline_lr = *base.lr[static_cast<std::size_t>(out.step->record->global_step)];
+  out.baseline_lr = *base_lr[static_cast<std::size_t>(out.step->record->global_step)];
   out.ratio = out.baseline_lr != 0 ? *out.step->record->lr / out.baseline_lr : 0;
   out.dp = dp > 0 ? dp : world;
   const auto matches = [&](double n) { return n > 1 && std::fabs(out.ratio - n) <= 0.01 * n; };
@@ -305,7 +314,8 @@ const Sourced<logs::StepRecord>* first_outside(const std::vector<Sourced<logs::S
 void grad_norm_while_loss_matches(const MetricInput& in,
                                   const std::vector<Sourced<logs::StepRecord>>& steps,
                                   std::vector<Finding>& out) {
-  const auto& base = in.baseline->grad_norm;
+  const std::vector<std::optional<double>> base =
+      baseline::values_by_step(*in.baseline, baseline::Metric::kGradNorm);
   const auto* s = first_outside(steps, base, baseline::Metric::kGradNorm, in.limits.grad_norm);
   if (s == nullptr) return;
   const auto step = static_cast<std::size_t>(s->record->global_step);
@@ -360,26 +370,27 @@ void grad_norm_while_loss_matches(const MetricInput& in,
 // trainer's batches depend on the layout (issue 14 item 6). A gate that already compares as a
 // band has allowed for that, so this finding is for step-by-step policies only.
 std::optional<Finding> layout_dependent(const MetricInput& in,
+                                        const std::vector<std::optional<double>>& base_loss,
                                         const Sourced<logs::StepRecord>& step0) {
   const baseline::Tolerance& t = in.limits.loss;
-  if (t.policy == baseline::Policy::kBand || in.baseline->param_digest.empty() ||
-      in.order_not_the_layouts) {
+  const std::string& digest = in.baseline->structure.param_digest;
+  if (t.policy == baseline::Policy::kBand || digest.empty() || in.order_not_the_layouts) {
     return {};
   }
   const auto models = all_of<logs::ModelRecord>(in.logs);
   const Sourced<logs::ModelRecord>* model = nullptr;
   for (const auto& m : models) {
     if (m.record->param_digest.empty()) continue;
-    if (m.record->param_digest != in.baseline->param_digest) return {};
+    if (m.record->param_digest != digest) return {};
     if (model == nullptr) model = &m;
   }
   if (model == nullptr) return {};
   std::vector<double> values;
-  for (const auto& v : in.baseline->loss) {
+  for (const auto& v : base_loss) {
     if (v) values.push_back(*v);
   }
   const baseline::SeriesNoise noise = baseline::series_noise(values, t.band.window);
-  const double reference = *in.baseline->loss[0];
+  const double reference = *base_loss[0];
   const double loss = *step0.record->loss;
   const auto [low, high] = baseline::single_step_band(reference, noise, t.band.sigmas, t.rel_tol);
   if (noise.residuals == 0 || loss < low || loss > high) return {};
@@ -400,14 +411,18 @@ std::optional<Finding> layout_dependent(const MetricInput& in,
 // (→ dp; the learning rate scaled with the world size when the logged lr says so). A gate
 // stopped at the lr's divergence, before the loss could follow, gets the lr finding alone.
 void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
-  if (in.baseline == nullptr || in.baseline->loss.empty()) return;
+  if (in.baseline == nullptr) return;
+  const std::vector<std::optional<double>> base_loss =
+      baseline::values_by_step(*in.baseline, baseline::Metric::kLoss);
+  if (base_loss.empty()) return;
   const auto by_rank = steps_by_rank(in.logs);
   const auto* steps = loss_owner(by_rank, in.configured.loss_rank);
   if (steps == nullptr) return;
-  const auto& base = *in.baseline;
+  const std::vector<std::optional<double>> base_lr =
+      baseline::values_by_step(*in.baseline, baseline::Metric::kLr);
   const Sourced<logs::StepRecord>* diverged =
-      first_outside(*steps, base.loss, baseline::Metric::kLoss, in.limits.loss);
-  const LrScaling lr = base.lr.empty() ? LrScaling{} : lr_scaled_with_world(in, *steps);
+      first_outside(*steps, base_loss, baseline::Metric::kLoss, in.limits.loss);
+  const LrScaling lr = base_lr.empty() ? LrScaling{} : lr_scaled_with_world(in, *steps, base_lr);
   if (diverged == nullptr) {
     if (lr.step == nullptr) grad_norm_while_loss_matches(in, *steps, out);
     if (lr.step != nullptr) {
@@ -425,9 +440,9 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
     return;
   }
   const logs::StepRecord& r = *diverged->record;
-  const std::string baseline_loss = number(*base.loss[static_cast<std::size_t>(r.global_step)]);
+  const std::string baseline_loss = number(*base_loss[static_cast<std::size_t>(r.global_step)]);
   if (r.global_step == 0) {
-    if (auto layout = layout_dependent(in, *diverged)) {
+    if (auto layout = layout_dependent(in, base_loss, *diverged)) {
       out.push_back(std::move(*layout));
       return;
     }

@@ -9,42 +9,19 @@
 #include <utility>
 #include <vector>
 
+#include "baseline/baseline.h"
 #include "baseline/comparison.h"
 #include "baseline/progress.h"
 #include "baseline/step_series.h"
 #include "diagnose/catalog.h"
 #include "diagnose/diagnosis.h"
 #include "diagnose/message_template.h"
+#include "launch/rank_ending.h"
+#include "launch/watchdog.h"
 #include "logs/rank_log.h"
 #include "logs/record.h"
 
 namespace bigmac::diagnose {
-
-/// What the baseline (gate `single`) recorded, as plain values: index = global_step. A step
-/// the baseline has no value for is absent (never 0), and rules skip it; zero counts mean
-/// "not known" and rules that need them do not run.
-struct BaselineValues {
-  std::vector<std::optional<double>> loss, grad_norm, lr;
-  std::int64_t samples_per_step = 0;
-  std::int64_t param_count = 0;
-  std::string param_digest;  ///< of the initial parameters; empty: not known
-  std::vector<baseline::BaselineStep> sample_steps;  ///< the steps with a sample set
-  std::vector<std::int64_t> input_shape;             ///< of its first training input
-};
-
-/// A rank that stopped making progress, as the launcher's watchdog saw it.
-struct StalledRank {
-  int rank = -1;
-  std::string where;  ///< last thing it logged or the call it sits in ("init_process_group")
-  double idle_s = 0;
-  /// Its place in the collective ledger against the others' (launch::Stall::collective), and
-  /// whether that shows it never reached the collective the others called (`behind`) or
-  /// called another one at the same index (`desync`).
-  std::string collective{};
-  bool behind = false;
-  bool desync = false;
-  std::string stack{};  ///< where its main thread was ("at data.py:40 in load_batch")
-};
 
 /// An environment variable the ranks disagree on (MASTER_PORT, WORLD_SIZE...).
 struct EnvMismatch {
@@ -59,22 +36,18 @@ struct HeldPort {
   std::string command;
 };
 
-/// A rank process that ended, as the launcher saw it.
-struct ExitedRank {
-  int rank = -1;
-  int exit_code = 0;  ///< when it exited normally
-  int signal = 0;     ///< > 0 when a signal killed it
-  double t = 0;       ///< wall time of the exit, 0 when unknown
-};
-
 /// What the launcher knows and the logs cannot say (a hang is not an error).
 struct LaunchFacts {
   int planned_world_size = 0;  ///< 0: unknown
   int processes_started = 0;
   std::vector<EnvMismatch> env_mismatches;
-  std::vector<StalledRank> stalled;
+  /// The ranks the watchdog found without progress, the first to go silent first (its stall
+  /// list, launch/watchdog.h).
+  std::vector<launch::Stall> stalled;
   std::optional<HeldPort> port_holder;
-  std::vector<ExitedRank> exited;  ///< every rank that ended, in any order
+  /// Every rank's ending (launch::ending_of), in any order; rules skip the unknown ones and
+  /// those the orchestrator stopped.
+  std::vector<launch::RankEnding> exited;
 };
 
 /// Thresholds of the metric rules. A failed gate's diagnosis gets the gate's own (its
@@ -98,9 +71,10 @@ struct ConfiguredValues {
   /// What to change when samples/step differs from the baseline, as the gate's checks word it
   /// from the program model (gates::samples_per_step_fix); empty: the arithmetic's own fix.
   std::string samples_per_step_fix{};
-  int dp = 0;         ///< the gate's data-parallel size (0: not known)
-  int pp = 0;         ///< its pipeline stages (0: not known); pipeline wording only when > 1
-  int loss_rank = 0;  ///< trainer.loss_rank: whose step series is the run's (gates::GateEvidence)
+  int dp = 0;          ///< the gate's data-parallel size (0: not known)
+  int pp = 0;          ///< its pipeline stages (0: not known); pipeline wording only when > 1
+  int num_layers = 0;  ///< model.num_layers, which layer_coverage judges by (0: not known)
+  int loss_rank = 0;   ///< trainer.loss_rank: whose step series is the run's (gates::GateEvidence)
 };
 
 /// The last stderr lines of a rank that exited non-zero by itself (launcher prefixes
@@ -123,7 +97,9 @@ struct RegressionFacts {
 struct MetricInput {
   std::span<const logs::RankLog> logs;  ///< evidence names each by its label()
   std::span<const RankErrorLines> exit_errors;
-  const BaselineValues* baseline = nullptr;
+  /// The baseline (gate `single`) itself: rules skip a step it has no value for, and what its
+  /// structure does not say (param_count, param_digest) is not known.
+  const baseline::Baseline* baseline = nullptr;
   const LaunchFacts* launch = nullptr;
   const RegressionFacts* regression = nullptr;
   ConfiguredValues configured;

@@ -3,17 +3,21 @@
 #include <map>
 #include <set>
 
+#include "baseline/checkpoint_writers.h"
+#include "baseline/layer_coverage.h"
 #include "baseline/progress.h"
+#include "baseline/stage_layout.h"
 #include "diagnose/rule_finding.h"
 
 namespace bigmac::diagnose::detail {
 namespace {
 
-// One layout per stage (dp_rank 0, the first logged), with its source.
+// One layout per stage, with its source: the one the gate's checks judge
+// (baseline::stage_layouts).
 std::map<int, Sourced<logs::LayoutRecord>> layouts_by_stage(const MetricInput& in) {
   std::map<int, Sourced<logs::LayoutRecord>> out;
-  for (const auto& l : all_of<logs::LayoutRecord>(in.logs)) {
-    if (l.record->dp_rank == 0) out.try_emplace(l.record->stage, l);
+  for (const auto& [stage, l] : baseline::stage_layouts(in.logs)) {
+    out.emplace(stage, Sourced<logs::LayoutRecord>{l.record, &l.log->label()});
   }
   return out;
 }
@@ -26,25 +30,28 @@ Evidence layout_evidence(const Sourced<logs::LayoutRecord>& l) {
                      r.tied_duplicate_count));
 }
 
-bool owns_no_layer(const logs::LayoutRecord& r) {
-  return r.first_layer < 0 || r.last_layer < r.first_layer;
-}
+using baseline::owns_no_layer;
 
-// A stage whose layout says it holds no layer: decided by the layout record alone, whether or
-// not the stages got as far as a micro-batch before the gate was stopped.
+// A stage whose layout says it holds no layer, where layer_coverage finds it
+// (baseline::cover_layers): decided by the layout records alone, whether or not the stages got
+// as far as a micro-batch before the gate was stopped.
 void stage_without_layers(const MetricInput& in, std::vector<Finding>& out) {
-  for (const auto& [stage, layout] : layouts_by_stage(in)) {
-    const logs::LayoutRecord& r = *layout.record;
-    if (!owns_no_layer(r)) continue;
-    out.push_back({"stage_without_layers",
-                   {{"stage", std::to_string(stage)},
-                    {"num_stages", std::to_string(r.num_stages)},
-                    {"first_layer", std::to_string(r.first_layer)},
-                    {"last_layer", std::to_string(r.last_layer)},
-                    {"split_points", std::to_string(std::max(r.num_stages - 1, 0))}},
-                   {layout_evidence(layout)},
-                   r.at.rank});
-  }
+  const std::optional<int> last =
+      baseline::last_stage(in.configured.pp, baseline::stage_layouts(in.logs));
+  if (!last) return;
+  const std::optional<int> layers =
+      in.configured.num_layers > 0 ? std::optional<int>(in.configured.num_layers) : std::nullopt;
+  const baseline::LayerCoverage coverage = baseline::cover_layers(in.logs, layers, *last + 1);
+  if (coverage.kind != baseline::LayerCoverage::Kind::kStageWithoutLayers) return;
+  const logs::LayoutRecord& r = *coverage.a.record;
+  out.push_back({"stage_without_layers",
+                 {{"stage", std::to_string(r.stage)},
+                  {"num_stages", std::to_string(r.num_stages)},
+                  {"first_layer", std::to_string(r.first_layer)},
+                  {"last_layer", std::to_string(r.last_layer)},
+                  {"split_points", std::to_string(std::max(r.num_stages - 1, 0))}},
+                 {layout_evidence({&r, &coverage.a.log->label()})},
+                 r.at.rank});
 }
 
 void stage_without_forward(const MetricInput& in, std::vector<Finding>& out) {
@@ -68,27 +75,30 @@ void stage_without_forward(const MetricInput& in, std::vector<Finding>& out) {
 }
 
 void stage_param_sum(const MetricInput& in, std::vector<Finding>& out) {
-  const auto layouts = layouts_by_stage(in);
-  if (layouts.size() < 2) return;
-  const int num_stages = layouts.begin()->second.record->num_stages;
-  if (static_cast<int>(layouts.size()) != num_stages) return;  // a stage's log is missing
-  std::int64_t total = in.baseline != nullptr ? in.baseline->param_count : 0;
-  if (total <= 0) {
-    for (const auto& m : all_of<logs::ModelRecord>(in.logs))
-      total = std::max(total, m.record->param_count);
+  const auto stages = baseline::stage_layouts(in.logs);
+  if (stages.size() < 2) return;
+  const int num_stages = stages.begin()->second.record->num_stages;
+  if (static_cast<int>(stages.size()) != num_stages) return;  // a stage's log is missing
+  // The model's own count, as param_count judges the stages against it; the baseline's where
+  // no rank logged a `model` event.
+  std::int64_t total = 0;
+  for (const auto& m : all_of<logs::ModelRecord>(in.logs)) {
+    total = m.record->param_count;
+    break;
+  }
+  if (total <= 0 && in.baseline != nullptr) {
+    total = in.baseline->structure.param_count.value_or(0);
   }
   if (total <= 0) return;
-  std::int64_t sum = 0;
-  std::int64_t duplicates = 0;
+  const baseline::StageParamSum counted = baseline::stage_param_sum(stages);
+  const std::int64_t sum = counted.sum;
   std::set<std::string> tied;
   std::vector<Evidence> evidence;
-  for (const auto& [stage, layout] : layouts) {
-    sum += layout.record->param_count;
-    duplicates += layout.record->tied_duplicate_count;
+  for (const auto& [stage, layout] : layouts_by_stage(in)) {
     tied.insert(layout.record->tied.begin(), layout.record->tied.end());
     evidence.push_back(layout_evidence(layout));
   }
-  const std::int64_t owned = sum - duplicates;
+  const std::int64_t owned = counted.owned();
   if (owned == total) return;
   std::string detail;
   if (owned > total) {
@@ -221,19 +231,18 @@ void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
   }
 }
 
+// More than one rank wrote checkpoints, as single_checkpoint_writer finds them
+// (baseline::checkpoint_writers).
 void checkpoint_writers(const MetricInput& in, std::vector<Finding>& out) {
-  std::map<int, Evidence> writers;
-  for (const auto& c : all_of<logs::CheckpointRecord>(in.logs)) {
-    writers.try_emplace(
-        c.record->at.rank,
-        evidence_of(c, fmt::format("ev=ckpt step={} path={}", c.record->step, c.record->path)));
-  }
+  const auto writers = baseline::checkpoint_writers(in.logs);
   if (writers.size() < 2) return;
   std::vector<std::string> ranks;
   Finding f{"multiple_checkpoint_writers", {}, {}, -1};
-  for (auto& [rank, evidence] : writers) {
-    ranks.push_back(std::to_string(rank));
-    f.evidence.push_back(std::move(evidence));
+  for (const auto& w : writers) {
+    ranks.push_back(std::to_string(w.log->rank));
+    const Sourced<logs::CheckpointRecord> c{w.record, &w.log->label()};
+    f.evidence.push_back(
+        evidence_of(c, fmt::format("ev=ckpt step={} path={}", w.record->step, w.record->path)));
   }
   f.values = {{"ranks", fmt::format("{}", fmt::join(ranks, ", "))},
               {"count", std::to_string(writers.size())}};
@@ -243,23 +252,22 @@ void checkpoint_writers(const MetricInput& in, std::vector<Finding>& out) {
 }  // namespace
 
 // A loss computed on a stage other than the last: the labels reached a stage that has no head.
+// The last stage is the one no_middle_stage_loss judges by (baseline::last_stage).
 void middle_stage_loss(const MetricInput& in, std::vector<Finding>& out) {
-  int num_stages = 0;
-  for (const auto& l : all_of<logs::LayoutRecord>(in.logs))
-    num_stages = std::max(num_stages, l.record->num_stages);
-  if (num_stages < 2) return;
-  for (const auto& l : all_of<logs::LossRecord>(in.logs)) {
-    const logs::LossRecord& r = *l.record;
-    if (r.stage == num_stages - 1) continue;
-    out.push_back({"middle_stage_loss",
-                   {{"stage", std::to_string(r.stage)},
-                    {"last_stage", std::to_string(num_stages - 1)},
-                    {"step", std::to_string(r.global_step)}},
-                   {evidence_of(l, fmt::format("ev=loss global_step={} stage={} mb={} value={}",
-                                               r.global_step, r.stage, r.mb, number(r.value)))},
-                   r.at.rank});
-    return;
-  }
+  const std::optional<int> last =
+      baseline::last_stage(in.configured.pp, baseline::stage_layouts(in.logs));
+  if (!last) return;
+  const auto loss = baseline::first_loss_off_last_stage(in.logs, *last);
+  if (loss.record == nullptr) return;
+  const logs::LossRecord& r = *loss.record;
+  const Sourced<logs::LossRecord> l{loss.record, &loss.log->label()};
+  out.push_back({"middle_stage_loss",
+                 {{"stage", std::to_string(r.stage)},
+                  {"last_stage", std::to_string(*last)},
+                  {"step", std::to_string(r.global_step)}},
+                 {evidence_of(l, fmt::format("ev=loss global_step={} stage={} mb={} value={}",
+                                             r.global_step, r.stage, r.mb, number(r.value)))},
+                 r.at.rank});
 }
 
 void pipeline_rules(const MetricInput& in, std::vector<Finding>& out) {

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "baseline/comparison.h"
+#include "baseline/stage_layout.h"
 #include "gates/observability.h"
 #include "gates/replica_checks.h"
 #include "gates/series_rules.h"
@@ -204,31 +206,25 @@ CheckResult check_param_count(const CheckContext& ctx) {
   if (!total)
     return not_logged(ctx.evidence, name, "no `model` event: nothing to compare", {"model"});
   std::string detail;
-  std::map<int, const logs::LayoutRecord*> stages;  // one replica (the lowest dp_rank) per stage
-  for (const RankEvidence& r : ctx.evidence.ranks) {
-    for (const logs::LayoutRecord& l : r.layouts) {
-      auto it = stages.find(l.stage);
-      if (it == stages.end() || l.dp_rank < it->second->dp_rank) stages[l.stage] = &l;
-    }
-  }
+  const std::map<int, baseline::StageLayout> stages =
+      baseline::stage_layouts(std::span<const RankEvidence>(ctx.evidence.ranks));
   if (!stages.empty()) {
-    std::int64_t sum = 0, tied = 0;
+    const baseline::StageParamSum counted = baseline::stage_param_sum(stages);
+    const std::int64_t sum = counted.sum, tied = counted.tied_duplicates;
     std::vector<std::string> parts, tied_names;
     for (const auto& [stage, l] : stages) {
-      sum += l->param_count;
-      tied += l->tied_duplicate_count;
-      parts.push_back(fmt::format("stage {}: {}", stage, l->param_count));
-      for (const std::string& t : l->tied)
+      parts.push_back(fmt::format("stage {}: {}", stage, l.record->param_count));
+      for (const std::string& t : l.record->tied)
         tied_names.push_back(fmt::format("{} (stage {})", t, stage));
     }
-    if (sum - tied != *total) {
+    if (counted.owned() != *total) {
       std::vector<CheckEvidence> ev{evidence.front()};
       std::size_t i = 0;
-      for (const auto& [stage, l] : stages) ev.push_back(evidence_of(*l, parts[i++]));
+      for (const auto& [stage, l] : stages) ev.push_back(evidence_of(*l.record, parts[i++]));
       CheckResult r = fail(name,
                            fmt::format("stages hold {} parameters ({}) minus {} tied duplicates = "
                                        "{}, but the model has {}",
-                                       sum, fmt::join(parts, ", "), tied, sum - tied, *total),
+                                       sum, fmt::join(parts, ", "), tied, counted.owned(), *total),
                            std::move(ev));
       // Final once every stage has logged its layout; a stage still to come may add its part.
       const bool all_stages = static_cast<int>(stages.size()) == ctx.plan.config.parallel.pp_size;

@@ -5,7 +5,9 @@
 
 #include <map>
 #include <set>
+#include <span>
 
+#include "baseline/layer_coverage.h"
 #include "gates/observability.h"
 
 namespace bigmac::gates {
@@ -38,78 +40,66 @@ CheckResult check_layer_coverage(const CheckContext& ctx) {
   const char* name = "layer_coverage";
   const int layers = ctx.plan.config.model.num_layers;
   const int stages = ctx.plan.config.parallel.pp_size;
-  std::map<int, const logs::LayoutRecord*> by_stage;
-  for (const RankEvidence& r : ctx.evidence.ranks) {
-    for (const logs::LayoutRecord& l : r.layouts) {
-      auto [it, fresh] = by_stage.emplace(l.stage, &l);
-      if (!fresh &&
-          (it->second->first_layer != l.first_layer || it->second->last_layer != l.last_layer)) {
-        return certain(
-            fail(name,
-                 fmt::format("replicas of stage {} disagree: layers {}..{} on rank {}, "
-                             "{}..{} on rank {}",
-                             l.stage, it->second->first_layer, it->second->last_layer,
-                             it->second->at.rank, l.first_layer, l.last_layer, l.at.rank),
-                 {evidence_of(*it->second, "layout"), evidence_of(l, "layout")}),
-            -1);
-      }
-    }
-  }
-  if (by_stage.empty())
-    return not_logged(ctx.evidence, name, "no `layout` event: nothing to check", {"layout"});
-  for (const auto& [stage, l] : by_stage) {
-    // The probe logged the stage but could not read its layers (docs/pipelines.md): no range
-    // is judged on a guess.
-    if (!l->layers_unknown.empty()) {
-      return not_logged(ctx.evidence, name,
-                        fmt::format("stage {} (rank {}): its layers are not known: {}", stage,
-                                    l->at.rank, l->layers_unknown),
-                        {"layer_range"});
-    }
-  }
-  std::vector<int> missing_stages;
-  for (int s = 0; s < stages; ++s) {
-    if (!by_stage.count(s)) missing_stages.push_back(s);
-  }
-  if (!missing_stages.empty() || static_cast<int>(by_stage.size()) != stages) {
-    return fail(name, fmt::format("{} stages logged a layout, planned {} (missing [{}])",
-                                  by_stage.size(), stages, fmt::join(missing_stages, ",")));
-  }
-  std::vector<std::vector<int>> owners(static_cast<std::size_t>(std::max(layers, 0)));
+  using Kind = baseline::LayerCoverage::Kind;
+  const baseline::LayerCoverage c =
+      baseline::cover_layers(std::span<const RankEvidence>(ctx.evidence.ranks), layers, stages);
+  const auto range = [](const logs::LayoutRecord& l) {
+    return fmt::format("stage {}: {}..{}", l.stage, l.first_layer, l.last_layer);
+  };
   std::vector<std::string> ranges;
-  for (const auto& [stage, l] : by_stage) {
-    ranges.push_back(fmt::format("stage {}: {}..{}", stage, l->first_layer, l->last_layer));
-    if (l->first_layer < 0 || l->last_layer < l->first_layer) {
+  for (const auto& [stage, l] : c.stages) ranges.push_back(range(*l.record));
+  switch (c.kind) {
+    case Kind::kReplicasDisagree: {
+      const logs::LayoutRecord &a = *c.a.record, &b = *c.b.record;
+      return certain(fail(name,
+                          fmt::format("replicas of stage {} disagree: layers {}..{} on rank {}, "
+                                      "{}..{} on rank {}",
+                                      b.stage, a.first_layer, a.last_layer, a.at.rank,
+                                      b.first_layer, b.last_layer, b.at.rank),
+                          {evidence_of(a, "layout"), evidence_of(b, "layout")}),
+                     -1);
+    }
+    case Kind::kNoLayout:
+      return not_logged(ctx.evidence, name, "no `layout` event: nothing to check", {"layout"});
+    case Kind::kLayersUnknown:
+      // The probe logged the stage but could not read its layers (docs/pipelines.md).
+      return not_logged(
+          ctx.evidence, name,
+          fmt::format("stage {} (rank {}): its layers are not known: {}", c.a.record->stage,
+                      c.a.record->at.rank, c.a.record->layers_unknown),
+          {"layer_range"});
+    case Kind::kStageCount:
+      return fail(name, fmt::format("{} stages logged a layout, planned {} (missing [{}])",
+                                    c.stages.size(), stages, fmt::join(c.missing, ",")));
+    case Kind::kStageWithoutLayers: {
       // A stage without layers only passes activations on: the split point that made it is
       // outside (0, num_layers), or two split points coincide.
+      const logs::LayoutRecord& l = *c.a.record;
       return certain(
           fail(name,
                fmt::format("stage {} owns no layer (layers {}..{}); every stage needs at "
                            "least one: check the split point before it (each split point "
                            "inside (0, {}))",
-                           stage, l->first_layer, l->last_layer, layers),
-               {evidence_of(*l, ranges.back())}),
+                           l.stage, l.first_layer, l.last_layer, layers),
+               {evidence_of(l, range(l))}),
           -1);
     }
-    for (int layer = l->first_layer; layer <= l->last_layer; ++layer) {
-      if (layer >= layers) {
-        return certain(
-            fail(name,
-                 fmt::format("stage {} claims layer {} but the model has {} layers (0..{})", stage,
-                             layer, layers, layers - 1),
-                 {evidence_of(*l, ranges.back())}),
-            -1);
-      }
-      owners[static_cast<std::size_t>(layer)].push_back(stage);
+    case Kind::kLayerOutsideModel: {
+      const logs::LayoutRecord& l = *c.a.record;
+      return certain(
+          fail(name,
+               fmt::format("stage {} claims layer {} but the model has {} layers (0..{})", l.stage,
+                           c.layer, layers, layers - 1),
+               {evidence_of(l, range(l))}),
+          -1);
     }
-  }
-  for (int layer = 0; layer < layers; ++layer) {
-    const auto& o = owners[static_cast<std::size_t>(layer)];
-    if (o.size() != 1) {
-      return certain(fail(name, fmt::format("layer {} is held by {} stages [{}] ({})", layer,
-                                            o.size(), fmt::join(o, ","), fmt::join(ranges, ", "))),
+    case Kind::kLayerNotOnOneStage:
+      return certain(fail(name, fmt::format("layer {} is held by {} stages [{}] ({})", c.layer,
+                                            c.owners.size(), fmt::join(c.owners, ","),
+                                            fmt::join(ranges, ", "))),
                      -1);
-    }
+    case Kind::kCovered:
+      break;
   }
   return pass(name, fmt::format("{} layers each in exactly one of {} stages ({})", layers, stages,
                                 fmt::join(ranges, ", ")));

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <span>
 
+#include "baseline/checkpoint_writers.h"
 #include "baseline/progress.h"
 #include "gates/observability.h"
 #include "gates/series_rules.h"
@@ -160,28 +162,26 @@ CheckResult check_process_group_formed(const CheckContext& ctx) {
 
 CheckResult check_single_checkpoint_writer(const CheckContext& ctx) {
   const char* name = "single_checkpoint_writer";
-  std::vector<int> writers;
+  const auto writers =
+      baseline::checkpoint_writers(std::span<const RankEvidence>(ctx.evidence.ranks));
+  std::vector<int> ranks;
   std::vector<CheckEvidence> evidence;
-  for (const RankEvidence& r : ctx.evidence.ranks) {
-    if (r.checkpoints.empty()) continue;
-    writers.push_back(r.rank);
-    evidence.push_back(evidence_of(r.checkpoints.front(), "ckpt " + r.checkpoints.front().path));
+  for (const auto& w : writers) {
+    ranks.push_back(w.log->rank);
+    evidence.push_back(evidence_of(*w.record, "ckpt " + w.record->path));
   }
   if (writers.empty())
     return not_logged(ctx.evidence, name, "no rank logged a checkpoint: nothing to check",
                       {"ckpt"});
   if (writers.size() > 1) {
-    std::int64_t second = 0;  // a second writer is final from its first checkpoint
-    for (const RankEvidence& r : ctx.evidence.ranks) {
-      if (r.rank == writers[1]) second = r.checkpoints.front().step;
-    }
+    // A second writer is final from its first checkpoint.
     return certain(fail(name,
                         fmt::format("{} ranks wrote checkpoints: [{}]; exactly one (rank 0) must",
-                                    writers.size(), fmt::join(writers, ",")),
+                                    writers.size(), fmt::join(ranks, ",")),
                         std::move(evidence)),
-                   second);
+                   writers[1].record->step);
   }
-  return pass(name, fmt::format("only rank {} wrote checkpoints", writers.front()),
+  return pass(name, fmt::format("only rank {} wrote checkpoints", ranks.front()),
               std::move(evidence));
 }
 

@@ -4,8 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <map>
+#include <span>
 #include <tuple>
 
+#include "baseline/stage_layout.h"
 #include "gates/observability.h"
 #include "launch/trainer_invocation.h"
 
@@ -41,6 +43,14 @@ std::map<Key, const logs::ShapeRecord*> hidden_by_key(const GateEvidence& e) {
     }
   }
   return out;
+}
+
+// The last stage as the diagnosis names it too: the plan's (baseline::last_stage).
+int last_stage(const CheckContext& ctx) {
+  return baseline::last_stage(
+             ctx.plan.config.parallel.pp_size,
+             baseline::stage_layouts(std::span<const RankEvidence>(ctx.evidence.ranks)))
+      .value_or(0);
 }
 
 }  // namespace
@@ -168,7 +178,7 @@ CheckResult check_fixed_seq_length(const CheckContext& ctx) {
 
 CheckResult check_labels_last_stage_only(const CheckContext& ctx) {
   const char* name = "labels_last_stage_only";
-  const int last = ctx.plan.config.parallel.pp_size - 1;
+  const int last = last_stage(ctx);
   std::map<std::tuple<std::int64_t, int>, const logs::ShapeRecord*> logits;
   for (const RankEvidence& r : ctx.evidence.ranks) {
     for (const logs::ShapeRecord& s : r.shapes) {
@@ -223,22 +233,19 @@ CheckResult check_labels_last_stage_only(const CheckContext& ctx) {
 
 CheckResult check_no_middle_stage_loss(const CheckContext& ctx) {
   const char* name = "no_middle_stage_loss";
-  const int last = ctx.plan.config.parallel.pp_size - 1;
-  std::int64_t losses = 0;
-  for (const RankEvidence& r : ctx.evidence.ranks) {
-    for (const logs::LossRecord& l : r.losses) {
-      ++losses;
-      if (l.stage != last) {
-        return certain(
-            fail(name,
-                 fmt::format("stage {} computed a loss at step {} micro-batch {}; only the "
-                             "last stage ({}) may",
-                             l.stage, l.global_step, l.mb, last),
-                 {evidence_of(l, fmt::format("loss stage={} value={}", l.stage, l.value))}),
-            l.global_step);
-      }
-    }
+  const int last = last_stage(ctx);
+  const std::span<const RankEvidence> ranks(ctx.evidence.ranks);
+  if (const logs::LossRecord* l = baseline::first_loss_off_last_stage(ranks, last).record) {
+    return certain(
+        fail(name,
+             fmt::format("stage {} computed a loss at step {} micro-batch {}; only the "
+                         "last stage ({}) may",
+                         l->stage, l->global_step, l->mb, last),
+             {evidence_of(*l, fmt::format("loss stage={} value={}", l->stage, l->value))}),
+        l->global_step);
   }
+  std::int64_t losses = 0;
+  for (const RankEvidence& r : ranks) losses += static_cast<std::int64_t>(r.losses.size());
   if (losses == 0)
     return not_logged(ctx.evidence, name, "no `loss` event: nothing to check", {"stage_loss"});
   return pass(name, fmt::format("{} losses, all on the last stage {}", losses, last));

@@ -32,6 +32,25 @@ TEST(Policy, ParsesNamesAndRejectsOthers) {
   EXPECT_FALSE(parse_policy("close"));
 }
 
+TEST(ValuesByStep, IndexesByGlobalStepAndLeavesStepsWithoutAValueEmpty) {
+  Baseline b;
+  b.steps.push_back(BaselineStep{2, 3.5, {}, 1e-3, 8, {}, {}, {}});
+  b.steps.push_back(BaselineStep{0, 4.0, 1.0, {}, 8, {}, {}, {}});
+  b.steps.push_back(BaselineStep{-1, 9.0, {}, {}, {}, {}, {}, {}});
+  b.steps.push_back(BaselineStep{2, 3.25, {}, {}, {}, {}, {}, {}});  // stored twice: the later
+  const auto loss = values_by_step(b, Metric::kLoss);
+  ASSERT_EQ(loss.size(), 3u);
+  EXPECT_EQ(loss[0], 4.0);
+  EXPECT_FALSE(loss[1]);
+  EXPECT_EQ(loss[2], 3.25);
+  // Every metric spans the baseline's steps, with or without its own values.
+  const auto grad = values_by_step(b, Metric::kGradNorm);
+  ASSERT_EQ(grad.size(), 3u);
+  EXPECT_EQ(grad[0], 1.0);
+  EXPECT_FALSE(grad[2]);
+  EXPECT_TRUE(values_by_step(Baseline{}, Metric::kLr).empty());
+}
+
 TEST(CompareMetric, ExactRelativeMagnitude) {
   const Baseline ref = series({4.0, 3.0, 2.0});
   const Baseline obs = series({4.0, 3.0003, 2.5});

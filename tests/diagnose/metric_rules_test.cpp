@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "baseline/progress.h"
 
@@ -27,6 +29,56 @@ const Catalog& catalog() {
 }
 
 logs::RecordOrigin at(int rank, std::int64_t line, double t = 0) { return {rank, line, t}; }
+
+// Sets `metric` of the baseline's steps 0, 1, … to `values`, adding the steps it lacks.
+void set_series(baseline::Baseline& b, baseline::Metric metric, const std::vector<double>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i >= b.steps.size()) {
+      b.steps.emplace_back();
+      b.steps.back().global_step = static_cast<std::int64_t>(i);
+    }
+    baseline::BaselineStep& s = b.steps[i];
+    switch (metric) {
+      case baseline::Metric::kLoss:
+        s.loss = values[i];
+        break;
+      case baseline::Metric::kGradNorm:
+        s.grad_norm = values[i];
+        break;
+      case baseline::Metric::kLr:
+        s.lr = values[i];
+        break;
+      case baseline::Metric::kSamplesPerStep:
+        s.samples_per_step = static_cast<std::int64_t>(values[i]);
+        break;
+    }
+  }
+}
+
+// The baseline's loss at `step`.
+double loss_at(const baseline::Baseline& b, std::size_t step) { return *b.steps.at(step).loss; }
+
+// A stall as the watchdog lists it: the step the rank finished last, silent for `idle_s`.
+launch::Stall stall(int rank, std::optional<std::int64_t> last_step, double idle_s) {
+  launch::Stall s;
+  s.rank = rank;
+  s.before_rendezvous = !last_step;
+  s.last_step = last_step;
+  s.silent_for =
+      std::chrono::duration_cast<launch::Clock::duration>(std::chrono::duration<double>(idle_s));
+  return s;
+}
+
+// A rank's ending: an exit code, or the signal's name when one killed it.
+launch::RankEnding ended(int rank, int exit_code, std::string signal, double duration_s) {
+  launch::RankEnding e;
+  e.known = true;
+  e.rank = rank;
+  if (signal.empty()) e.exit_code = exit_code;
+  e.signal = std::move(signal);
+  e.duration_s = duration_s;
+  return e;
+}
 
 logs::StepRecord step(int rank, std::int64_t global_step, double loss, double grad_norm = 1.0,
                       double lr = 1e-3) {
@@ -75,7 +127,8 @@ std::vector<logs::RankLog> rank_logs(const std::vector<LogRecords>& files) {
   return out;
 }
 
-std::vector<Diagnosis> run(std::vector<LogRecords> files, const BaselineValues* baseline = nullptr,
+std::vector<Diagnosis> run(std::vector<LogRecords> files,
+                           const baseline::Baseline* baseline = nullptr,
                            const LaunchFacts* launch = nullptr, ConfiguredValues configured = {}) {
   const std::vector<logs::RankLog> logs = rank_logs(files);
   MetricInput input;
@@ -193,8 +246,8 @@ TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {
   batch.grad_accum = 4;
   batch.dp = 4;
   batch.samples_per_step = 32;
-  BaselineValues baseline;
-  baseline.samples_per_step = 8;
+  baseline::Baseline baseline;
+  set_series(baseline, baseline::Metric::kSamplesPerStep, {8});
   auto all = run({{"r.log", {batch}}}, &baseline);
   const Diagnosis* d = find(all, "samples_per_step_mismatch");
   ASSERT_NE(d, nullptr);
@@ -218,10 +271,10 @@ TEST(MetricRules, SamplesPerStepGivesTheExactSettingToChange) {
   EXPECT_FALSE(names(run({{"r.log", {batch}}}, &baseline), "samples_per_step_mismatch"));
 }
 
-BaselineValues baseline_losses() {
-  BaselineValues b;
-  b.loss = {4.0, 3.8, 3.6, 3.4, 3.2, 3.0};
-  b.lr = std::vector<std::optional<double>>(6, 1e-3);
+baseline::Baseline baseline_losses() {
+  baseline::Baseline b;
+  set_series(b, baseline::Metric::kLoss, {4.0, 3.8, 3.6, 3.4, 3.2, 3.0});
+  set_series(b, baseline::Metric::kLr, std::vector<double>(6, 1e-3));
   return b;
 }
 
@@ -229,10 +282,10 @@ BaselineValues baseline_losses() {
 // 1e-4) that fails at a relative difference of 5e-4 gets the loss diagnosis; a gate that allows
 // 1e-3 has nothing to explain.
 TEST(MetricRules, LossJudgedWithTheGatesOwnTolerance) {
-  const BaselineValues b = baseline_losses();
+  const baseline::Baseline b = baseline_losses();
   std::vector<logs::Record> records;
   for (int i = 0; i < 4; ++i) {
-    const double base = *b.loss[static_cast<std::size_t>(i)];
+    const double base = loss_at(b, static_cast<std::size_t>(i));
     records.push_back(step(0, i, i < 2 ? base : base * (1 + 5e-4)));
   }
   const std::vector<logs::RankLog> logs = rank_logs({{"r.log", records}});
@@ -252,11 +305,13 @@ TEST(MetricRules, LossRightThenDivergingWithScaledLrRoutesToDp) {
   logs::BatchRecord batch;
   batch.dp = 4;
   // As in the demo: train.lr = 1e-3 with a 4-step warmup, so step 0 logs a quarter of it.
-  BaselineValues b = baseline_losses();
-  b.lr = {2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3};
+  baseline::Baseline b = baseline_losses();
+  const std::vector<double> warmup = {2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3};
+  set_series(b, baseline::Metric::kLr, warmup);
   std::vector<logs::Record> records = {batch};
   const double losses[] = {4.0, 3.8, 3.9, 4.4, 5.0, 6.0};
-  for (int i = 0; i < 6; ++i) records.push_back(step(0, i, losses[i], 1.0, 4 * *b.lr[i]));
+  for (int i = 0; i < 6; ++i)
+    records.push_back(step(0, i, losses[i], 1.0, 4 * warmup[static_cast<std::size_t>(i)]));
   auto all = run({{"r.log", records}}, &b, nullptr, ConfiguredValues{1e-3});
   const Diagnosis* d = find(all, "lr_scaled_with_world_size");
   ASSERT_NE(d, nullptr);
@@ -280,7 +335,7 @@ TEST(MetricRules, LossRightThenDivergingWithScaledLrRoutesToDp) {
 }
 
 TEST(MetricRules, LrScaledWithTheWorldSizeWhenNoBatchEventSaysDp) {
-  BaselineValues b = baseline_losses();
+  baseline::Baseline b = baseline_losses();
   LaunchFacts facts;
   facts.planned_world_size = 2;
   std::vector<logs::Record> records;
@@ -296,7 +351,7 @@ TEST(MetricRules, AGateStoppedAtTheScaledLrBeforeTheLossDivergedIsStillDiagnosed
   // The gate stopped at step 0's lr (a certain divergence): the loss had no time to follow.
   logs::BatchRecord batch;
   batch.dp = 4;
-  BaselineValues b = baseline_losses();
+  baseline::Baseline b = baseline_losses();
   auto all = run({{"r.log", {batch, step(0, 0, 4.0, 1.0, 4e-3)}}}, &b);
   EXPECT_EQ(find(all, "lr_scaled_with_world_size"), nullptr);
   const Diagnosis* d = find(all, "lr_scaled_before_loss_diverged");
@@ -312,8 +367,8 @@ TEST(MetricRules, AGateStoppedAtTheScaledLrBeforeTheLossDivergedIsStillDiagnosed
 TEST(MetricRules, GradNormDivergingWhileTheLossMatchesPointsAtGradientSync) {
   // pp2 with the tied embedding's gradients not summed: the loss matches at step 0, grad_norm
   // does not, and the gate stopped there.
-  BaselineValues b = baseline_losses();
-  b.grad_norm = std::vector<std::optional<double>>(6, 2.92003);
+  baseline::Baseline b = baseline_losses();
+  set_series(b, baseline::Metric::kGradNorm, std::vector<double>(6, 2.92003));
   auto all = run({{"r.log", {step(1, 0, 4.0, 2.73136, 1e-3)}}}, &b);
   const Diagnosis* d = find(all, "grad_norm_diverges_while_loss_matches");
   ASSERT_NE(d, nullptr);
@@ -324,8 +379,8 @@ TEST(MetricRules, GradNormDivergingWhileTheLossMatchesPointsAtGradientSync) {
 }
 
 TEST(MetricRules, DataParallelGradNormIsWordedWithoutPipelinesAndASumIsNamed) {
-  BaselineValues b = baseline_losses();
-  b.grad_norm = std::vector<std::optional<double>>(6, 0.5);
+  baseline::Baseline b = baseline_losses();
+  set_series(b, baseline::Metric::kGradNorm, std::vector<double>(6, 0.5));
   ConfiguredValues dp_only;
   dp_only.dp = 2;
   dp_only.pp = 1;
@@ -338,7 +393,7 @@ TEST(MetricRules, DataParallelGradNormIsWordedWithoutPipelinesAndASumIsNamed) {
   // Twice the baseline's before clipping at every step, with 2 replicas: summed, not averaged.
   std::vector<logs::Record> summed;
   for (int i = 0; i < 6; ++i) {
-    logs::StepRecord s = step(0, i, *b.loss[static_cast<std::size_t>(i)], 1.0);
+    logs::StepRecord s = step(0, i, loss_at(b, static_cast<std::size_t>(i)), 1.0);
     s.grad_norm_preclip = 1.0 + 0.01 * i;
     summed.push_back(s);
   }
@@ -351,7 +406,7 @@ TEST(MetricRules, DataParallelGradNormIsWordedWithoutPipelinesAndASumIsNamed) {
 }
 
 TEST(MetricRules, LossDivergingWithSameLrIsNamedWithoutBlamingLr) {
-  BaselineValues b = baseline_losses();
+  baseline::Baseline b = baseline_losses();
   std::vector<logs::Record> records;
   const double losses[] = {4.0, 3.8, 3.9, 4.4};
   for (int i = 0; i < 4; ++i) records.push_back(step(0, i, losses[i]));
@@ -363,7 +418,7 @@ TEST(MetricRules, LossDivergingWithSameLrIsNamedWithoutBlamingLr) {
 }
 
 TEST(MetricRules, LossWrongFromFirstStepRoutesToShapes) {
-  BaselineValues b = baseline_losses();
+  baseline::Baseline b = baseline_losses();
   auto all = run({{"r.log", {step(1, 0, 6.2), step(1, 1, 6.0)}}}, &b);
   const Diagnosis* d = find(all, "loss_wrong_from_first_step");
   ASSERT_NE(d, nullptr);
@@ -406,9 +461,27 @@ TEST(MetricRules, AStageWithoutLayersIsNamedFromItsLayoutAloneBeforeAnyMicroBatc
   EXPECT_EQ(find(all, "stage_without_forward"), nullptr);
 }
 
+// Issue 29: an empty stage where layer_coverage finds it (baseline/layer_coverage.h): the first
+// of every planned stage's layouts, never a guess from a stage that is missing.
+TEST(MetricRules, AStageWithoutLayersIsTheOneLayerCoverageFinds) {
+  const auto empty = [](int rank, int stage) { return layout(rank, stage, 3, -1, -1, 0); };
+  auto all = run({{"rank0.log", {layout(0, 0, 3, 0, 7, 100)}},
+                  {"rank1.log", {empty(1, 1)}},
+                  {"rank2.log", {empty(2, 2)}}});
+  const auto count = std::count_if(
+      all.begin(), all.end(), [](const Diagnosis& d) { return d.id == "stage_without_layers"; });
+  EXPECT_EQ(count, 1);
+  ASSERT_NE(find(all, "stage_without_layers"), nullptr);
+  EXPECT_EQ(find(all, "stage_without_layers")->failed_rank, 1);
+  // Stage 2's layout is missing: layer_coverage fails on the stage count, not on stage 1.
+  EXPECT_FALSE(
+      names(run({{"rank0.log", {layout(0, 0, 3, 0, 7, 100)}}, {"rank1.log", {empty(1, 1)}}}),
+            "stage_without_layers"));
+}
+
 TEST(MetricRules, StageParameterSumAgainstTheSingleTotal) {
-  BaselineValues b;
-  b.param_count = 1000;
+  baseline::Baseline b;
+  b.structure.param_count = 1000;
   auto doubled =
       run({{"r0", {layout(0, 0, 2, 0, 3, 600)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b);
   const Diagnosis* d = find(doubled, "stage_param_sum_mismatch");
@@ -427,6 +500,48 @@ TEST(MetricRules, StageParameterSumAgainstTheSingleTotal) {
   auto tied =
       run({{"r0", {layout(0, 0, 2, 0, 3, 600, 200)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b);
   EXPECT_EQ(find(tied, "stage_param_sum_mismatch"), nullptr);
+}
+
+// Issue 29: the stages and the total that param_count judges by (baseline/stage_layout.h).
+TEST(MetricRules, StageParameterSumIsJudgedAsParamCountJudgesIt) {
+  logs::ModelRecord whole;
+  whole.at = at(0, 2);
+  whole.param_count = 1200;
+  // Stage 1 logged by its dp_rank 1 replica alone: still a stage of the sum.
+  logs::LayoutRecord replica = layout(3, 1, 2, 4, 7, 700);
+  replica.dp_rank = 1;
+  auto all = run({{"r0", {whole, layout(0, 0, 2, 0, 3, 600)}}, {"r3", {replica}}});
+  const Diagnosis* d = find(all, "stage_param_sum_mismatch");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->symptom, HasSubstr("1300 parameters together, the whole model has 1200"));
+  // Stages that sum to the model's own count are right even where the baseline has another
+  // count: param_count names the model's difference from the baseline, not the stages'.
+  baseline::Baseline b;
+  b.structure.param_count = 1000;
+  EXPECT_FALSE(names(
+      run({{"r0", {whole, layout(0, 0, 2, 0, 3, 600)}}, {"r1", {layout(1, 1, 2, 4, 7, 600)}}}, &b),
+      "stage_param_sum_mismatch"));
+}
+
+TEST(MetricRules, ALossOffTheLastStageIsAMiddleStagesLoss) {
+  logs::LossRecord loss;
+  loss.at = at(1, 9);
+  loss.stage = 1;
+  loss.global_step = 3;
+  loss.value = 2.5;
+  const std::vector<LogRecords> logs = {{"rank0.log", {layout(0, 0, 3, 0, 1, 10)}},
+                                        {"rank1.log", {layout(1, 1, 3, 2, 3, 10), loss}},
+                                        {"rank2.log", {layout(2, 2, 3, 4, 5, 10)}}};
+  // From the logs alone the layouts name the last stage: 2.
+  const auto all = run(logs);
+  const Diagnosis* d = find(all, "middle_stage_loss");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->failed_rank, 1);
+  EXPECT_THAT(d->symptom, HasSubstr("stage 1 computed a loss at step 3; only the last stage (2)"));
+  // Where the plan is known it decides, as no_middle_stage_loss judges: 2 stages end at 1.
+  ConfiguredValues pp2;
+  pp2.pp = 2;
+  EXPECT_FALSE(names(run(logs, nullptr, nullptr, pp2), "middle_stage_loss"));
 }
 
 TEST(MetricRules, IdleStageSaysWhoItWaitsFor) {
@@ -493,6 +608,8 @@ TEST(MetricRules, MoreThanOneCheckpointWriter) {
   EXPECT_EQ(d->symptom, "2 ranks wrote checkpoints (ranks 0, 1)");
   EXPECT_EQ(d->gate, "target");
   EXPECT_TRUE(run({{"rank0.log", {c0, c0}}}).empty());
+  // One rank with two logs (its own and the probe's) is one writer, as the gate counts it.
+  EXPECT_TRUE(run({{"rank0.log", {c0}}, {"probe-rank0.jsonl", {c0}}}).empty());
 }
 
 TEST(MetricRules, LauncherFactsWorldSizeEnvStallAndPort) {
@@ -500,7 +617,7 @@ TEST(MetricRules, LauncherFactsWorldSizeEnvStallAndPort) {
   facts.planned_world_size = 4;
   facts.processes_started = 2;
   facts.env_mismatches.push_back({"MASTER_PORT", {{0, "29500"}, {1, "29501"}}});
-  facts.stalled.push_back({1, "init_process_group", 120});
+  facts.stalled.push_back(stall(1, std::nullopt, 120));
   facts.port_holder = HeldPort{29500, 4321, "python3 train.py"};
   auto all = run({}, nullptr, &facts);
   const Diagnosis* world = find(all, "world_size_exceeds_processes");
@@ -519,7 +636,10 @@ TEST(MetricRules, LauncherFactsWorldSizeEnvStallAndPort) {
 // the three ranks waiting in step 2 after it; the card named rank 0.
 TEST(MetricRules, AStallIsDiagnosedAtTheRankTheWatchdogListsFirst) {
   LaunchFacts facts;
-  facts.stalled = {{1, "after step 1", 5.0}, {3, "in step 2", 5.0}, {0, "in step 2", 5.0}};
+  launch::Stall waiting = stall(3, 1, 5.0);
+  waiting.began_step = 2;
+  facts.stalled = {stall(1, 1, 5.0), waiting, waiting};
+  facts.stalled[2].rank = 0;
   auto all = run({}, nullptr, &facts);
   const auto count = std::count_if(all.begin(), all.end(),
                                    [](const Diagnosis& d) { return d.id == "rank_stalled"; });
@@ -537,13 +657,13 @@ TEST(MetricRules, AStallIsDiagnosedAtTheRankTheWatchdogListsFirst) {
 // at one index calling another one (a desync); the card says so, not only the silence.
 TEST(MetricRules, AStallTheLedgerPlacesGetsItsOwnDiagnosis) {
   LaunchFacts facts;
-  StalledRank behind{1, "after step 2", 5.0};
+  launch::Stall behind = stall(1, 2, 5.0);
   behind.behind = true;
   behind.collective =
       "never reached all_reduce #6 of world (float32[1,4], train.py:42), which rank 0 called; "
       "its last: all_reduce #5 of world (float32[1], train.py:42)";
   behind.stack = "in wait, called at train.py:22 in load_batch";
-  facts.stalled = {behind, {0, "after step 2", 5.0}};
+  facts.stalled = {behind, stall(0, 2, 5.0)};
   auto all = run({}, nullptr, &facts);
   const Diagnosis* d = find(all, "rank_behind_collective");
   ASSERT_NE(d, nullptr);
@@ -554,10 +674,10 @@ TEST(MetricRules, AStallTheLedgerPlacesGetsItsOwnDiagnosis) {
               HasSubstr("its main thread is in wait, called at train.py:22 in load_batch"));
   ASSERT_EQ(d->evidence.size(), 2u);
 
-  StalledRank odd{1, "after step 2", 5.0};
+  launch::Stall odd = stall(1, 2, 5.0);
   odd.desync = true;
   odd.collective = "called barrier #6 of world (train.py:40) where rank 0 called all_reduce #6";
-  facts.stalled = {odd, {0, "after step 2", 5.0}};
+  facts.stalled = {odd, stall(0, 2, 5.0)};
   all = run({}, nullptr, &facts);
   d = find(all, "collective_desync");
   ASSERT_NE(d, nullptr);
@@ -598,7 +718,7 @@ TEST(MetricRules, RanksWhoseLedgersPartAreNamedWithEveryRanksLineWhenTheRunEnded
   EXPECT_EQ(d->evidence[1].line, 16);
   // A stall is placed by the watchdog's attribution instead: one headline, the stall list's.
   LaunchFacts facts;
-  facts.stalled = {{1, "after step 2", 5.0}};
+  facts.stalled = {stall(1, 2, 5.0)};
   const auto stalled = run({{"probe-rank0.jsonl", {coll(0, 6, {1, 4}, "t.py:42")}},
                             {"probe-rank1.jsonl", {coll(1, 6, {145}, "t.py:39")}}},
                            nullptr, &facts);
@@ -607,7 +727,8 @@ TEST(MetricRules, RanksWhoseLedgersPartAreNamedWithEveryRanksLineWhenTheRunEnded
 
 TEST(MetricRules, FirstRankToExitBadlyIsNamed) {
   LaunchFacts facts;
-  facts.exited = {{0, 1, 0, 105.0}, {2, 0, 9, 100.0}, {1, 0, 0, 90.0}, {3, 1, 0, 0}};
+  facts.exited = {ended(0, 1, "", 105.0), ended(2, 0, "SIGKILL", 100.0), ended(1, 0, "", 90.0),
+                  ended(3, 1, "", 0)};
   auto all = run({}, nullptr, &facts);
   const Diagnosis* d = find(all, "rank_exited_first");
   ASSERT_NE(d, nullptr);
@@ -615,14 +736,20 @@ TEST(MetricRules, FirstRankToExitBadlyIsNamed) {
   EXPECT_EQ(d->symptom, "rank 2 was killed by signal 9 (SIGKILL) before any other rank failed");
   EXPECT_THAT(d->cause, HasSubstr("OOM killer"));
 
-  facts.exited = {{1, 0, 0, 0}, {3, 2, 0, 0}};
+  facts.exited = {ended(1, 0, "", 0), ended(3, 2, "", 0)};
   auto code = run({}, nullptr, &facts);
   ASSERT_NE(find(code, "rank_exited_first"), nullptr);
   EXPECT_EQ(find(code, "rank_exited_first")->symptom,
             "rank 3 exited with code 2 before any other rank failed");
 
-  facts.exited = {{0, 0, 0, 0}};
+  facts.exited = {ended(0, 0, "", 0)};
   EXPECT_FALSE(names(run({}, nullptr, &facts), "rank_exited_first"));
+  // Ranks the orchestrator stopped, and ranks with no process information, did not fail first.
+  facts.exited = {ended(0, 1, "", 90.0), ended(1, 0, "SIGTERM", 80.0), launch::RankEnding{}};
+  facts.exited[1].stopped = true;
+  const auto stopped = run({}, nullptr, &facts);
+  ASSERT_NE(find(stopped, "rank_exited_first"), nullptr);
+  EXPECT_EQ(find(stopped, "rank_exited_first")->failed_rank, 0);
 }
 
 TEST(MetricRules, ProcessGroupNeverFormed) {
@@ -654,14 +781,14 @@ TEST(MetricRules, RuleLeftOutOfTheCatalogDoesNotRun) {
 // reads at step 1 a sample rank 1 read at step 0, where the baseline read each sample once.
 TEST(MetricRules, SamplesReadTwiceWhereTheBaselineReadEachOnceAreSamplesRepeated) {
   std::vector<logs::RankLog> logs(2);
-  BaselineValues base;
+  baseline::Baseline base;
   for (std::int64_t s = 0; s < 2; ++s) {
     baseline::BaselineStep b;
     b.global_step = s;
     b.sample_count = 4;
     b.sample_digest = 0;
     b.sample_repeats = 0;
-    base.sample_steps.push_back(b);
+    base.steps.push_back(b);
   }
   for (int r = 0; r < 2; ++r) {
     logs::RankLog& l = logs[static_cast<std::size_t>(r)];
@@ -694,7 +821,7 @@ TEST(MetricRules, SamplesReadTwiceWhereTheBaselineReadEachOnceAreSamplesRepeated
   ASSERT_EQ(d->evidence.size(), 2u);
   EXPECT_EQ(d->evidence[0].rank, 1);
   // The baseline read samples twice too (drawn with replacement): nothing to say.
-  base.sample_steps[1].sample_repeats = 1;
+  base.steps[1].sample_repeats = 1;
   EXPECT_FALSE(names(apply_metric_rules(catalog(), input), "samples_repeated"));
 }
 
@@ -712,10 +839,12 @@ double noisy_loss(int i, int shift) {
   return (2.0 * std::exp(-i / 6.0) + 0.5) * std::exp(noise[(i + shift) % 20]);
 }
 
-BaselineValues layout_baseline() {
-  BaselineValues b;
-  for (int i = 0; i < 20; ++i) b.loss.push_back(noisy_loss(i, 0));
-  b.param_digest = "62a4a8d0f7bbf50f";
+baseline::Baseline layout_baseline() {
+  baseline::Baseline b;
+  std::vector<double> losses;
+  for (int i = 0; i < 20; ++i) losses.push_back(noisy_loss(i, 0));
+  set_series(b, baseline::Metric::kLoss, losses);
+  b.structure.param_digest = "62a4a8d0f7bbf50f";
   return b;
 }
 
@@ -733,8 +862,8 @@ std::vector<logs::Record> layout_run(const std::string& digest, double scale = 1
   return records;
 }
 
-std::vector<Diagnosis> run_with(const std::vector<logs::Record>& records, const BaselineValues& b,
-                                const MetricLimits& limits) {
+std::vector<Diagnosis> run_with(const std::vector<logs::Record>& records,
+                                const baseline::Baseline& b, const MetricLimits& limits) {
   const std::vector<logs::RankLog> logs = rank_logs({{"rank0.log", records}});
   MetricInput input;
   input.logs = logs;
@@ -744,8 +873,8 @@ std::vector<Diagnosis> run_with(const std::vector<logs::Record>& records, const 
 }
 
 TEST(LayoutDependentData, StepZeroWithinTheBaselinesNoiseAndTheSameDigestIsNamed) {
-  const BaselineValues b = layout_baseline();
-  const auto all = run_with(layout_run(b.param_digest), b, {});
+  const baseline::Baseline b = layout_baseline();
+  const auto all = run_with(layout_run(b.structure.param_digest), b, {});
   const Diagnosis* d = find(all, "loss_depends_on_layout");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->klass, "layout_dependent_data");
@@ -760,27 +889,27 @@ TEST(LayoutDependentData, StepZeroWithinTheBaselinesNoiseAndTheSameDigestIsNamed
 }
 
 TEST(LayoutDependentData, OtherInitialParametersOrALossFarOutsideTheNoiseAreNot) {
-  const BaselineValues b = layout_baseline();
+  const baseline::Baseline b = layout_baseline();
   auto other_digest = run_with(layout_run("0123456789abcdef"), b, {});
   EXPECT_EQ(find(other_digest, "loss_depends_on_layout"), nullptr);
   EXPECT_NE(find(other_digest, "loss_wrong_from_first_step"), nullptr);
-  auto far = run_with(layout_run(b.param_digest, 50.0), b, {});
+  auto far = run_with(layout_run(b.structure.param_digest, 50.0), b, {});
   EXPECT_EQ(find(far, "loss_depends_on_layout"), nullptr);
   EXPECT_NE(find(far, "loss_wrong_from_first_step"), nullptr);
-  BaselineValues no_digest = b;
-  no_digest.param_digest.clear();
-  EXPECT_FALSE(
-      names(run_with(layout_run(b.param_digest), no_digest, {}), "loss_depends_on_layout"));
+  baseline::Baseline no_digest = b;
+  no_digest.structure.param_digest.clear();
+  EXPECT_FALSE(names(run_with(layout_run(b.structure.param_digest), no_digest, {}),
+                     "loss_depends_on_layout"));
 }
 
 TEST(LayoutDependentData, AGateThatComparesAsABandJudgesTheSmoothedCurve) {
-  const BaselineValues b = layout_baseline();
+  const baseline::Baseline b = layout_baseline();
   MetricLimits band;
   band.loss.policy = baseline::Policy::kBand;
   // Statistically the baseline's curve: no loss finding at all.
-  EXPECT_TRUE(run_with(layout_run(b.param_digest), b, band).empty());
+  EXPECT_TRUE(run_with(layout_run(b.structure.param_digest), b, band).empty());
   // Growing ×1.5 a step from step 8: a divergence of the smoothed curve, after a match.
-  std::vector<logs::Record> diverging = {model(0, b.param_digest)};
+  std::vector<logs::Record> diverging = {model(0, b.structure.param_digest)};
   for (int i = 0; i < 20; ++i) {
     const double grown = i < 8 ? 1.0 : std::pow(1.5, i - 7);
     diverging.push_back(step(0, i, noisy_loss(i, 7) * grown));
