@@ -38,9 +38,11 @@ std::vector<diagnose::Diagnosis> diagnose_failure(
     const diagnose::Diagnoser& diagnoser, const diagnose::RegressionFacts* regression) {
   const diagnose::LaunchFacts facts = launch_facts(plan.launch, watch.result);
   const std::vector<logs::RankLog> logs(evidence.ranks.begin(), evidence.ranks.end());
-  std::vector<diagnose::RankErrorLines> exit_errors;
+  std::vector<launch::RankEnding> exit_errors;
   for (const gates::RankEvidence& r : evidence.ranks) {
-    if (!r.exit.error_lines.empty()) exit_errors.push_back({r.rank, r.exit.error_lines});
+    if (r.exit.error_lines.empty()) continue;
+    exit_errors.push_back(r.exit);
+    exit_errors.back().rank = r.rank;
   }
   diagnose::MetricInput input;
   input.logs = logs;

@@ -65,10 +65,10 @@ std::vector<Diagnosis> Diagnoser::diagnose(const MetricInput& input) const {
   std::vector<Diagnosis> first;
   if (!input.exit_errors.empty()) {
     TextScan own(*matcher_);
-    for (const RankErrorLines& rank : input.exit_errors) {
+    for (const launch::RankEnding& rank : input.exit_errors) {
       own.begin_file(fmt::format("rank{}.stderr (last lines)", rank.rank));
       std::int64_t number = 0;
-      for (const std::string& text : rank.lines) {
+      for (const std::string& text : rank.error_lines) {
         logs::TextLine line;
         line.at.rank = rank.rank;
         line.at.line = ++number;
@@ -100,7 +100,7 @@ void put_ledger_findings_first(std::vector<Diagnosis>& diagnoses, const MetricIn
   if (input.exit_errors.empty()) return;
   auto failed_by_itself = [&](int rank) {
     return std::any_of(input.exit_errors.begin(), input.exit_errors.end(),
-                       [&](const RankErrorLines& e) { return e.rank == rank; });
+                       [&](const launch::RankEnding& e) { return e.rank == rank; });
   };
   // The gap explains a timeout; with none in the logs (a rank failed on a shape check, the
   // launcher stopped the others wherever they were) it is only where the ranks happened to be.

@@ -36,7 +36,6 @@ const RE2& context_words() {
       "(?P<pipe>PipelineStage|distributed/pipelining|PipelineSchedule|Schedule1F1B|"
       "ScheduleGPipe|PipelineModule|PipelineEngine|pipe/engine\\.py|pipeline_model_parallel|"
       "pipeline-model-parallel)|"
-      "NCCL INFO (?P<env>NCCL_\\w+) set by environment to|(?P<info>NCCL INFO )|"
       "(?P<bar>\\d{1,3}%\\|[^|]{0,80}\\|\\s*\\d+/\\d+)");
   return re;
 }
@@ -44,7 +43,21 @@ const RE2& context_words() {
 }  // namespace
 
 void LogContext::read(const logs::TextLine& line) {
-  if (line.at.rank >= 0 && ranks.size() < 4096) ranks.insert(line.at.rank);
+  if (line.at.rank >= 0 && ranks.size() < 4096 && line.at.rank != last_rank_) {
+    ranks.insert(line.at.rank);
+    last_rank_ = line.at.rank;
+  }
+  // NCCL's INFO lines can be a third of a log: a substring test, and a capture only for the
+  // few that say a variable is set.
+  if (const auto info = line.text.find("NCCL INFO "); info != std::string::npos) {
+    nccl_info = true;
+    static const RE2 kSet("^(NCCL_\\w+) set by environment to");
+    re2::StringPiece rest(line.text.data() + info + 10, line.text.size() - info - 10);
+    std::string name;
+    if (set_by_environment.size() < 64 && RE2::PartialMatch(rest, kSet, &name))
+      set_by_environment.insert(std::move(name));
+    return;
+  }
   const RE2& re = context_words();
   // The DFA says whether a line names anything (most do not); only then the captures.
   if (!re.Match(line.text, 0, line.text.size(), RE2::UNANCHORED, nullptr, 0)) return;
@@ -83,11 +96,6 @@ void LogContext::take(const std::vector<re2::StringPiece>& g) {
   if (!found("ranked").empty()) rank_words = true;
   if (!found("dp").empty()) data_parallel_module = true;
   if (!found("pipe").empty()) pipeline_words = true;
-  if (const std::string_view env = found("env"); !env.empty()) {
-    nccl_info = true;
-    if (set_by_environment.size() < 64) set_by_environment.insert(std::string(env));
-  }
-  if (!found("info").empty()) nccl_info = true;
   if (!found("bar").empty()) progress_bar = true;
 }
 

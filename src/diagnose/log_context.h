@@ -47,6 +47,7 @@ struct LogContext {
 
  private:
   void take(const std::vector<re2::StringPiece>& groups);
+  int last_rank_ = -1;  ///< the rank of the line before (most lines repeat it)
 };
 
 /// The contexts a `[[signature.when]]` may name. Known facts: one_process (the gate's layout

@@ -32,8 +32,8 @@ Expected<Catalog> resolve_catalog(const std::string& given) {
 /// The ranks' own last error lines from an attempt folder's result.json (written by
 /// report/attempt_result.cpp: `ranks[].rank`, `ranks[].error_lines`), so that `diagnose
 /// <attempt folder>` judges with what the run knew. None for any other path.
-std::vector<RankErrorLines> attempt_exit_errors(const std::vector<std::string>& paths) {
-  std::vector<RankErrorLines> errors;
+std::vector<launch::RankEnding> attempt_exit_errors(const std::vector<std::string>& paths) {
+  std::vector<launch::RankEnding> errors;
   if (paths.size() != 1) return errors;
   const std::filesystem::path result = std::filesystem::path(paths.front()) / "result.json";
   std::error_code ec;
@@ -43,11 +43,12 @@ std::vector<RankErrorLines> attempt_exit_errors(const std::vector<std::string>& 
   for (const auto& rank : doc->value("ranks", nlohmann::json::array())) {
     if (!rank.is_object() || !rank.contains("error_lines") || !rank["error_lines"].is_array())
       continue;
-    RankErrorLines lines{rank.value("rank", -1), {}};
+    launch::RankEnding ending;
+    ending.rank = rank.value("rank", -1);
     for (const auto& line : rank["error_lines"]) {
-      if (line.is_string()) lines.lines.push_back(line.get<std::string>());
+      if (line.is_string()) ending.error_lines.push_back(line.get<std::string>());
     }
-    if (!lines.lines.empty()) errors.push_back(std::move(lines));
+    if (!ending.error_lines.empty()) errors.push_back(std::move(ending));
   }
   return errors;
 }
@@ -188,7 +189,7 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
     e.file = options.paths.front();
     return fail(err, e);
   }
-  const std::vector<RankErrorLines> exit_errors = attempt_exit_errors(options.paths);
+  const std::vector<launch::RankEnding> exit_errors = attempt_exit_errors(options.paths);
   std::vector<Diagnosis> diagnoses;
   ReadSummary read;
   read.files = files->size();

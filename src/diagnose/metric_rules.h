@@ -77,13 +77,6 @@ struct ConfiguredValues {
   int loss_rank = 0;   ///< trainer.loss_rank: whose step series is the run's (gates::GateEvidence)
 };
 
-/// The last stderr lines of a rank that exited non-zero by itself (launcher prefixes
-/// stripped): the catalog is matched against them before anything else.
-struct RankErrorLines {
-  int rank = -1;
-  std::vector<std::string> lines;
-};
-
 /// A first gate that no longer reproduces its stored baseline, as baseline::Regression found
 /// it, in the values the `baseline_regression` rule words: file, step, metric, headline,
 /// moved, last_good, accept. It supersedes the rules that compare single steps with the
@@ -96,7 +89,9 @@ struct RegressionFacts {
 /// Everything the metric rules look at.
 struct MetricInput {
   std::span<const logs::RankLog> logs;  ///< evidence names each by its label()
-  std::span<const RankErrorLines> exit_errors;
+  /// The ranks that exited non-zero by themselves, with their last stderr lines (launcher
+  /// prefixes stripped, RankEnding::error_lines): the catalog is matched against those first.
+  std::span<const launch::RankEnding> exit_errors;
   /// The baseline (gate `single`) itself: rules skip a step it has no value for, and what its
   /// structure does not say (param_count, param_digest) is not known.
   const baseline::Baseline* baseline = nullptr;

@@ -269,18 +269,26 @@ class FaultMatrix : public RunAll, public ::testing::WithParamInterface<FaultRow
     }
     EXPECT_GT(failed, 0) << "the gate failed without a failed check";
     // Issue 29: the headline is the root cause. It explains the check the gate failed on, and
-    // is never a consequence: the launcher's summary of a rank's exit, a peer that closed, the
-    // teardown's signals, or an error no entry explains.
+    // is never a consequence: a launcher's summary of a rank's exit (torchrun's, DeepSpeed's,
+    // mp.spawn's; the tool's own `rank_exited_first` is the root fact it observed), a peer that
+    // closed, the teardown's signals, or a failed check nothing explains.
     ASSERT_FALSE(diagnoses.empty());
     const nlohmann::json& headline = diagnoses.at(0);
     const auto explains = headline.value("explains", std::vector<std::string>{});
     EXPECT_TRUE(std::find(explains.begin(), explains.end(), failed_check) != explains.end())
         << "the headline " << headline.at("id") << " does not explain " << failed_check << ": "
         << diagnoses.dump(1);
-    for (const char* consequence :
-         {"child_failed", "peer_exited", "unclassified_error", "unexplained"}) {
+    // (A rank's own exception with no entry, `python_exception`, is its root cause: it may
+    // lead.)
+    for (const char* consequence : {"peer_exited", "unexplained"}) {
       EXPECT_NE(headline.value("class", std::string()), consequence)
           << "the headline is a consequence: " << diagnoses.dump(1);
+    }
+    for (const char* summary :
+         {"torchrun_root_cause", "torchrun_failure_entry", "torchrun_signal",
+          "torchrun_worker_failed", "deepspeed_launcher_exit", "mp_spawn_process_failed"}) {
+      EXPECT_NE(headline.value("id", std::string()), summary)
+          << "the headline is a launcher's summary: " << diagnoses.dump(1);
     }
   }
 };

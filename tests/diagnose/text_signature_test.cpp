@@ -15,6 +15,16 @@ using ::testing::HasSubstr;
 
 const Diagnoser& diagnoser() { return test_support::builtin_diagnoser(); }
 
+// A rank that exited non-zero by itself with these last stderr lines.
+launch::RankEnding ended_with(int rank, std::vector<std::string> lines) {
+  launch::RankEnding ending;
+  ending.known = true;
+  ending.exit_code = 1;
+  ending.rank = rank;
+  ending.error_lines = std::move(lines);
+  return ending;
+}
+
 std::vector<Diagnosis> diagnose_fixture(const std::string& relative) {
   auto files =
       collect_log_files({std::string(BIGMAC_SOURCE_DIR "/tests/diagnose/fixtures/") + relative});
@@ -272,8 +282,8 @@ TEST(TextSignatures, AFailedRanksOwnLastLinesAreMatchedFirst) {
   }
   // Alone, the out-of-memory line (specificity 95) leads; the rank that exited non-zero said
   // something else on its stderr, and that is matched before everything else.
-  const std::vector<RankErrorLines> own = {
-      {1, {"Traceback (most recent call last):", "RuntimeError: Address already in use"}}};
+  const std::vector<launch::RankEnding> own = {ended_with(
+      1, {"Traceback (most recent call last):", "RuntimeError: Address already in use"})};
   MetricInput input;
   input.logs = logs;
   input.exit_errors = own;
@@ -284,11 +294,10 @@ TEST(TextSignatures, AFailedRanksOwnLastLinesAreMatchedFirst) {
   EXPECT_EQ(diagnoses[0].evidence.front().file, "rank1.stderr (last lines)");
   EXPECT_EQ(diagnoses[1].id, "cuda_out_of_memory");
   // A signature found in those lines is not repeated from the full logs.
-  const std::vector<RankErrorLines> oom = {
-      {2,
-       {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 2 has a "
-        "total capacity of 79.11 GiB of which 12.73 GiB is free. Including non-PyTorch "
-        "memory, this process has 66.37 GiB memory in use."}}};
+  const std::vector<launch::RankEnding> oom = {
+      ended_with(2, {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. "
+                     "GPU 2 has a total capacity of 79.11 GiB of which 12.73 GiB is free. "
+                     "Including non-PyTorch memory, this process has 66.37 GiB memory in use."})};
   input.exit_errors = oom;
   const auto again = diagnoser().diagnose(input);
   EXPECT_EQ(std::count_if(again.begin(), again.end(),
