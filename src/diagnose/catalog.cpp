@@ -113,6 +113,19 @@ class CatalogReader {
     return it->get<std::string>();
   }
 
+  // An entry's optional `confidence`, 0..1; `what` names the entry in the error.
+  Expected<std::optional<double>> read_confidence(const nlohmann::json& entry,
+                                                  const std::string& at,
+                                                  const std::string& what) const {
+    auto it = entry.find("confidence");
+    if (it == entry.end()) return std::optional<double>();
+    if (!it->is_number() || *it < 0.0 || *it > 1.0) {
+      return tl::unexpected(
+          error(at + ".confidence", fmt::format("{}: confidence must be a number 0..1", what)));
+    }
+    return std::optional<double>(it->get<double>());
+  }
+
   Expected<EntryText> read_text(const nlohmann::json& entry, const std::string& at) const {
     if (!entry.is_object()) return tl::unexpected(error(at, "an entry must be a table"));
     EntryText text;
@@ -135,14 +148,9 @@ class CatalogReader {
       }
       text.specificity = it->get<int>();
     }
-    if (auto it = entry.find("confidence"); it != entry.end()) {
-      if (!it->is_number() || *it < 0.0 || *it > 1.0) {
-        return tl::unexpected(
-            error(at + ".confidence",
-                  fmt::format("entry `{}`: confidence must be a number 0..1", text.id)));
-      }
-      text.confidence = it->get<double>();
-    }
+    auto confidence = read_confidence(entry, at, fmt::format("entry `{}`", text.id));
+    if (!confidence) return tl::unexpected(confidence.error());
+    text.confidence = confidence->value_or(text.confidence);
     return text;
   }
 
@@ -310,14 +318,9 @@ class CatalogReader {
         if (!value) return tl::unexpected(value.error());
         *target = std::move(*value);
       }
-      if (auto it = entry.find("confidence"); it != entry.end()) {
-        if (!it->is_number() || *it < 0.0 || *it > 1.0) {
-          return tl::unexpected(
-              error(key + ".confidence",
-                    fmt::format("entry `{}`: confidence must be a number 0..1", base.id)));
-        }
-        v.confidence = it->get<double>();
-      }
+      auto confidence = read_confidence(entry, key, fmt::format("entry `{}`", base.id));
+      if (!confidence) return tl::unexpected(confidence.error());
+      v.confidence = *confidence;
       words.symptom = v.symptom.value_or("");
       words.cause = v.cause.value_or("");
       words.fix = v.fix.value_or("");
@@ -473,14 +476,9 @@ class CatalogReader {
           error(at, fmt::format("class `{}`: give gate, cause and fix together", spec.id),
                 "they are what a library's message of the class means"));
     }
-    if (auto it = entry.find("confidence"); it != entry.end()) {
-      if (!it->is_number() || *it < 0.0 || *it > 1.0) {
-        return tl::unexpected(
-            error(at + ".confidence",
-                  fmt::format("class `{}`: confidence must be a number 0..1", spec.id)));
-      }
-      spec.confidence = it->get<double>();
-    }
+    auto confidence = read_confidence(entry, at, fmt::format("class `{}`", spec.id));
+    if (!confidence) return tl::unexpected(confidence.error());
+    spec.confidence = confidence->value_or(spec.confidence);
     return {};
   }
 
