@@ -36,7 +36,10 @@ TEST(LayerCoverage, EveryLayerOnExactlyOneStageIsCovered) {
 
 TEST(LayerCoverage, NamesTheFirstGapInTheGatesOrder) {
   // Replicas of stage 1 disagree: judged before anything else.
-  const LayerCoverage replicas = cover({stage(0, 0, 0, 3), stage(1, 1, 4, 7), stage(3, 1, 5, 7)});
+  // The result points into the logs it judged: they outlive it.
+  const std::vector<logs::RankLog> disagree = {stage(0, 0, 0, 3), stage(1, 1, 4, 7),
+                                               stage(3, 1, 5, 7)};
+  const LayerCoverage replicas = cover(disagree);
   EXPECT_EQ(replicas.kind, Kind::kReplicasDisagree);
   EXPECT_EQ(replicas.a.log->rank, 1);
   EXPECT_EQ(replicas.b.log->rank, 3);
@@ -47,7 +50,8 @@ TEST(LayerCoverage, NamesTheFirstGapInTheGatesOrder) {
   EXPECT_EQ(missing.kind, Kind::kStageCount);
   EXPECT_EQ(missing.missing, std::vector<int>{1});
   // A stage without layers is judged only with every planned stage logged.
-  const LayerCoverage empty = cover({stage(0, 0, 0, 7), stage(1, 1, -1, -1)});
+  const std::vector<logs::RankLog> layerless = {stage(0, 0, 0, 7), stage(1, 1, -1, -1)};
+  const LayerCoverage empty = cover(layerless);
   EXPECT_EQ(empty.kind, Kind::kStageWithoutLayers);
   EXPECT_EQ(empty.a.record->stage, 1);
   const LayerCoverage outside = cover({stage(0, 0, 0, 3), stage(1, 1, 4, 8)});
