@@ -49,6 +49,9 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, int index) {
                          d.matches - static_cast<std::int64_t>(d.evidence.size()));
     }
   }
+  if (!d.raised_at.empty()) out << fmt::format("   raised at: {}\n", printable(d.raised_at));
+  if (!d.while_handling.empty())
+    out << fmt::format("   while handling: {}\n", shortened(d.while_handling));
   if (d.ranks.size() > 1 || d.first_rank >= 0 || !d.nodes.empty()) {
     std::string line = fmt::format("   ranks: {} ({})", d.ranks.size(), format_ranges(d.ranks));
     if (d.first_rank >= 0) {
@@ -110,6 +113,9 @@ nlohmann::json to_json(const Diagnosis& d) {
   if (d.first_rank >= 0) out["first_rank"] = {{"rank", d.first_rank}, {"by", d.first_by}};
   if (!d.nodes.empty()) out["nodes"] = d.nodes;
   if (!d.explains.empty()) out["explains"] = d.explains;
+  if (!d.raised_at.empty()) out["raised_at"] = d.raised_at;
+  if (!d.while_handling.empty()) out["while_handling"] = d.while_handling;
+  if (!d.consequence_of.empty()) out["consequence_of"] = d.consequence_of;
   return out;
 }
 

@@ -55,6 +55,16 @@ struct Diagnosis {
   std::vector<std::string> explains;
   /// Found by a library's message (stages/messages/), not a hand-written signature.
   bool library_message = false;
+  /// Where the exception that ends the evidence's Python traceback was raised: the program's
+  /// innermost frame (`train.py:88 in main`), else the library's; empty when the evidence ends
+  /// no traceback (diagnose/traceback.h).
+  std::string raised_at;
+  /// When that exception was raised while handling another (or from it), the first of the
+  /// chain: `OSError: [Errno 98] Address already in use (at train.py:20 in setup)`.
+  std::string while_handling;
+  /// The id of the diagnosis of that first exception, when another signature explains it:
+  /// this one is its consequence and ranks after it.
+  std::string consequence_of;
 };
 
 /// The text form: symptom, evidence (rank, file:line), cause, fix, and the gate to go back to.

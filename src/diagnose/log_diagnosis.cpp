@@ -60,12 +60,22 @@ struct ReadSummary {
   std::int64_t lines = 0;
   std::map<int, std::pair<std::int64_t, std::int64_t>> steps;  // rank -> first, last step
   std::optional<Evidence> first_error_like;
+  std::vector<Evidence> error_like_lines;  ///< the first few, over every group of files
+  std::optional<RaisedError> first_raised;
+  std::string first_raised_file;
   bool nccl_info = false;
 
   void add(const TextScan::Read& read, const std::vector<logs::RankLog>& logs) {
     lines += read.lines;
     nccl_info = nccl_info || read.nccl_info;
     if (read.error_like && !first_error_like) first_error_like = read.first_error_like;
+    for (const Evidence& e : read.error_like_lines) {
+      if (error_like_lines.size() < TextScan::kErrorLikeKept) error_like_lines.push_back(e);
+    }
+    if (read.first_raised && !first_raised) {
+      first_raised = read.first_raised;
+      first_raised_file = read.first_raised_file;
+    }
     for (const logs::RankLog& log : logs) {
       for (const logs::StepRecord& step : log.steps) {
         auto [it, fresh] = steps.try_emplace(log.rank, step.global_step, step.global_step);
@@ -88,9 +98,50 @@ struct ReadSummary {
     return text;
   }
 
-  std::vector<std::string> what_would_decide() const {
+  // The first error-like line that prints a library's message the catalog collected, with
+  // the message; nothing when none does.
+  struct KnownMessage {
+    const Evidence* line = nullptr;
+    const MessageLibrary* library = nullptr;
+    const Message* message = nullptr;
+  };
+  KnownMessage library_message(const std::vector<MessageLibrary>& libraries) const {
+    std::vector<std::string> texts;
+    for (const Evidence& e : error_like_lines) texts.push_back(e.text);
+    const auto found = find_messages(libraries, texts);
+    for (std::size_t i = 0; i < found.size(); ++i) {
+      if (!found[i]) continue;
+      const MessageLibrary& library = libraries[found[i]->library];
+      return {&error_like_lines[i], &library, &library.messages[found[i]->message]};
+    }
+    return {};
+  }
+
+  std::vector<std::string> what_would_decide(const std::vector<MessageLibrary>& libraries) const {
     std::vector<std::string> out;
-    if (first_error_like) {
+    if (const KnownMessage known = library_message(libraries); known.line != nullptr) {
+      const Message& m = *known.message;
+      const std::string said =
+          fmt::format("{}:{} prints {}'s message \"{}\" ({}, versions {})", known.line->file,
+                      known.line->line, known.library->name, printable(m.text.substr(0, 160)),
+                      m.where, m.versions.empty() ? "unknown" : m.versions);
+      out.push_back(m.klass.empty()
+                        ? said +
+                              ", collected from its source but not classified: once its cause "
+                              "is known, its `class` in " +
+                              known.library->path + " names it"
+                        : fmt::format("{}, of class {} (a {}: not a cause by itself)", said,
+                                      m.klass, m.level.empty() ? "message" : m.level));
+    }
+    if (first_raised) {
+      const RaisedError& r = *first_raised;
+      std::string line = fmt::format(
+          "{} raised {}{}{} ({}:{})",
+          r.rank >= 0 ? fmt::format("rank {}", r.rank) : std::string("a process"), r.type,
+          r.message.empty() ? "" : ": ", printable(r.message), first_raised_file, r.line);
+      if (!r.where().empty()) line += " at " + r.where();
+      out.push_back(line + "; no catalog entry names this exception");
+    } else if (first_error_like) {
       const Evidence& e = *first_error_like;
       out.push_back(fmt::format(
           "the first line that reads as an error matches no catalog entry ({}:{}: {}); once its "
@@ -110,7 +161,7 @@ struct ReadSummary {
     return out;
   }
 
-  nlohmann::json to_json() const {
+  nlohmann::json to_json(const std::vector<MessageLibrary>& libraries) const {
     nlohmann::json ranks = nlohmann::json::array();
     for (const auto& [rank, range] : steps) {
       ranks.push_back({{"rank", rank}, {"first_step", range.first}, {"last_step", range.second}});
@@ -124,6 +175,18 @@ struct ReadSummary {
       doc["first_error_like"] = {{"file", first_error_like->file},
                                  {"line", first_error_like->line},
                                  {"text", first_error_like->text}};
+    }
+    if (first_raised) {
+      doc["raised"] = {{"rank", first_raised->rank},       {"file", first_raised_file},
+                       {"line", first_raised->line},       {"type", first_raised->type},
+                       {"message", first_raised->message}, {"at", first_raised->where()}};
+    }
+    if (const KnownMessage known = library_message(libraries); known.line != nullptr) {
+      doc["library_message"] = {
+          {"file", known.line->file},       {"line", known.line->line},
+          {"library", known.library->name}, {"text", known.message->text},
+          {"where", known.message->where},  {"versions", known.message->versions},
+          {"class", known.message->klass}};
     }
     return doc;
   }
@@ -224,15 +287,16 @@ int run_diagnose(const DiagnoseOptions& options, std::ostream& out, std::ostream
   if (options.json) {
     nlohmann::json doc = {{"files", files->size()}, {"diagnoses", to_json(diagnoses)}};
     if (diagnoses.empty()) {
-      doc["read"] = read.to_json();
-      doc["would_decide"] = read.what_would_decide();
+      doc["read"] = read.to_json(diagnoser->catalog().libraries);
+      doc["would_decide"] = read.what_would_decide(diagnoser->catalog().libraries);
     }
     out << json_text(doc, 2) << '\n';
   } else {
     print_diagnoses(out, diagnoses);
     if (diagnoses.empty()) {
       out << "  " << read.what_was_read() << '\n';
-      for (const std::string& line : read.what_would_decide()) out << "  " << line << '\n';
+      for (const std::string& line : read.what_would_decide(diagnoser->catalog().libraries))
+        out << "  " << line << '\n';
     }
   }
   return diagnoses.empty() ? to_int(ExitCode::kGateFailed) : to_int(ExitCode::kOk);

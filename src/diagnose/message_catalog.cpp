@@ -114,6 +114,23 @@ std::string quoted_words(std::string_view text) {
   return out;
 }
 
+// Every run of whitespace as one space, none at either end.
+std::string collapsed_spaces(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool space = false;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c)) != 0) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::size_t MessageLibrary::classified() const {
@@ -150,6 +167,12 @@ bool specific_enough(const std::vector<Part>& best, const Words& w) {
 }  // namespace
 
 std::optional<std::string> message_literal(std::string_view text) {
+  const std::optional<std::string> words = message_words(text);
+  if (!words) return std::nullopt;
+  return quoted_words(*words);
+}
+
+std::optional<std::string> message_words(std::string_view text) {
   Words w;
   const std::vector<Part> best = best_line(text, w);
   if (!specific_enough(best, w)) return std::nullopt;
@@ -167,7 +190,34 @@ std::optional<std::string> message_literal(std::string_view text) {
   std::string_view literal = longest->text;
   literal.remove_prefix(std::min(literal.find_first_not_of(" \t"), literal.size()));
   literal = literal.substr(0, literal.find_last_not_of(" \t") + 1);
-  return quoted_words(literal);
+  return collapsed_spaces(literal);
+}
+
+std::vector<std::optional<MessageRef>> find_messages(const std::vector<MessageLibrary>& libraries,
+                                                     const std::vector<std::string>& lines) {
+  std::vector<std::optional<MessageRef>> found(lines.size());
+  std::vector<std::string> plain;
+  plain.reserve(lines.size());
+  for (const std::string& line : lines) plain.push_back(collapsed_spaces(line));
+  std::vector<std::size_t> best_length(lines.size());
+  for (std::size_t l = 0; l < libraries.size(); ++l) {
+    const MessageLibrary& library = libraries[l];
+    for (std::size_t m = 0; m < library.messages.size(); ++m) {
+      const std::optional<std::string> words = message_words(library.messages[m].text);
+      if (!words) continue;
+      for (std::size_t i = 0; i < plain.size(); ++i) {
+        // The longest literal that the line holds and whose whole pattern matches it.
+        if (words->size() <= best_length[i] || plain[i].find(*words) == std::string::npos) continue;
+        const std::optional<std::string> pattern = message_pattern(library.messages[m].text);
+        if (!pattern) continue;
+        const RE2 re(*pattern);
+        if (!re.ok() || !RE2::PartialMatch(lines[i], re)) continue;
+        found[i] = MessageRef{l, m};
+        best_length[i] = words->size();
+      }
+    }
+  }
+  return found;
 }
 
 std::optional<std::string> message_pattern(std::string_view text) {

@@ -50,6 +50,22 @@ std::optional<std::string> message_pattern(std::string_view text);
 /// message has no pattern.
 std::optional<std::string> message_literal(std::string_view text);
 
+/// The longest literal run of the line message_pattern searches for, as plain words (one
+/// space between them); nothing when the message has no pattern.
+std::optional<std::string> message_words(std::string_view text);
+
+/// A message of a library: `libraries[library].messages[message]`.
+struct MessageRef {
+  std::size_t library = 0;
+  std::size_t message = 0;
+};
+
+/// For each line, the library message it prints (the one with the longest literal whose
+/// pattern matches), classified or not; nothing where none does. One pass over the messages:
+/// meant for the few lines a "no diagnosis" names, not for every line of a log.
+std::vector<std::optional<MessageRef>> find_messages(const std::vector<MessageLibrary>& libraries,
+                                                     const std::vector<std::string>& lines);
+
 /// How many messages of a library have a pattern (message_pattern), for the coverage report.
 std::size_t matchable(const MessageLibrary& library);
 

@@ -95,9 +95,15 @@ void put_consequences_last(std::vector<Diagnosis>& diagnoses) {
              });
     });
   };
+  // An exception raised while handling one another diagnosis explains comes after it.
+  const auto raised_while_explained = [&](const Diagnosis& d) {
+    return !d.consequence_of.empty() &&
+           std::any_of(diagnoses.begin(), diagnoses.end(),
+                       [&](const Diagnosis& p) { return p.id == d.consequence_of; });
+  };
   std::vector<char> consequence(diagnoses.size());
   for (std::size_t i = 0; i < diagnoses.size(); ++i)
-    consequence[i] = after_a_closed_peer(diagnoses[i]);
+    consequence[i] = after_a_closed_peer(diagnoses[i]) || raised_while_explained(diagnoses[i]);
   std::vector<Diagnosis> causes, peers, later;
   for (std::size_t i = 0; i < diagnoses.size(); ++i) {
     if (diagnoses[i].klass == kPeerExitedClass) {

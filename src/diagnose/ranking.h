@@ -18,7 +18,8 @@ void rank_diagnoses(std::vector<Diagnosis>& diagnoses);
 
 /// Moves consequences after the causes, keeping each part's order: a closed peer
 /// (`peer_exited`), then a library's message that its file printed after a closed peer (how
-/// that process went on failing, such as NCCL's proxy reporting the broken socket).
+/// that process went on failing, such as NCCL's proxy reporting the broken socket) or an
+/// exception raised while handling one another diagnosis explains (Diagnosis::consequence_of).
 void put_consequences_last(std::vector<Diagnosis>& diagnoses);
 
 }  // namespace bigmac::diagnose

@@ -29,20 +29,28 @@ void TextScan::begin_file(std::string file) {
   window_.reset();
   files_.push_back(file_);
   specific_lines_.emplace_back();
+  tracebacks_.begin_file(files_.size() - 1);
 }
 
 void TextScan::note_read(const logs::TextLine& line) {
   ++read_.lines;
   context_.read(line);
+  tracebacks_.read(line);
+  if (!read_.first_raised && !tracebacks_.errors().empty()) {
+    read_.first_raised = tracebacks_.errors().front();
+    read_.first_raised_file = file_;
+  }
   if (!read_.nccl_info && line.text.find("NCCL INFO") != std::string::npos) read_.nccl_info = true;
-  if (read_.error_like) return;
+  if (read_.error_like_lines.size() >= kErrorLikeKept) return;
   // Words a failure's line carries in any library's spelling, as one pass of one automaton; a
   // line a signature explains counts too (it is what was read, not what was left over).
   static const RE2 kErrorLike(
       "Error|ERROR|error:|Traceback|Exception|FAILED|WARN|Killed|Aborted|[Ff]atal|FATAL");
   if (!RE2::PartialMatch(line.text, kErrorLike)) return;
+  Evidence e{line.at.rank, file_, line.at.line, line.at.t, line.text};
+  if (!read_.error_like) read_.first_error_like = e;
   read_.error_like = true;
-  read_.first_error_like = Evidence{line.at.rank, file_, line.at.line, line.at.t, line.text};
+  read_.error_like_lines.push_back(std::move(e));
 }
 
 void TextScan::add_line(const logs::TextLine& line) {
@@ -210,12 +218,68 @@ std::vector<Diagnosis> TextScan::finish(const LogContext& known) {
   }
   std::erase_if(
       out, [&](const Diagnosis& d) { return d.library_message && written.count(d.klass) > 0; });
+  attach_tracebacks(out);
   tallies_.assign(tallies_.size(), Tally{});
+  tracebacks_ = TracebackReader{};
   context_ = {};
   specific_lines_.clear();
   files_.clear();
   window_.reset();
   return out;
+}
+
+namespace {
+
+constexpr std::int64_t kMessageReach = 8;  ///< lines of a message after its `Type:` line
+
+}  // namespace
+
+// Where each diagnosis's first line ends a traceback: where it was raised, the chain's root
+// when it was raised while handling another, and which diagnosis explains that root.
+void TextScan::attach_tracebacks(std::vector<Diagnosis>& out) const {
+  const auto file_index = [&](const std::string& name) -> std::optional<std::size_t> {
+    for (std::size_t f = 0; f < files_.size(); ++f) {
+      if (files_[f] == name) return f;
+    }
+    return std::nullopt;
+  };
+  // The exception whose message the evidence line is in: its `Type:` line or a few below.
+  const auto raised = [&](const Evidence& e) -> const RaisedError* {
+    const auto f = file_index(e.file);
+    if (!f) return nullptr;
+    const RaisedError* best = nullptr;
+    for (const RaisedError& r : tracebacks_.errors()) {
+      if (r.file != *f || r.line > e.line || e.line - r.line > kMessageReach) continue;
+      if (r.rank >= 0 && e.rank >= 0 && r.rank != e.rank) continue;
+      if (best == nullptr || r.line > best->line) best = &r;
+    }
+    return best;
+  };
+  const Catalog& catalog = matcher_.catalog();
+  const auto fallback = [&](const Diagnosis& d) {
+    return std::any_of(catalog.signatures.begin(), catalog.signatures.end(),
+                       [&](const Signature& s) { return s.fallback && s.text.id == d.id; });
+  };
+  for (Diagnosis& d : out) {
+    if (d.evidence.empty()) continue;
+    const RaisedError* error = raised(d.evidence.front());
+    if (error == nullptr) continue;
+    d.raised_at = error->where();
+    if (error->chained_from < 0) continue;
+    const RaisedError& root = tracebacks_.root_of(*error);
+    d.while_handling = root.message.empty() ? root.type : root.type + ": " + root.message;
+    if (!root.where().empty()) d.while_handling += " (at " + root.where() + ")";
+    // The diagnosis that explains the root, if a signature other than the fallback found it.
+    for (const Diagnosis& other : out) {
+      if (&other == &d || other.id == d.id || fallback(other)) continue;
+      const bool explains_root = std::any_of(other.evidence.begin(), other.evidence.end(),
+                                             [&](const Evidence& e) { return raised(e) == &root; });
+      if (explains_root) {
+        d.consequence_of = other.id;
+        break;
+      }
+    }
+  }
 }
 
 void TextScan::drop_explained(Tally& tally) const {

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "diagnose/message_template.h"
 #include "diagnose/rank_set.h"
 #include "diagnose/text_matcher.h"
+#include "diagnose/traceback.h"
 #include "logs/record.h"
 
 namespace bigmac::diagnose {
@@ -37,6 +39,8 @@ class TextScan {
 
   /// What the lines read so far show of how the program ran.
   const LogContext& context() const { return context_; }
+  /// The Python tracebacks read so far (until finish()).
+  const TracebackReader& tracebacks() const { return tracebacks_; }
 
   /// What the scan read, for an honest "no diagnosis": how many lines, whether one read as an
   /// error or a warning (and the first that did), whether NCCL's INFO lines were among them.
@@ -45,7 +49,13 @@ class TextScan {
     bool error_like = false;
     Evidence first_error_like;  ///< valid when error_like
     bool nccl_info = false;
+    /// The first exception a traceback ended with and the chain's root, when one was read.
+    std::optional<RaisedError> first_raised;
+    std::string first_raised_file;
+    /// The first few lines that read as an error or a warning (the first is first_error_like).
+    std::vector<Evidence> error_like_lines;
   };
+  static constexpr std::size_t kErrorLikeKept = 8;
   const Read& read() const { return read_; }
 
  private:
@@ -74,6 +84,7 @@ class TextScan {
   void record(const TextMatch& m);
   void note_read(const logs::TextLine& line);
   void drop_explained(Tally& tally) const;
+  void attach_tracebacks(std::vector<Diagnosis>& out) const;
 
   const TextMatcher& matcher_;
   std::string file_;
@@ -87,6 +98,7 @@ class TextScan {
   std::vector<std::string> files_;
   Read read_;
   LogContext context_;
+  TracebackReader tracebacks_;
 };
 
 }  // namespace bigmac::diagnose

@@ -60,6 +60,55 @@ TEST(DiagnoseCommand, ExitOneWhenNothingMatches) {
   EXPECT_THAT(r.out, HasSubstr("no diagnosis"));
 }
 
+// Writes `text` into a fresh file of the test's own temporary folder.
+std::string write_log(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / ("bigmac-diagnose-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "rank0.log";
+  std::ofstream(file) << text;
+  return file.string();
+}
+
+TEST(DiagnoseCommand, NoDiagnosisNamesTheLibraryMessageItRead) {
+  // Gloo's uv transport (gloo/transport/uv/device.cc), a message no class explains yet.
+  const std::string log =
+      write_log("unclassified",
+                "step 1 loss 0.5\n"
+                "[enforce fail at gloo/transport/uv/device.cc:246] !event. Error on "
+                "listener socket: connection reset by peer\n");
+  Result r = run({{log}, false, {}, {}});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("no diagnosis"));
+  EXPECT_THAT(r.out, HasSubstr(log + ":2 prints gloo's message \"!event. Error on listener "
+                                     "socket: {}\" (gloo/transport/uv/device.cc"));
+  EXPECT_THAT(r.out, HasSubstr("not classified"));
+  Result json = run({{log}, true, {}, {}});
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["read"]["library_message"]["library"], "gloo");
+  EXPECT_EQ(doc["read"]["library_message"]["line"], 2);
+  EXPECT_EQ(doc["read"]["library_message"]["class"], "");
+}
+
+TEST(DiagnoseCommand, NoDiagnosisNamesTheExceptionAndWhereItWasRaised) {
+  // What CPython printed for a program stopped by Ctrl-C in its loop.
+  const std::string log = write_log("interrupted",
+                                    "Traceback (most recent call last):\n"
+                                    "  File \"/work/train.py\", line 40, in <module>\n"
+                                    "    main()\n"
+                                    "  File \"/work/train.py\", line 31, in main\n"
+                                    "    time.sleep(1)\n"
+                                    "KeyboardInterrupt\n");
+  Result r = run({{log}, false, {}, {}});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("rank 0 raised KeyboardInterrupt (" + log +
+                               ":6) at /work/train.py:31 in main"));
+  Result json = run({{log}, true, {}, {}});
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["read"]["raised"]["type"], "KeyboardInterrupt");
+  EXPECT_EQ(doc["read"]["raised"]["at"], "/work/train.py:31 in main");
+}
+
 TEST(DiagnoseCommand, ExitTwoForMissingInputOrBadCatalog) {
   Result missing = run({{kFixtures + "does-not-exist.log"}, false, {}, {}});
   EXPECT_EQ(missing.code, 2);
