@@ -123,13 +123,21 @@ struct Trainer::State {
     options.agent_store = setup.env.agent_store;
     options.restart_count = setup.env.restart_count;
     auto start = StepClock::now();
+    // However it fails — a timeout of its own, or the store's host gone first (the store
+    // client's `Connection reset by peer` is a std::system_error) — the error names the
+    // rendezvous it was.
+    const auto failed = [&](const char* what) {
+      return std::runtime_error(
+          fmt::format("rendezvous of {} ranks at {}:{} ({}) failed within {} s: {}", world_size,
+                      options.master_addr, options.master_port, setup.backend,
+                      setup.config.launch.init_timeout_s, what));
+    };
     try {
       group = RankGroup::connect(options);
     } catch (const c10::Error& error) {
-      throw std::runtime_error(
-          fmt::format("rendezvous of {} ranks at {}:{} ({}) failed within {} s: {}", world_size,
-                      options.master_addr, options.master_port, setup.backend,
-                      setup.config.launch.init_timeout_s, error.what_without_backtrace()));
+      throw failed(error.what_without_backtrace());
+    } catch (const std::exception& error) {
+      throw failed(error.what());
     }
     // Every collective and transfer is in the log before it goes in (the `coll` events).
     ledger = std::make_unique<CollectiveLedger>(log, rank);
