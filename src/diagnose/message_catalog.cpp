@@ -99,21 +99,6 @@ bool lone_identifier(const std::vector<Part>& parts) {
   return marked;
 }
 
-std::string quoted_words(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c)) != 0) {
-      space = true;
-      continue;
-    }
-    if (space && !out.empty()) out += "\\s+";
-    space = false;
-    out += RE2::QuoteMeta(std::string_view(&c, 1));
-  }
-  return out;
-}
-
 // Every run of whitespace as one space, none at either end.
 std::string collapsed_spaces(std::string_view text) {
   std::string out;
@@ -128,6 +113,13 @@ std::string collapsed_spaces(std::string_view text) {
     space = false;
     out += c;
   }
+  return out;
+}
+
+std::string quoted_words(std::string_view text) {
+  std::string out;
+  for (char c : collapsed_spaces(text))
+    out += c == ' ' ? std::string("\\s+") : RE2::QuoteMeta(std::string_view(&c, 1));
   return out;
 }
 
