@@ -24,6 +24,12 @@ namespace {
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+/// `name=(` opens an array; a word of only empty parts (`""`, a line continuation) does not.
+bool ends_with_equals(const ShellWord& word) {
+  const std::string text = word.literal_text();
+  return !text.empty() && text.back() == '=';
+}
+
 class Lexer {
  public:
   explicit Lexer(std::string_view text) : s_(text) {}
@@ -118,8 +124,7 @@ class Lexer {
       part(dollar(false));
     } else if (c == '`') {
       part(backtick(false));
-    } else if (c == '(' && started_ && word_.is_literal() && !word_.parts.empty() &&
-               word_.literal_text().back() == '=') {
+    } else if (c == '(' && started_ && word_.is_literal() && ends_with_equals(word_)) {
       take();
       open_array();
     } else if (c == ')' && array_ != nullptr) {

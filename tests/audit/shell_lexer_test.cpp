@@ -66,6 +66,15 @@ TEST(ShellLexer, ArraysKeepTheLineOfEachElement) {
   EXPECT_EQ(array.elements[3].line, 3);
 }
 
+TEST(ShellLexer, AnEmptyWordBeforeAParenthesisIsNoArray) {
+  // Found by the fuzzer: `""(` looked at the last character of an empty word.
+  const auto script = lex_shell("cmd \"\"(a)\nX=(b)\n");
+  ASSERT_EQ(script.commands.size(), 3u);
+  EXPECT_THAT(texts(script.commands[1]), ElementsAre("a"));
+  for (const ShellWord& w : script.commands[0].words) EXPECT_FALSE(w.is_array);
+  EXPECT_TRUE(script.commands[2].words[0].is_array);
+}
+
 TEST(ShellLexer, HereDocumentBodiesAreNotCommands) {
   const auto script = lex_shell("cat <<-EOF > x\n\t--pp 9\n\tEOF\nnext 1\n");
   ASSERT_EQ(script.commands.size(), 2u);
