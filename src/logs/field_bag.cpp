@@ -139,9 +139,10 @@ void FieldBag::read_converted(FieldKey key, std::int64_t& out) {
       out = slot.i;
       return;
     case Slot::Kind::kReal:
-      // 3.0 is an integer written by a float formatter; 3.5 is not.
-      if (slot.d == static_cast<double>(static_cast<std::int64_t>(slot.d)) &&
-          std::abs(slot.d) < 9.0e15) {
+      // 3.0 is an integer written by a float formatter; 3.5 is not. The range test comes
+      // first: casting a double beyond int64 is undefined.
+      if (std::abs(slot.d) < 9.0e15 &&
+          slot.d == static_cast<double>(static_cast<std::int64_t>(slot.d))) {
         out = static_cast<std::int64_t>(slot.d);
         return;
       }

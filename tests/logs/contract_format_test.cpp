@@ -221,5 +221,19 @@ TEST(ContractJson, WrongTypesAreCountedNamingTheField) {
   EXPECT_NE(parsed.stats.unparseable_examples[1].reason.find("field loss"), std::string::npos);
 }
 
+TEST(ContractJson, AWholeRealBeyondAnIntegersRangeIsAWrongType) {
+  // Found by the fuzzer: 3.9e123 was cast to an integer before its range was tested.
+  auto parsed = parse_text(R"({"ev":"step","global_step":3.9e123,"loss":1})"
+                           "\n"
+                           R"({"ev":"step","global_step":-1e300,"loss":1})"
+                           "\n"
+                           R"({"ev":"step","global_step":7.0,"loss":1})"
+                           "\n");
+  EXPECT_EQ(parsed.stats.unparseable, 2);
+  ASSERT_EQ(parsed.all<StepRecord>().size(), 1u);
+  EXPECT_EQ(parsed.all<StepRecord>()[0].global_step, 7);
+  EXPECT_NE(parsed.stats.unparseable_examples[0].reason.find("global_step"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace bigmac::logs
