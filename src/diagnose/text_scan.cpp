@@ -103,7 +103,10 @@ void TextScan::record(const TextMatch& m) {
     }
   }
 
-  if (!sig.fallback && sig.library < 0 && specific_lines_.back().size() + 2 <= kMaxSpecificLines) {
+  // A launcher's report of a failed rank explains no line near it: the rank's own error just
+  // above torchrun's "failed (exitcode: 1)" is the story that report is context for.
+  if (!sig.fallback && sig.library < 0 && sig.text.klass != kChildFailedClass &&
+      specific_lines_.back().size() + 2 <= kMaxSpecificLines) {
     specific_lines_.back().push_back(first.line);
     if (last.line != first.line) specific_lines_.back().push_back(last.line);
   }

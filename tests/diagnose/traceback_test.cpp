@@ -207,5 +207,24 @@ TEST(Traceback, TheRootOfAChainIsNamedWhereNoSignatureExplainsIt) {
   EXPECT_NE(last.evidence[0].text.find("FileNotFoundError"), std::string::npos);
 }
 
+// torchrun's report of the failed rank, three lines below that rank's own error, explains
+// nothing near it: the rank's error is the headline (lines from
+// https://github.com/ultralytics/ultralytics/issues/19917, torch 2.x).
+TEST(Traceback, ALaunchersReportJustBelowARanksErrorLeavesItTheHeadline) {
+  const std::vector<Diagnosis> found = diagnose_text(
+      "[rank1]:   File \"/env/lib/python3.11/site-packages/torch/__init__.py\", line 2003, in "
+      "__getattr__\n"
+      "[rank1]:     raise AttributeError(f\"module '{__name__}' has no attribute '{name}'\")\n"
+      "[rank1]: AttributeError: module 'torch' has no attribute 'OutOfMemoryError'\n"
+      "W0328 18:18:18.154000 140217767576768 torch/distributed/elastic/multiprocessing/api.py:851] "
+      "Sending process 3274844 closing signal SIGTERM\n"
+      "E0328 18:18:48.413000 140217767576768 torch/distributed/elastic/multiprocessing/api.py:826] "
+      "failed (exitcode: 1) local_rank: 1 (pid: 3274845) of binary: /env/bin/python\n");
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].id, "python_exception");
+  EXPECT_EQ(found[0].failed_rank, 1);
+  EXPECT_EQ(found[1].klass, "child_failed");
+}
+
 }  // namespace
 }  // namespace bigmac::diagnose
