@@ -11,6 +11,7 @@ import re
 import sys
 
 I = re.I
+_PT = r"^pytorch$"  # the library pattern of rules written for PyTorch's own files
 
 # (class, text pattern, library pattern or None, file pattern or None, flags)
 RULES = [
@@ -151,6 +152,175 @@ RULES = [
      r"file too large", None, None, I),
     ("slurm_time_limit", r"DUE TO TIME LIMIT|time limit", r"slurm", None, 0),
     ("node_failure", r"NODE_FAIL|node fail|DUE TO NODE FAILURE", None, None, I),
+
+    # Frameworks' launch checks that name no variable the rules above know.
+    ("launch_env", r"is not compatible with an interactive environment", r"^lightning$",
+     r"connector", I),
+
+    # PyTorch's own messages that no rule above reaches: each rule is confined to the
+    # library and the files it was written for (read one by one over 1.13.1 .. 2.x), so at
+    # the end of the list it can only classify what nothing else does.
+    # --- Ports, connections, peers (c10d sockets and stores, elastic) ---------------------
+    # libuv defers EADDRINUSE from bind to listen: "The server socket has failed to listen on
+    # any local network address. port: 29500, ..., name: EADDRINUSE"; elastic's free-port probe.
+    ("port_in_use", r"failed to listen on any local network address|"
+     r"port: \S*\s*already in use", _PT,
+     r"csrc/distributed/c10d/(TCPStore|socket)|distributed/elastic/utils/distributed", I),
+    # Nothing listened where the client connected (socket.cpp), or the elastic c10d
+    # rendezvous backend could not reach its store.
+    ("connection_refused", r"failed to connect to any network address|"
+     r"connection to the C10d store has failed", _PT,
+     r"csrc/distributed/c10d/socket|distributed/elastic/rendezvous", I),
+    # recv()/send() of 0 bytes on a store socket: the other end closed (rank 0 / store exited).
+    ("peer_exited", r"failed to recv, got 0 bytes|failed to send, sent 0 bytes", _PT,
+     r"csrc/distributed/c10d/Utils", I),
+    # --- Rendezvous / init timeouts -------------------------------------------------------
+    ("rendezvous_timeout", r"can't complete rendezvous: deadline reached|"
+     r"timed out in _all_gather", _PT,
+     r"distributed/elastic/rendezvous|distributed/rpc/api", I),
+    # Communicator set-up: rank 0's ncclUniqueId never came through the store (rank 0 not
+    # there yet, crashed before publishing it, or the store timed out). Both spellings
+    # ("retreiving"/"retrieving") and the "Unknown exception while ..." variant.
+    ("rendezvous_timeout", r"ncclUniqueId from \[0\] via c10d key-value store", _PT,
+     r"csrc/distributed/c10d/ProcessGroupNCCL", I),
+    # --- Collective timeouts (a rank stuck mid-training) ----------------------------------
+    # Work::wait "Operation timed out!", NCCL future waits, Gloo's monitored barrier (used
+    # by TORCH_DISTRIBUTED_DEBUG and users to find the hung rank mid-run).
+    ("collective_timeout", r"^\s*Operation timed out|Future for .* timed out after|"
+     r"timed out in monitoredBarrier|failed to pass monitoredBarrier", _PT,
+     r"csrc/distributed/c10d/(Work|ProcessGroup)", I),
+    # --- Collective mismatch: ranks disagree ----------------------------------------------
+    ("collective_mismatch", r"rank .* is all-gathering .* while rank .* is all-gathering|"
+     r"inconsistent tensor metadata .* across ranks|"
+     r"non-sharded dimensions should have identical size across ranks", _PT,
+     r"distributed/fsdp/_exec_order_utils|distributed/tensor/_(collective_)?utils", I),
+    # --- Launch environment ----------------------------------------------------------------
+    # Backend not available/registered for the device, or asked for but not built in.
+    ("launch_env", r"Distributed package doesn't have \w+ built in|"
+     r"Default backend not registered for device|"
+     r"Cannot access device backend for process group|"
+     r"Default device not found, because no backend has been registered|"
+     r"Invalid backend: |Invalid device:backend pairing|"
+     r"rank must be non-negative if using store", _PT,
+     r"distributed/distributed_c10d\.py", I),
+    # Launcher flags named in the message (hyphen and underscore spellings).
+    ("launch_env", r"--master[-_](addr|port)|--node[-_]rank|--use[-_]env|"
+     r"--no[-_]python' flag and the '--module|Unsupported nproc_per_node|"
+     r"nnodes=.* is not in \"?MIN:MAX|min_nodes must be > 0", _PT,
+     r"distributed/(launch\.py|launcher/|run\.py|elastic/rendezvous/static_tcp)", I),
+    # init_method URL (tcp://, file://, env://) missing or malformed parts.
+    ("launch_env", r"\b(rank|world size|port number|path)( parameter)? missing|"
+     r"`rank` must be an integer|No rendezvous handler for|port must have value from 0",
+     _PT, r"distributed/rendezvous\.py", I),
+    # torchrun's --nnodes / --rdzv-endpoint / --rdzv-backend values.
+    ("launch_env", r"(minimum|maximum) number of (rendezvous )?nodes|"
+     r"(port number|hostname) of the rendezvous endpoint|"
+     r"rendezvous backend .* is not registered", _PT,
+     r"distributed/elastic/rendezvous/(api|dynamic_rendezvous|utils)", I),
+    # The launched world does not fit the DeviceMesh the program builds.
+    ("launch_env", r"Mesh should not be bigger than default world size|"
+     r"DeviceMesh only support homogeneous hardware|"
+     r"DeviceMesh process groups not initiali[sz]ed", _PT,
+     r"distributed/device_mesh\.py", I),
+    # RPC not initialised / rank disagrees with the process group; async save needs a CPU
+    # backend in init_process_group.
+    ("launch_env", r"RPC framework needs to be initiali[sz]ed|initiali[sz]e RPC framework|"
+     r"rank argument .* doesn't match pg rank|"
+     r"CPU backend must be enabled for async save", _PT,
+     r"distributed/(_shard/sharded_tensor|pipeline/sync/pipe|rpc/backend_registry|"
+     r"checkpoint/state_dict_saver)", I),
+    # --- Devices: none usable -------------------------------------------------------------
+    ("nccl_no_device", r"is not visible \((HIP|CUDA|ROCR)_VISIBLE_DEVICES|"
+     r"no accelerator device is detected|no available devices were found|"
+     r"No available accelerator found|"
+     r"deserialize object on .*(device_count\(\) is|is_available\(\) is False)", _PT,
+     r"torch/cuda/__init__|distributed/fsdp/_init_utils|torch/nn/parallel/|"
+     r"torch/serialization\.py", I),
+    # --- CUDA build / initialisation ------------------------------------------------------
+    # (consistent with the existing cuda_setup label of "Torch not compiled with CUDA
+    # enabled")
+    ("cuda_setup", r"compiled without CUDA support|Are you sure you have a CUDA build|"
+     r"torch\.cuda\.Stream requires CUDA support|"
+     r"Cannot re-initiali[sz]e CUDA in forked subprocess|"
+     r"no accelerator support is found from the current compilation|"
+     r"does not match the current compilation's accelerator support", _PT,
+     r"torch/cuda/(__init__|nvtx|streams)|distributed/distributed_c10d\.py", I),
+    # --- Devices: tensors/modules on different or wrong devices ---------------------------
+    ("device_mismatch", r"Expected tensor to have .*Device, but got tensor with|"
+     r"expected device .* but got device|to have device .*, but got .* instead|"
+     r"must be on the current device|Input type .* and bias type .* should be the same|"
+     r"must be on the same type of device|expect input to be on device", _PT,
+     r"aten/src/ATen/native|csrc/distributed/c10d/(ProcessGroupGloo|intra_node_comm)", I),
+    ("device_mismatch", r"single device modules but got params on|"
+     r"Inconsistent compute device and `?device_id|"
+     r"CPU parameters or buffers when `?sync_module_states|both CPU and GPU params|"
+     r"unexpectedly has parameters on|CPU offloading enabled has parameters on|"
+     r"materiali[sz]ed on CPU when enabling CPU offloading|"
+     r"tensor device is .* and expected device is", _PT, r"distributed/fsdp/", I),
+    ("device_mismatch", r"expects all inputs to be on GPUs|"
+     r"on the same GPU with one of the tensors|all parameters on a single device|"
+     r"duplicate parameters on distinct devices", _PT,
+     r"torch/nn/parallel/comm|distributed/pipeline/sync/pipe", I),
+    # DTensor operands on different DeviceMeshes (as the existing _op_schema cross-mesh rule).
+    ("device_mismatch", r"does not support cross-mesh operation|across different mesh|"
+     r"must have the same mesh", _PT, r"distributed/tensor/", I),
+    # --- Shapes -------------------------------------------------------------------------------
+    # ATen shape checks where two tensors' sizes disagree (not dtype/contiguity/API checks).
+    ("shape_mismatch", r"Incompatible matrix sizes|must have same number of batches|"
+     r"target tensor expects \d+D input tensors|must be of size batch_size|"
+     r"Number of indices .* should be equal to source\.size|is not expandable to size|"
+     r"don't multiply up to the size of dim|dim \d must match mat\d dim \d|"
+     r"different slice sizes|src\.size\[dim\] is not equal to length of indices|"
+     r"Kernel size can't be greater than actual input size|"
+     r"should contain\s+\S*\s*elements not", _PT, r"aten/src/ATen/native", I),
+    ("shape_mismatch", r"has a shape mismatch: expected|"
+     r"dim 0 does not divide equally across group size", _PT,
+     r"distributed/pipelining/_utils|csrc/distributed/c10d/Utils", I),
+    # ShardedTensor ops (torch.distributed._shard): operand sizes disagree.
+    ("shape_mismatch", r"does not match appropriate weight dim|"
+     r"size .* not equal to input size|expected input with shape .* but got input of size|"
+     r"must match the size of sharded tensor|``dst_tensor`` have size", _PT,
+     r"distributed/_shard/", I),
+    # Dataset/collate: samples or tensors of different sizes meet.
+    ("shape_mismatch", r"each element in list of batch should be of equal size|"
+     r"Size mismatch between (tensors|datasets)", _PT,
+     r"torch/utils/data/(_utils/collate|dataset)", I),
+    # --- State dicts and checkpoints ----------------------------------------------------------
+    ("state_dict_mismatch", r"Size mismatch between saved .* and current|"
+     r"does not match source tensor size|Invalid checkpoint metadata for|"
+     r"Missing optimizer state for parameter|Could not find FQN|"
+     r"Could not find shard at .* for FQN|at save time was .* but at load time was|"
+     r"optimizer states needed by rank 0|"
+     r"optimizer state does not have same shape as its parameter|"
+     r"is not in the optimizer state\. The FSDPParamInfo|"
+     r"Expects state .* for parameter .* but not found|"
+     r"Expect param name .* but is missing|"
+     r"Expects equal (param_group size|length|number of shards)", _PT,
+     r"distributed/(checkpoint/|_shard/sharded_tensor/api|tensor/_shards_wrapper|"
+     r"fsdp/_optim_utils|optim/named_optimizer)", I),
+    ("checkpoint_unreadable", r"Checkpoint file not found|"
+     r"Expected input to be a checkpoint returned by torch\.save|"
+     r"Invalid protocol version|only torch\.load from a file that is seekable|"
+     r"mmap can only be used with files saved with|"
+     r"safely load weights when exp\w* pick\w*_module", _PT,
+     r"torch/serialization\.py|distributed/_serialization|distributed/checkpoint/", I),
+    # --- DataLoader ---------------------------------------------------------------------------
+    ("dataloader_worker", r"Pin memory thread exited unexpectedly", _PT,
+     r"torch/utils/data/dataloader", I),
+    # --- Parallel layout: splits the library cannot make --------------------------------------
+    ("parallel_layout", r"sequence is shorter than intended partitions|"
+     r"number of chunks must be positive|smaller than the number of chunks|"
+     r"Invalid stage index|Stage index .* is out of range|"
+     r"requires exactly \d+ stages per rank", _PT,
+     r"distributed/(pipeline/sync/(_balance/blockpartition|pipe)|pipelining/)", I),
+    ("parallel_layout", r"world size\b.*\bmust be divisible by 'group_size|"
+     r"'group_size'.* must not exceed the world size", _PT,
+     r"distributed/distributed_c10d\.py", I),
+    ("parallel_layout", r"does not support uneven sharding|cannot be evenly sharded into|"
+     r"it should be a factor of|is not divisible by its mesh dimension|"
+     r"is not divisible by CP mesh world size", _PT,
+     r"distributed/(fsdp/_fully_shard/|tensor/_ops/_view_ops|"
+     r"tensor/experimental/_context_parallel/)", I),
 ]
 
 _COMPILED = [(k, re.compile(t, f), re.compile(lib) if lib else None,
