@@ -51,7 +51,7 @@ GLOO_COMMITS = [("2020-03", "2020-03-31"), ("2022-10", "2022-10-31"), ("2025-05"
 # Wheels of the frameworks (pure Python): (library, distribution, versions).
 FRAMEWORKS = [
     ("accelerate", "accelerate", ["0.20.3", "0.34.2"], ["accelerate/*"]),
-    ("lightning", "pytorch_lightning", ["1.9.5"], ["pytorch_lightning/*", "lightning_fabric/*"]),
+    ("lightning", "pytorch_lightning", ["1.3.8", "1.6.5", "1.9.5"], ["pytorch_lightning/*", "lightning_fabric/*"]),
     ("lightning", "lightning", ["2.0.9"], ["lightning/pytorch/*", "lightning/fabric/*"]),
     ("transformers", "transformers", ["4.36.2", "4.46.3"],
      ["transformers/trainer*.py", "transformers/training_args.py", "transformers/modeling_utils.py",
