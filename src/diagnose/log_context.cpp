@@ -12,15 +12,25 @@
 namespace bigmac::diagnose {
 namespace {
 
-constexpr std::array<std::string_view, 14> kContexts = {"one_process", "no_sign_of_parallel",
-                                                        "parallel",    "data_parallel_module",
-                                                        "pipeline",    "no_pipeline",
-                                                        "torchrun",    "accelerate",
-                                                        "deepspeed",   "slurm",
-                                                        "mpirun",      "not_torchrun",
-                                                        "nccl_info",   "progress_bar"};
+constexpr std::array<std::string_view, 15> kContexts = {"one_process",
+                                                        "no_sign_of_parallel",
+                                                        "stack_without_parallel",
+                                                        "parallel",
+                                                        "data_parallel_module",
+                                                        "pipeline",
+                                                        "no_pipeline",
+                                                        "torchrun",
+                                                        "accelerate",
+                                                        "deepspeed",
+                                                        "slurm",
+                                                        "mpirun",
+                                                        "not_torchrun",
+                                                        "nccl_info",
+                                                        "progress_bar"};
 
-// The words that name a launcher, a world size, nn.DataParallel or pipeline stages, as one
+// The words that name a launcher, a world size, nn.DataParallel, pipeline stages, tensor-parallel
+// layers or a traceback frame (only its `", line N, in ` tail, so the path before it is still
+// read for the other words), as one
 // automaton: most lines name none and cost one search.
 const RE2& context_words() {
   static const RE2 re(
@@ -36,6 +46,9 @@ const RE2& context_words() {
       "(?P<pipe>PipelineStage|distributed/pipelining|PipelineSchedule|Schedule1F1B|"
       "ScheduleGPipe|PipelineModule|PipelineEngine|pipe/engine\\.py|pipeline_model_parallel|"
       "pipeline-model-parallel)|"
+      "(?P<tp>tensor_parallel|tensor[-_]model[-_]parallel|module_inject|ColumnParallelLinear|"
+      "RowParallelLinear|VocabParallelEmbedding|fairscale)|"
+      "(?P<frame>\", line \\d+, in )|"
       "(?P<bar>\\d{1,3}%\\|[^|]{0,80}\\|\\s*\\d+/\\d+)");
   return re;
 }
@@ -96,6 +109,8 @@ void LogContext::take(const std::vector<re2::StringPiece>& g) {
   if (!found("ranked").empty()) rank_words = true;
   if (!found("dp").empty()) data_parallel_module = true;
   if (!found("pipe").empty()) pipeline_words = true;
+  if (!found("tp").empty()) tensor_parallel_words = true;
+  if (!found("frame").empty()) stack_frames = true;
   if (!found("bar").empty()) progress_bar = true;
 }
 
@@ -111,6 +126,8 @@ void LogContext::merge(const LogContext& other) {
     known_world_size = other.known_world_size;
   stages = std::max(stages, other.stages);
   pipeline_words = pipeline_words || other.pipeline_words;
+  tensor_parallel_words = tensor_parallel_words || other.tensor_parallel_words;
+  stack_frames = stack_frames || other.stack_frames;
   nccl_info = nccl_info || other.nccl_info;
   progress_bar = progress_bar || other.progress_bar;
   set_by_environment.insert(other.set_by_environment.begin(), other.set_by_environment.end());
@@ -119,12 +136,14 @@ void LogContext::merge(const LogContext& other) {
 bool LogContext::parallel() const {
   const bool other_rank = std::any_of(ranks.begin(), ranks.end(), [](int r) { return r > 0; });
   return other_rank || world_size >= 2 || known_world_size >= 2 || !launcher.empty() ||
-         data_parallel_module || rank_words || stages > 1;
+         data_parallel_module || rank_words || tensor_parallel_words || stages > 1 ||
+         pipeline_words;
 }
 
 bool LogContext::holds(std::string_view name) const {
   if (name == "one_process") return known_world_size == 1 && !data_parallel_module;
   if (name == "no_sign_of_parallel") return !parallel();
+  if (name == "stack_without_parallel") return stack_frames && !parallel();
   if (name == "parallel") return parallel();
   if (name == "data_parallel_module") return data_parallel_module;
   if (name == "pipeline") return pipeline();

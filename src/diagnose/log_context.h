@@ -27,8 +27,12 @@ struct LogContext {
   bool rank_words = false;      ///< local_rank, DistributedDataParallel(, DistributedSampler( named
   int stages = 0;               ///< pipeline stages of the gate's layout; 0: not known
   bool pipeline_words = false;  ///< the log names pipeline stages (PipelineStage, pipelining)
-  bool nccl_info = false;       ///< NCCL's INFO lines are in the log: no need to ask for them
-  bool progress_bar = false;    ///< a progress bar (tqdm's `42%|####  | 420/1000`) was printed
+  /// The log names tensor-parallel layers or libraries (Megatron's tensor_parallel,
+  /// ColumnParallelLinear, DeepSpeed's module_inject, fairscale).
+  bool tensor_parallel_words = false;
+  bool stack_frames = false;  ///< a Python traceback's `File "...", line N, in` frames were read
+  bool nccl_info = false;     ///< NCCL's INFO lines are in the log: no need to ask for them
+  bool progress_bar = false;  ///< a progress bar (tqdm's `42%|####  | 420/1000`) was printed
   /// NCCL variables the log says are set (NCCL INFO `NCCL_X set by environment to ...`).
   std::set<std::string> set_by_environment;
 
@@ -38,7 +42,8 @@ struct LogContext {
   void merge(const LogContext& other);
 
   /// Several processes, devices or stages: any sign of a parallel run (a rank above 0, a
-  /// launcher, a world size above 1, rank words, nn.DataParallel, stages).
+  /// launcher, a world size above 1, rank words, nn.DataParallel, stages, pipeline or
+  /// tensor-parallel words).
   bool parallel() const;
   /// Stages known (> 1) or named; a layout of one stage says there are none.
   bool pipeline() const { return stages > 1 || (stages == 0 && pipeline_words); }
@@ -53,6 +58,8 @@ struct LogContext {
 /// The contexts a `[[signature.when]]` may name. Known facts: one_process (the gate's layout
 /// is one process), no_pipeline (its layout has one stage). Signs in the lines: parallel,
 /// no_sign_of_parallel (a log that shows none: often an excerpt, so weaker than one_process),
+/// stack_without_parallel (no sign either, but a traceback's frames were read: the call stack
+/// itself names no launcher, rank, pipeline or tensor-parallel layer),
 /// data_parallel_module, pipeline, torchrun, accelerate, deepspeed, slurm, mpirun, not_torchrun,
 /// nccl_info, progress_bar; and `set:NCCL_X` for a variable NCCL says the environment set.
 std::span<const std::string_view> context_names();

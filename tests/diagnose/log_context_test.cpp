@@ -59,6 +59,39 @@ TEST(LogContext, LaunchersRanksAndWorldSizeFromTheLines) {
   EXPECT_TRUE(read("srun: x\n").holds("not_torchrun"));
 }
 
+// A traceback's frames are the call stack: when none of them (nor any other line) names a
+// launcher, a rank, stages or a tensor-parallel layer, the program ran as one process.
+TEST(LogContext, AStackThatNamesNoParallelLayerIsOneProcess) {
+  const std::string frames =
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/train.py\", line 41, in <module>\n"
+      "    out = model(x)\n";
+  const LogContext plain = read(frames +
+                                "RuntimeError: mat1 and mat2 shapes cannot be "
+                                "multiplied (4x8 and 16x2)\n");
+  EXPECT_TRUE(plain.stack_frames);
+  EXPECT_TRUE(plain.holds("stack_without_parallel"));
+  EXPECT_TRUE(plain.holds("no_sign_of_parallel"));
+  // An excerpt with no frames says nothing of the stack.
+  EXPECT_FALSE(read("RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)\n")
+                   .holds("stack_without_parallel"));
+  // The frame's path is still read: torchrun's own frame names the launcher.
+  const LogContext run =
+      read(frames + "  File \"/usr/lib/python3/torch/distributed/run.py\", line 7, in main\n");
+  EXPECT_EQ(run.launcher, "torchrun");
+  EXPECT_FALSE(run.holds("stack_without_parallel"));
+  // A tensor-parallel layer in the stack makes the run parallel.
+  const LogContext tp =
+      read(frames + "  File \"/x/megatron/core/tensor_parallel/layers.py\", line 9, in forward\n");
+  EXPECT_TRUE(tp.tensor_parallel_words);
+  EXPECT_TRUE(tp.parallel());
+  EXPECT_FALSE(tp.holds("stack_without_parallel"));
+  // So does a pipeline one.
+  EXPECT_FALSE(
+      read(frames + "  File \"/x/torch/distributed/pipelining/stage.py\", line 9, in step\n")
+          .holds("stack_without_parallel"));
+}
+
 TEST(LogContext, AGateLayoutIsKnownAndWinsOverAbsentSigns) {
   LogContext known;
   known.known_world_size = 1;
@@ -111,6 +144,16 @@ TEST(SignatureWhen, AShapeErrorIsAPipelineCutOnlyWhereThereMayBeStages) {
   pipeline.stages = 2;
   EXPECT_EQ(scan(line, pipeline)[0].gate, "shapes");
   EXPECT_THAT(scan(line, pipeline)[0].cause, HasSubstr("stage"));
+  // A log alone: a traceback whose stack names no parallel layer is single-process code; a
+  // bare line with no stack stays unsure (not the single gate on a guess).
+  const std::string stack =
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/train.py\", line 41, in <module>\n"
+      "    out = model(x)\n" +
+      line;
+  EXPECT_EQ(scan(stack)[0].gate, "single");
+  EXPECT_THAT(scan(stack)[0].cause, HasSubstr("traceback"));
+  EXPECT_NE(scan(line)[0].gate, "single");
 }
 
 TEST(SignatureWhen, ADeviceOrdinalIsARankMappingOnlyWhereThereAreRanks) {
