@@ -525,8 +525,8 @@ Expected<void> attach_messages(Catalog& catalog, std::vector<MessageLibrary> lib
       // A library's warnings are printed by runs that go on; only NCCL's WARN is its report of
       // a failing call. Other warnings are kept for the coverage report, never as a cause.
       if (message.level != "error" && message.kind != "WARN") continue;
-      auto pattern = message_pattern(message.text);
-      auto literal = message_literal(message.text);
+      auto pattern = message_pattern(printed_text(message));
+      auto literal = message_literal(printed_text(message));
       if (!pattern || !literal) continue;
       Signature sig;
       sig.library = static_cast<int>(l);

@@ -158,6 +158,10 @@ bool specific_enough(const std::vector<Part>& best, const Words& w) {
 
 }  // namespace
 
+std::string printed_text(const Message& message) {
+  return message.kind == "WARN" ? "NCCL WARN " + message.text : message.text;
+}
+
 std::optional<std::string> message_literal(std::string_view text) {
   const std::optional<std::string> words = message_words(text);
   if (!words) return std::nullopt;
@@ -195,12 +199,13 @@ std::vector<std::optional<MessageRef>> find_messages(const std::vector<MessageLi
   for (std::size_t l = 0; l < libraries.size(); ++l) {
     const MessageLibrary& library = libraries[l];
     for (std::size_t m = 0; m < library.messages.size(); ++m) {
-      const std::optional<std::string> words = message_words(library.messages[m].text);
+      const std::string text = printed_text(library.messages[m]);
+      const std::optional<std::string> words = message_words(text);
       if (!words) continue;
       for (std::size_t i = 0; i < plain.size(); ++i) {
         // The longest literal that the line holds and whose whole pattern matches it.
         if (words->size() <= best_length[i] || plain[i].find(*words) == std::string::npos) continue;
-        const std::optional<std::string> pattern = message_pattern(library.messages[m].text);
+        const std::optional<std::string> pattern = message_pattern(text);
         if (!pattern) continue;
         const RE2 re(*pattern);
         if (!re.ok() || !RE2::PartialMatch(lines[i], re)) continue;
@@ -241,7 +246,7 @@ std::optional<std::string> message_pattern(std::string_view text) {
 std::size_t matchable(const MessageLibrary& library) {
   return static_cast<std::size_t>(
       std::count_if(library.messages.begin(), library.messages.end(),
-                    [](const Message& m) { return message_pattern(m.text).has_value(); }));
+                    [](const Message& m) { return message_pattern(printed_text(m)).has_value(); }));
 }
 
 Expected<MessageLibrary> parse_message_library(const config::DataFile& file) {

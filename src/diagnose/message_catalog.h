@@ -39,6 +39,11 @@ Expected<MessageLibrary> parse_message_library(const config::DataFile& file);
 /// The libraries compiled into the program from stages/messages/*.toml, by name.
 Expected<std::vector<MessageLibrary>> builtin_message_libraries();
 
+/// What a log line shows of `message`, to search for: its text, after `NCCL WARN ` for NCCL's
+/// WARN (NCCL prints every one after those words, which name it as much as its own do: `Cuda
+/// failure '{}'` alone is too little to search for).
+std::string printed_text(const Message& message);
+
 /// The RE2 pattern that finds `text` (a message template) in a log line: the literal words of
 /// its most specific line with any value between them, `\s+` between words. Nothing when that
 /// line has too little literal text to name the message (fewer than three words or twelve

@@ -83,6 +83,21 @@ TEST(MessageCatalog, AClassWithoutWordsIsAnErrorNamingTheMessage) {
   EXPECT_THAT(attached.error().format(), HasSubstr("class `x`"));
 }
 
+TEST(MessageCatalog, NcclsWarnIsSearchedWithTheWordsNcclPrintsBeforeIt) {
+  const Message warn{"Cuda failure '{}'",
+                     "src/include/checks.h",
+                     "v2.4.8-1..v2.30.7-1",
+                     "warning",
+                     "WARN",
+                     "nccl_cuda_error",
+                     1};
+  EXPECT_EQ(printed_text(warn), "NCCL WARN Cuda failure '{}'");
+  EXPECT_EQ(message_pattern(warn.text), std::nullopt) << "two words alone name nothing";
+  EXPECT_TRUE(message_pattern(printed_text(warn)).has_value());
+  const Message error{"unhandled system error", "src/init.cc", "2.4.8", "error", "return", "", 2};
+  EXPECT_EQ(printed_text(error), "unhandled system error");
+}
+
 TEST(MessagePattern, LiteralWordsWithValuesBetween) {
   EXPECT_THAT(message_pattern("cuda runtime error ({}) : invalid device ordinal"),
               Optional(std::string(
@@ -135,6 +150,15 @@ TEST(MessageCatalog, OtherSpellingsOfKnownFailuresAreFoundByTheLibrarysMessage) 
       {"RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:799] "
        "connect [127.0.1.1]:29500: Connection refused",
        "connection_refused", false},
+      // NCCL's WARN of a failing CUDA call (src/include/checks.h): `Cuda failure '{}'` is too
+      // little to search for alone, with the `NCCL WARN` before it enough (pytorch/pytorch#130414).
+      {"iZmj7cfy2ysqwfo0nrci4pZ:2532579:2532579 [0] enqueue.cc:336 NCCL WARN Cuda failure "
+       "'invalid resource handle'",
+       "nccl_cuda_error", true},
+      // The THC spelling of CUDA's invalid device ordinal (torch 1.x).
+      {"RuntimeError: cuda runtime error (10) : invalid device ordinal at "
+       "/pytorch/torch/csrc/cuda/Module.cpp:33",
+       "nccl_no_device", true},
       // CUDA's error string (cudaGetErrorString), which a hand-written signature knows.
       {"RuntimeError: CUDA error: no kernel image is available for execution on the device",
        "cuda_setup", false},
