@@ -262,7 +262,7 @@ class CatalogReader {
       return tl::unexpected(ok.error());
     }
     if (auto it = entry.find("when"); it != entry.end()) {
-      auto when = read_when(*it, at + ".when", sig.text, defined);
+      auto when = read_when(*it, at + ".when", sig.text, defined, "signature");
       if (!when) return tl::unexpected(when.error());
       sig.when = std::move(*when);
     }
@@ -275,17 +275,17 @@ class CatalogReader {
     return sig;
   }
 
-  // `[[signature.when]]`: other words where the log shows a context; their placeholders are
-  // the signature's.
+  // `[[signature.when]]` (and `[[class.when]]`): other words where the log shows a context;
+  // their placeholders are the signature's (a class's words have none).
   Expected<std::vector<SignatureVariant>> read_when(
       const nlohmann::json& list, const std::string& at, const EntryText& base,
-      const std::set<std::string, std::less<>>& defined) const {
+      const std::set<std::string, std::less<>>& defined, std::string_view table) const {
     if (!list.is_array()) {
       return tl::unexpected(error(at,
                                   fmt::format("entry `{}`: `when` must be an array of "
                                               "tables",
                                               base.id),
-                                  "write [[signature.when]]"));
+                                  fmt::format("write [[{}.when]]", table)));
     }
     std::vector<SignatureVariant> out;
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -417,8 +417,8 @@ class CatalogReader {
     std::set<std::string, std::less<>> named;  // the classes entries use
     for (const Signature& s : catalog.signatures) named.insert(s.text.klass);
     for (const RuleText& r : catalog.rules) named.insert(r.text.klass);
-    static constexpr std::array<std::string_view, 8> kClassKeys = {
-        "id", "kind", "explains", "gate", "confidence", "cause", "fix", "comment"};
+    static constexpr std::array<std::string_view, 9> kClassKeys = {
+        "id", "kind", "explains", "gate", "confidence", "cause", "fix", "when", "comment"};
     for (std::size_t i = 0; i < it->size(); ++i) {
       const nlohmann::json& entry = (*it)[i];
       const std::string at = fmt::format("class[{}]", i);
@@ -432,6 +432,22 @@ class CatalogReader {
         spec.line = p->second.line;
       }
       if (auto words = read_words(entry, at, spec); !words) return tl::unexpected(words.error());
+      if (auto w = entry.find("when"); w != entry.end()) {
+        if (spec.cause.empty()) {
+          return tl::unexpected(error(
+              at + ".when",
+              fmt::format("class `{}`: `when` without the class's own words", spec.id),
+              "give the class gate, cause and fix: `when` replaces some of them in a context"));
+        }
+        EntryText base;
+        base.id = spec.id;
+        base.gate = spec.gate;
+        base.cause = spec.cause;
+        base.fix = spec.fix;
+        auto when = read_when(*w, at + ".when", base, {}, "class");
+        if (!when) return tl::unexpected(when.error());
+        spec.when = std::move(*when);
+      }
       // A class with words for messages may be named by messages alone.
       if (named.count(spec.id) == 0 && spec.cause.empty()) {
         std::vector<std::string_view> ids(named.begin(), named.end());
@@ -543,6 +559,17 @@ Expected<void> attach_messages(Catalog& catalog, std::vector<MessageLibrary> lib
           literal_template(fmt::format("{} (the {} of {} {}, {})", spec->cause, message.level,
                                        library.name, message.versions, message.where));
       sig.text.fix = literal_template(spec->fix);
+      for (const SignatureVariant& v : spec->when) {
+        SignatureVariant words = v;
+        if (v.symptom) words.symptom = literal_template(*v.symptom);
+        if (v.cause) {
+          words.cause =
+              literal_template(fmt::format("{} (the {} of {} {}, {})", *v.cause, message.level,
+                                           library.name, message.versions, message.where));
+        }
+        if (v.fix) words.fix = literal_template(*v.fix);
+        sig.when.push_back(std::move(words));
+      }
       sig.patterns.push_back(fmt::format("(?P<message>{}[^\\n]*)", *pattern));
       sig.literal = std::move(*literal);
       catalog.signatures.push_back(std::move(sig));
@@ -609,15 +636,28 @@ Errors unknown_gates(const Catalog& catalog, const std::vector<std::string>& gat
     e.key = "gate";
     errors.push_back(std::move(e));
   };
-  for (const Signature& s : catalog.signatures) {
-    check(s.text);
-    for (const SignatureVariant& v : s.when) {
+  auto check_variants = [&](const EntryText& base, const std::vector<SignatureVariant>& when) {
+    for (const SignatureVariant& v : when) {
       if (!v.gate) continue;
-      EntryText text = s.text;
+      EntryText text = base;
       text.gate = *v.gate;
       text.line = v.line;
       check(text);
     }
+  };
+  for (const Signature& s : catalog.signatures) {
+    if (s.library >= 0) continue;  // a message's gates are its class's, checked below
+    check(s.text);
+    check_variants(s.text, s.when);
+  }
+  for (const ClassSpec& c : catalog.classes) {
+    if (c.gate.empty()) continue;
+    EntryText text;
+    text.id = c.id;
+    text.gate = c.gate;
+    text.line = c.line;
+    check(text);
+    check_variants(text, c.when);
   }
   for (const RuleText& r : catalog.rules) check(r.text);
   return errors;

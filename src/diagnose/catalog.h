@@ -74,6 +74,9 @@ struct ClassSpec {
   std::string gate;
   double confidence = 0.4;
   std::string cause, fix;
+  /// `[[class.when]]`: other words for the class's messages where the log shows a context (a
+  /// CUDA device-ordinal message under a launcher is a rank mapping, not a device count).
+  std::vector<SignatureVariant> when;
   int line = 0;  ///< where the entry starts in the catalog
 };
 

@@ -89,6 +89,47 @@ TEST(Catalog, AnEntryRoutingBackToAGateOfNoGateFileIsAnError) {
   EXPECT_TRUE(unknown_gates(*a, {"single", "pp"}).empty());
 }
 
+TEST(Catalog, AClassesWhenIsReadAndCheckedLikeASignatures) {
+  const std::string good = std::string(kGood) + R"(
+[[class]]
+id = "port_in_use"
+gate = "dp"
+cause = "taken"
+fix = "free it"
+
+[[class.when]]
+context = "slurm"
+cause = "another job on the node holds it"
+)";
+  auto catalog = parse(good);
+  ASSERT_TRUE(catalog) << catalog.error().format();
+  const ClassSpec* spec = catalog->class_spec("port_in_use");
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->when.size(), 1u);
+  EXPECT_EQ(spec->when[0].context, "slurm");
+  EXPECT_EQ(spec->when[0].cause, "another job on the node holds it");
+
+  std::string unknown = good;
+  unknown.replace(unknown.find("context = \"slurm\""), 17, "context = \"slrum\"");
+  auto bad = parse(unknown);
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, HasSubstr("unknown context `slrum`"));
+  EXPECT_THAT(bad.error().hint, HasSubstr("slurm"));
+
+  // Other words in a context need the class's own words to replace.
+  const std::string wordless = std::string(kGood) + R"(
+[[class]]
+id = "port_in_use"
+
+[[class.when]]
+context = "slurm"
+cause = "x"
+)";
+  auto none = parse(wordless);
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().message, HasSubstr("`when` without the class's own words"));
+}
+
 TEST(Catalog, DuplicateIdIsAnError) {
   auto b = parse(std::string(kGood) + kGood);
   ASSERT_FALSE(b);

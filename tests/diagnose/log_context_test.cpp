@@ -156,6 +156,27 @@ TEST(SignatureWhen, AShapeErrorIsAPipelineCutOnlyWhereThereMayBeStages) {
   EXPECT_NE(scan(line)[0].gate, "single");
 }
 
+// A library's message takes its class's words in context too ([[class.when]]): the THC
+// spelling of the device-ordinal error, which only CUDA's collected message knows, is a rank
+// mapping under ranks (HRNet-Semantic-Segmentation#171: --nproc_per_node above the GPUs).
+TEST(SignatureWhen, ALibrarysMessageIsARankMappingWhereThereAreRanks) {
+  const std::string error =
+      "RuntimeError: cuda runtime error (10) : invalid device ordinal at "
+      "/pytorch/torch/csrc/cuda/Module.cpp:33\n";
+  const auto bare = scan(error);
+  ASSERT_FALSE(bare.empty());
+  EXPECT_EQ(bare[0].klass, "nccl_no_device");
+  EXPECT_EQ(bare[0].gate, "single");
+  const auto ranked = scan(error +
+                           "  File \"tools/train.py\", line 98, in main\n"
+                           "    torch.cuda.set_device(args.local_rank)\n");
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_EQ(ranked[0].klass, "nccl_no_device");
+  EXPECT_EQ(ranked[0].gate, "dp");
+  EXPECT_THAT(ranked[0].cause, HasSubstr("LOCAL_RANK"));
+  EXPECT_THAT(ranked[0].cause, HasSubstr("(the error of cuda")) << "the source is still named";
+}
+
 TEST(SignatureWhen, ADeviceOrdinalIsARankMappingOnlyWhereThereAreRanks) {
   const std::string bare = "RuntimeError: CUDA error: invalid device ordinal\n";
   EXPECT_EQ(scan(bare)[0].gate, "single");

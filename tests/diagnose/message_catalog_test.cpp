@@ -98,6 +98,41 @@ TEST(MessageCatalog, NcclsWarnIsSearchedWithTheWordsNcclPrintsBeforeIt) {
   EXPECT_EQ(printed_text(error), "unhandled system error");
 }
 
+// A class's messages take other words where the log shows a context ([[class.when]]), with
+// the source of the message still named.
+TEST(MessageCatalog, AClassesWhenGivesItsMessagesWordsInContext) {
+  Catalog catalog;
+  catalog.path = "stages/diagnoses.toml";
+  ClassSpec spec;
+  spec.id = "nccl_no_device";
+  spec.gate = "single";
+  spec.cause = "no GPU";
+  spec.fix = "make one visible";
+  SignatureVariant ranks;
+  ranks.context = "parallel";
+  ranks.gate = "dp";
+  ranks.cause = "more ranks than GPUs";
+  spec.when.push_back(ranks);
+  catalog.classes.push_back(spec);
+  MessageLibrary library;
+  library.name = "cuda";
+  library.path = "stages/messages/cuda.toml";
+  library.messages.push_back(Message{"CUDA error: invalid device ordinal", "cudaGetErrorString",
+                                     "CUDA 13.0", "error", "cudaError", "nccl_no_device", 3});
+  ASSERT_TRUE(attach_messages(catalog, {library}));
+  ASSERT_EQ(catalog.signatures.size(), 1u);
+  const Signature& s = catalog.signatures[0];
+  ASSERT_EQ(s.when.size(), 1u);
+  EXPECT_EQ(s.when[0].gate, "dp");
+  EXPECT_THAT(s.when[0].cause.value_or(""), HasSubstr("more ranks than GPUs (the error of cuda"));
+  EXPECT_FALSE(s.when[0].fix.has_value()) << "a field not given stays the class's";
+  // Its gate is checked with the class's, once, not once per message.
+  catalog.classes[0].when[0].gate = "dpp";
+  const Errors errors = unknown_gates(catalog, {"single", "dp"});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0].message, HasSubstr("entry `nccl_no_device`: unknown gate `dpp`"));
+}
+
 TEST(MessagePattern, LiteralWordsWithValuesBetween) {
   EXPECT_THAT(message_pattern("cuda runtime error ({}) : invalid device ordinal"),
               Optional(std::string(
