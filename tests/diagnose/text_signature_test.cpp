@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "builtin_diagnoser.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/log_reading.h"
@@ -319,6 +322,54 @@ TEST(TextSignatures, ARanksOwnErrorLeadsTorchrunsSummaryOfIt) {
   EXPECT_EQ(diagnoses.front().failed_rank, 1);
   EXPECT_EQ(diagnoses[1].klass, "child_failed");
   for (const Diagnosis& d : diagnoses) EXPECT_NE(d.klass, "step_sequence") << d.symptom;
+}
+
+struct LineCase {
+  const char* text;  ///< lines as a user's log has them
+  const char* id;
+  const char* klass;
+  const char* symptom;
+};
+
+// Shapes of failure that recur beyond the log they were first read in (the corpus's third
+// round): each from the lines alone.
+TEST(TextSignatures, FailuresThatRecurAcrossPrograms) {
+  const LineCase cases[] = {
+      // The NCCL watchdog's native stack after a timeout, its own message not in the excerpt.
+      {"frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::"
+       "duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f9391ba8c62 in libtorch_cuda.so)\n"
+       "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x1a0 (0x7f9391bada80 in "
+       "libtorch_cuda.so)\n",
+       "nccl_watchdog_timeout_stack", "collective_timeout", "checkTimeout"},
+      // A script that reads the launcher's variables, run without the launcher.
+      {"    rank = int(os.environ['RANK'])\n  File \"/usr/lib/python3.6/os.py\", line 669, in "
+       "__getitem__\n    raise KeyError(key) from None\nKeyError: 'RANK'\n",
+       "launcher_variable_unset", "launch_env", "read RANK from the environment"},
+      // A batch the program asserts divides by its devices.
+      {"  File \"train_matching.py\", line 70, in train_model\n"
+       "    assert args.batch_size % len(devices) == 0\nAssertionError\n",
+       "batch_split_assert", "batch_accounting", "assert args.batch_size % len(devices) == 0"},
+      // Megatron's ensure_divisibility (and ColossalAI's copy): heads over tensor-parallel ranks.
+      {"    assert numerator % denominator == 0, \\\nAssertionError: 96 is not divisible by 64\n",
+       "parallel_split_not_divisible", "shape_mismatch", "96 is not divisible by 64"},
+  };
+  for (const LineCase& c : cases) {
+    const std::string path = ::testing::TempDir() + "/recurring.log";
+    {
+      std::ofstream out(path);
+      out << c.text;
+    }
+    auto ranks = read_log_records(path);
+    ASSERT_TRUE(ranks) << c.id;
+    MetricInput input;
+    input.logs = *ranks;
+    const auto diagnoses = diagnoser().diagnose(input);
+    ASSERT_FALSE(diagnoses.empty()) << c.id;
+    EXPECT_EQ(diagnoses[0].id, c.id) << c.text;
+    EXPECT_EQ(diagnoses[0].klass, c.klass) << c.id;
+    EXPECT_THAT(diagnoses[0].symptom, HasSubstr(c.symptom)) << c.id;
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(TextSignatures, CleanRunHasNoDiagnosis) { EXPECT_TRUE(diagnose_fixture("clean").empty()); }
