@@ -14,6 +14,22 @@ Expected<void> persist_launch_result(const AttemptPlan& plan, const AttemptWatch
           "\n");
 }
 
+namespace {
+
+Expected<void> write_diagnoses(const AttemptPlan& plan,
+                               const std::vector<diagnose::Diagnosis>& diagnoses) {
+  return write_file_atomically(plan.dir / "diagnosis.json",
+                               json_text(diagnose::to_json(diagnoses), 2));
+}
+
+}  // namespace
+
+Expected<void> persist_aborted_attempt(const AttemptPlan& plan, const AttemptWatch& watch,
+                                       const std::vector<diagnose::Diagnosis>& diagnoses) {
+  if (auto w = persist_launch_result(plan, watch); !w) return w;
+  return write_diagnoses(plan, diagnoses);
+}
+
 Expected<void> persist_attempt(const AttemptPlan& plan, const AttemptWatch& watch,
                                const gates::GateEvidence& evidence,
                                const gates::GateVerdict& verdict,
@@ -27,11 +43,7 @@ Expected<void> persist_attempt(const AttemptPlan& plan, const AttemptWatch& watc
     return w;
   }
   if (!verdict.passed) {
-    if (auto w = write_file_atomically(plan.dir / "diagnosis.json",
-                                       json_text(diagnose::to_json(diagnoses), 2));
-        !w) {
-      return w;
-    }
+    if (auto w = write_diagnoses(plan, diagnoses); !w) return w;
   }
   // The verdict last: its presence says the attempt's files are complete.
   return write_file_atomically(plan.dir / "verdict.json", json_text(gates::to_json(verdict), 2));

@@ -20,6 +20,11 @@ Expected<void> persist_attempt(const AttemptPlan& plan, const AttemptWatch& watc
                                const gates::GateVerdict& verdict,
                                const std::vector<diagnose::Diagnosis>& diagnoses);
 
+/// result.json and diagnosis.json, no verdict: the ranks ran, but the attempt is the
+/// infrastructure's failure (the master port was taken at the bind), not the trainer's.
+Expected<void> persist_aborted_attempt(const AttemptPlan& plan, const AttemptWatch& watch,
+                                       const std::vector<diagnose::Diagnosis>& diagnoses);
+
 /// result.json alone, for an attempt that ended without a verdict (interrupted, could not
 /// launch).
 Expected<void> persist_launch_result(const AttemptPlan& plan, const AttemptWatch& watch);

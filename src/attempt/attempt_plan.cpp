@@ -7,10 +7,10 @@
 
 #include "config/config_writer.h"
 #include "core/atomic_file.h"
-#include "gates/run_directory.h"
 #include "launch/launch_planner.h"
 #include "launch/trainer_invocation.h"
 #include "launch/trainer_probe.h"
+#include "run/run_directory.h"
 
 namespace bigmac::attempt {
 namespace fs = std::filesystem;
@@ -28,7 +28,7 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
   plan.total = specs.size();
   for (const gates::GateSpec& s : specs) plan.gate_ids.push_back(s.id);
   plan.attempt = attempt;
-  plan.dir = run_dir / gates::attempt_folder(plan.index, spec.id, attempt);
+  plan.dir = run_dir / run::attempt_folder(plan.index, spec.id, attempt);
   plan.parser = context.parser;
 
   auto gate = gates::plan_gate(spec, context.config,
@@ -70,7 +70,7 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
 }
 
 Expected<std::string> write_attempt_plan(const AttemptPlan& plan) {
-  auto note = gates::create_attempt_folder(plan.dir);  // new and empty, never an older attempt's
+  auto note = run::create_attempt_folder(plan.dir);  // new and empty, never an older attempt's
   if (!note) return tl::unexpected(note.error());
   if (auto w = write_file_atomically(plan.gate_file, plan.gate_file_text); !w) {
     return tl::unexpected(w.error());

@@ -41,7 +41,7 @@ Expected<AttemptPlan> plan_attempt(const RunContext& context, const gates::GateS
                                    int master_port = 0);
 
 /// Writes what the ranks are started from into the attempt folder: the gate file and
-/// launch-plan.json, in a new attempt folder (gates::create_attempt_folder: one left by an
+/// launch-plan.json, in a new attempt folder (run::create_attempt_folder: one left by an
 /// attempt the run no longer records is moved aside, and the returned note says so; empty
 /// otherwise). The error names the file that could not be written.
 Expected<std::string> write_attempt_plan(const AttemptPlan& plan);

@@ -21,17 +21,8 @@ namespace bigmac::attempt {
 namespace fs = std::filesystem;
 namespace {
 
-gates::GateOutcome aborted(std::string message) {
-  gates::GateOutcome outcome;
-  outcome.kind = gates::GateOutcome::Kind::kAborted;
-  outcome.message = std::move(message);
-  return outcome;
-}
-
-gates::GateOutcome interrupted() {
-  gates::GateOutcome outcome;
-  outcome.kind = gates::GateOutcome::Kind::kInterrupted;
-  return outcome;
+run::Observation could_not_run(const std::string& gate, std::string message) {
+  return run::GateAborted{gate, std::move(message)};
 }
 
 /// What recording the run's baseline did: written (the message says where), or refused (the
@@ -94,37 +85,37 @@ void route_to_applicable(const RunContext& context, gates::GateVerdict& verdict,
 
 }  // namespace
 
-gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_dir,
-                               const std::string& gate, int attempt, AttemptServices& services) {
+run::Observation run_attempt(const RunContext& context, const fs::path& run_dir,
+                             const std::string& gate, int attempt, AttemptServices& services) {
   const gates::GateSpec* spec = context.catalog.find(gate);
-  if (!spec) return aborted("unknown gate " + gate);
+  if (!spec) return could_not_run(gate, "unknown gate " + gate);
   // The reference is read once for the whole attempt: planning, progress, checks and
   // diagnosis all see the same numbers.
   auto loaded = context.load_reference(run_dir, spec->id);
-  if (!loaded) return aborted(loaded.error().format());
+  if (!loaded) return could_not_run(gate, loaded.error().format());
   const Reference* reference = *loaded ? &**loaded : nullptr;
 
   const std::vector<std::string> devices = context.config.launch.devices != "cpu"
                                                ? services.probe_devices().cuda_devices
                                                : std::vector<std::string>{};
   auto plan = plan_attempt(context, *spec, reference, run_dir, attempt, devices);
-  if (!plan) return aborted(plan.error().format());
+  if (!plan) return could_not_run(gate, plan.error().format());
   // Claimed until the ranks are gone, so that no other run takes the port after preflight.
   auto port = launch::reserve_master_port(plan->gate.config.launch);
-  if (!port) return aborted(port.error().format());
+  if (!port) return could_not_run(gate, port.error().format());
   if (port->port != plan->gate.config.launch.master_port) {
     plan = plan_attempt(context, *spec, reference, run_dir, attempt, devices, port->port);
-    if (!plan) return aborted(plan.error().format());
+    if (!plan) return could_not_run(gate, plan.error().format());
     if (!port->note.empty()) services.progress->message(port->note);
   }
   auto written = write_attempt_plan(*plan);
-  if (!written) return aborted(written.error().format());
+  if (!written) return could_not_run(gate, written.error().format());
   if (!written->empty()) services.progress->message(*written);
 
   launch::PreflightOptions preflight_options;
   preflight_options.run_dir = run_dir;
   const launch::PreflightReport preflight = launch::run_preflight(plan->launch, preflight_options);
-  if (!preflight.ok()) return aborted(preflight.render());
+  if (!preflight.ok()) return could_not_run(gate, preflight.render());
 
   report::Progress& progress = *services.progress;
   const gates::GatePlan& gp = plan->gate;
@@ -136,12 +127,12 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
 
   // A run that died with files set aside puts them back before anything else moves.
   auto recovered = recover_set_aside(run_dir);
-  if (!recovered) return aborted(recovered.error().format());
+  if (!recovered) return could_not_run(gate, recovered.error().format());
   for (const std::string& line : *recovered) progress.message(line);
   std::error_code cwd_error;
   const fs::path ranks_dir = fs::current_path(cwd_error);
   auto aside = set_aside(gp.config.trainer.fresh_paths, ranks_dir, run_dir, plan->dir);
-  if (!aside) return aborted(aside.error().format());
+  if (!aside) return could_not_run(gate, aside.error().format());
   for (const SetAside::Entry& e : aside->entries) {
     if (!e.kept.empty()) {
       progress.detail(fmt::format("set aside {} (trainer.fresh_paths): the gate starts fresh",
@@ -160,16 +151,17 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   }
   if (watch.result.status == launch::RunStatus::kInterrupted ||
       watch.result.status == launch::RunStatus::kLaunchFailed) {
-    if (auto w = persist_launch_result(*plan, watch); !w) return aborted(w.error().format());
+    if (auto w = persist_launch_result(*plan, watch); !w)
+      return could_not_run(gate, w.error().format());
     if (watch.result.status == launch::RunStatus::kInterrupted) {
       // Where each rank was (the probe's stacks, asked before teardown): the hang the user
       // stopped, without a rerun.
       for (const std::string& place : watch.result.interrupted_at)
         progress.message("interrupted: " + place);
-      return interrupted();
+      return run::Interrupted{};
     }
-    return aborted(watch.result.launch_error ? watch.result.launch_error->format()
-                                             : watch.result.summary());
+    return could_not_run(gate, watch.result.launch_error ? watch.result.launch_error->format()
+                                                         : watch.result.summary());
   }
 
   const gates::GateEvidence evidence = gather_evidence(watch);
@@ -182,7 +174,7 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
   std::string note;
   if (verdict.passed && plan->index == 0 && !reference) {
     auto recorded = record_run_baseline(context, run_dir, *plan, evidence);
-    if (!recorded) return aborted(recorded.error().format());
+    if (!recorded) return could_not_run(gate, recorded.error().format());
     if (recorded->recorded) {
       note = "baseline recorded";
       progress.detail(recorded->message);
@@ -201,21 +193,33 @@ gates::GateOutcome run_attempt(const RunContext& context, const fs::path& run_di
     // The final block shows the first diagnosis as the verdict card; all of them under -v.
     progress.detail(text.str());
   }
-  if (auto w = persist_attempt(*plan, watch, evidence, verdict, diagnoses); !w) {
-    return aborted(w.error().format());
-  }
   // The port was taken between preflight and the bind: infrastructure, not the trainer's fault.
+  // Decided before the attempt is persisted, so that its folder (no verdict) and the run (the
+  // gate aborted) say the same.
   if (!diagnoses.empty() && diagnoses.front().klass == diagnose::kPortInUseClass) {
-    return aborted("master port collision: " + diagnoses.front().symptom);
+    if (auto w = persist_aborted_attempt(*plan, watch, diagnoses); !w) {
+      return could_not_run(gate, w.error().format());
+    }
+    return could_not_run(gate, "master port collision: " + diagnoses.front().symptom);
+  }
+  if (auto w = persist_attempt(*plan, watch, evidence, verdict, diagnoses); !w) {
+    return could_not_run(gate, w.error().format());
   }
   progress.gate_finished(verdict, note);
+  progress.detail(gates::format_verdict(verdict));
 
-  gates::GateOutcome outcome;
-  outcome.verdict = std::move(verdict);
+  const gates::CheckResult* failed = verdict.first_failure();
+  const gates::UnobservableFinding* blind = verdict.first_required_unobservable();
+  run::GateFinished finished;
+  finished.gate = gate;
+  finished.passed = verdict.passed;
+  finished.summary = verdict.summary();
+  finished.failed_check = failed ? failed->name : blind ? blind->required.front() : std::string();
+  finished.route_back = verdict.route_back;
   // A baseline recorded just now is what later gates compare with, not this gate's input.
-  outcome.inputs =
+  finished.inputs =
       gates::gate_inputs(gp, context.trainer_binary, reference ? reference->digest : std::string());
-  return outcome;
+  return finished;
 }
 
 }  // namespace bigmac::attempt

@@ -11,8 +11,8 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "gates/gate_catalog.h"
-#include "gates/run_state.h"
 #include "logs/parser_options.h"
+#include "run/run_state.h"
 
 namespace bigmac::attempt {
 

@@ -8,8 +8,8 @@
 #include "baseline/baseline_commands.h"
 #include "cli/run_options.h"
 #include "gates/gate_plan.h"
-#include "gates/run_directory.h"
 #include "report/attempt_logs.h"
+#include "run/run_directory.h"
 
 namespace bigmac::cli {
 namespace fs = std::filesystem;
@@ -48,16 +48,16 @@ int record(const BaselineRequest& request) {
   options.common = invocation->options.common;
   auto context = make_run_context(options);
   if (!context) return fail(context.error());
-  auto state = gates::read_run_state(run_dir);
+  auto state = run::read_run_state(run_dir);
   if (!state) return fail({state.error()});
   if (state->gates.empty()) return fail({make_error(ErrorKind::kInput, "the run has no gates")});
-  const gates::GateRecord& first = state->gates.front();
-  if (first.status != gates::GateStatus::kPassed) {
+  const run::GateRecord& first = state->gates.front();
+  if (first.status != run::GateStatus::kPassed) {
     return print({ExitCode::kGateFailed,
                   fmt::format("refusing to record a baseline: gate {} is {} in {}, not passed",
-                              first.id, gates::status_name(first.status), run_dir.string())});
+                              first.id, run::status_name(first.status), run_dir.string())});
   }
-  const fs::path attempt = run_dir / gates::attempt_folder(0, first.id, first.attempts);
+  const fs::path attempt = run_dir / run::attempt_folder(0, first.id, first.attempts);
   std::error_code ec;
   if (!fs::is_directory(attempt, ec)) {
     return fail({make_error(ErrorKind::kInput, "cannot read " + attempt.string())});

@@ -4,40 +4,34 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "attempt/attempt_plan.h"
-#include "attempt/gate_attempt.h"
 #include "cli/interrupt_flag.h"
 #include "cli/run_options.h"
 #include "core/atomic_file.h"
-#include "core/disk_reserve.h"
 #include "core/edit_distance.h"
 #include "core/json_file.h"
 #include "core/printable.h"
-#include "diagnose/catalog.h"
 #include "gates/gate_applicability.h"
-#include "gates/run_directory.h"
-#include "gates/run_status.h"
 #include "launch/clock.h"
 #include "launch/launch_plan.h"
 #include "report/line_printer.h"
 #include "report/progress.h"
 #include "report/report_files.h"
 #include "report/report_input.h"
+#include "run/run_session.h"
+#include "run/run_status.h"
+#include "run/run_transition.h"
 
 namespace bigmac::cli {
 namespace fs = std::filesystem;
 using attempt::reports_root;
 namespace {
 
-enum class RunMode { kAll, kOne, kResume };
-
-/// Held back on the run directory's disk for the state, the verdicts and the reports.
-constexpr std::uint64_t kDiskReserveBytes = 8ull << 20;
+using run::RunMode;
 
 struct RunRequest {
   RunCommandOptions options;
@@ -49,20 +43,6 @@ struct RunRequest {
 int fail(const Errors& errors) {
   print_errors(std::cerr, errors);
   return to_int(exit_code_for(errors));
-}
-
-/// reports/latest resolved, or a fresh reports/<run-id>.
-fs::path choose_run_dir(const RunRequest& request, RunMode mode) {
-  if (!request.run_dir.empty()) return request.run_dir;
-  if (!request.options.run_dir.empty()) return request.options.run_dir;
-  if (mode != RunMode::kAll && fs::exists(reports_root() / "latest")) {
-    return fs::canonical(reports_root() / "latest");
-  }
-  fs::path dir = reports_root() / gates::make_run_id(std::time(nullptr));
-  for (int suffix = 1; fs::exists(dir); ++suffix) {
-    dir = reports_root() / gates::make_run_id(std::time(nullptr), suffix);
-  }
-  return dir;
 }
 
 /// Resolves a gate named by id or number to its id; nullopt (with the message printed) when
@@ -118,7 +98,8 @@ report::OutputStyle output_style(const RunCommandOptions& options, const fs::pat
 }
 
 int run(const RunRequest& request, RunMode mode) {
-  const fs::path run_path = fs::absolute(choose_run_dir(request, mode));
+  const fs::path run_path = fs::absolute(run::choose_run_dir(
+      !request.run_dir.empty() ? request.run_dir : request.options.run_dir, mode));
   // Where the user typed the command: printed paths are relative to it.
   const fs::path user_cwd = fs::current_path();
   auto invocation =
@@ -126,91 +107,28 @@ int run(const RunRequest& request, RunMode mode) {
           ? Expected<Invocation>(Invocation{request.options, fs::current_path(), std::nullopt})
           : with_recorded_invocation(request.options, run_path);
   if (!invocation) return fail({invocation.error()});
-  std::error_code ec;
-  if (invocation->cwd != fs::current_path(ec)) {
-    // The configuration and the trainer command name files relative to where the run started.
-    fs::current_path(invocation->cwd, ec);
-    if (ec) {
-      return fail({make_error(ErrorKind::kInput,
-                              fmt::format("the run started in {}, which cannot be entered: {}",
-                                          invocation->cwd.string(), ec.message()),
-                              "give the configuration again with -c from here")});
-    }
-    std::cerr << "bigmac-bringup: continuing in " << invocation->cwd.string()
-              << ", where the run started\n";
-  }
+  auto entered = run::enter_start_directory(invocation->cwd);
+  if (!entered) return fail({entered.error()});
+  if (!entered->empty()) std::cerr << "bigmac-bringup: " << *entered << "\n";
   const RunCommandOptions& options = invocation->options;
   auto context = make_run_context(options);
   if (!context) return fail(context.error());
   if (invocation->recorded) say_what_changed(*invocation->recorded, context->config, mode);
-  // The diagnoses route back to gates of the gate files, checked before anything is created.
-  auto catalog = diagnose::builtin_catalog();
-  if (!catalog) return fail({catalog.error()});
-  if (Errors e = diagnose::unknown_gates(*catalog, context->catalog.ids()); !e.empty()) {
-    return fail(e);
-  }
-  if (mode == RunMode::kResume && !fs::exists(run_path / "state.json")) {
-    return fail({make_error(
-        ErrorKind::kInput, fmt::format("no run to resume in {} (no state.json)", run_path.string()),
-        "start one with run-all")});
-  }
   // Every named gate is checked before the run directory is created or touched.
   const auto gate = resolve_gate(context->catalog, request.gate, "run");
   const auto from = resolve_gate(context->catalog, request.options.from, "--from");
   const auto until = resolve_gate(context->catalog, request.options.until, "--until");
   if (!gate || !from || !until) return to_int(ExitCode::kBadInput);
-  if (!from->empty() && !until->empty() &&
-      context->catalog.find(*from)->order > context->catalog.find(*until)->order) {
-    return fail({make_error(ErrorKind::kUsage,
-                            fmt::format("--from {} comes after --until {}", *from, *until),
-                            "give --from a gate at or before --until")});
+  if (auto why = run::selection_out_of_order(context->catalog.ids(), *from, *until)) {
+    return fail({make_error(ErrorKind::kUsage, *why, "give --from a gate at or before --until")});
   }
-  auto inputs = context->inputs(run_path);
-  if (!inputs) return fail(inputs.error());
-
-  auto dir = gates::RunDirectory::open(run_path);
-  if (!dir) return fail({dir.error()});
-  auto stored = dir->load();
-  if (!stored) return fail({stored.error()});
-  // Room to save the state and write the reports if the gate fills the disk.
-  auto reserve = DiskReserve::hold(run_path / ".disk-reserve", kDiskReserveBytes);
-  if (!reserve) {
-    std::cerr << "bigmac-bringup: warning: " << reserve.error().format()
-              << "; a disk filled during the run may leave its state unsaved\n";
-  }
-  gates::RunState state = stored->value_or(
-      gates::RunState::fresh(run_path.filename().string(), context->catalog.ids()));
-  if (auto latest = gates::point_latest(run_path.parent_path(), run_path); !latest) {
-    std::cerr << "bigmac-bringup: warning: " << latest.error().format() << "\n";
-  }
-  const nlohmann::json recorded = {
-      {"config", options.common.config_file.empty()
-                     ? std::string()
-                     : fs::absolute(options.common.config_file).string()},
-      {"set", options.common.sets},
-      {"baseline",
-       options.baseline.empty() ? std::string() : fs::absolute(options.baseline).string()},
-      {"no_baseline", options.no_baseline},
-      {"strict", options.strict},
-      {"stages", options.stages.empty() ? std::string() : fs::absolute(options.stages).string()},
-      {"cwd", fs::current_path().string()}};
-  if (auto w = write_file_atomically(run_path / kInvocationFile, json_text(recorded, 2) + "\n");
-      !w) {
-    return fail({w.error()});
-  }
-
-  const auto not_applicable = gates::not_applicable_gates(context->catalog, context->config);
-  gates::Observation start;
-  if (mode == RunMode::kResume) {
-    start = gates::Resume{*inputs, not_applicable};
-  } else if (mode == RunMode::kOne) {
-    start = gates::Begin{*gate, *gate, *inputs, not_applicable};
-  } else {
-    start = gates::Begin{*from, *until, *inputs, not_applicable};
-  }
-
-  auto diagnoser = diagnose::Diagnoser::create(std::move(*catalog));
-  if (!diagnoser) return fail({diagnoser.error()});
+  run::Session session;
+  session.mode = mode;
+  session.run_dir = run_path;
+  session.first = mode == RunMode::kOne ? *gate : *from;
+  session.last = mode == RunMode::kOne ? *gate : *until;
+  session.invocation = invocation_record(options);
+  session.report_shown = shorter_path(run_path / "report.html", user_cwd);
 
   report::LinePrinter printer = report::LinePrinter::for_stdout(request.options.ci);
   const report::OutputStyle style =
@@ -219,36 +137,11 @@ int run(const RunRequest& request, RunMode mode) {
       printer,
       [] { return launch::seconds_of(std::chrono::steady_clock::now().time_since_epoch()); },
       style);
-  progress.detail(fmt::format("run directory: {}", run_path.string()));
-  progress.run_started(state.run_id, state.gates.size());
-  const std::atomic<bool>& cancel = install_interrupt_flag();
-  attempt::AttemptExecutor executor(*context, run_path,
-                                    attempt::host_services(cancel, progress, *diagnoser));
-  gates::RunOutput output{[&](const gates::RunState& s) { return dir->save(s); },
-                          [&](const std::string& line) { progress.message(line); },
-                          [&](const std::string& line) { progress.detail(line); }};
-  gates::RunLoopResult result = gates::run_gates(std::move(state), start, executor, output);
-
-  // Reports are written whatever the outcome, so CI always has its JUnit file.
-  const fs::path reference = context->stored_baseline;
-  const fs::path baseline_file =
-      !reference.empty() && fs::exists(reference) ? reference : run_path / "baseline.json";
-  std::string report_path;
-  if (auto written = report::generate_reports(run_path, baseline_file, context->parser); !written) {
-    progress.message("could not write the reports: " + written.error().format());
-  } else {
-    report_path = shorter_path(run_path / "report.html", user_cwd);
-  }
-  if (auto input = report::load_report_input(run_path, baseline_file, context->parser)) {
-    progress.run_finished(*input, report_path);
-  } else {
-    progress.message(gates::format_action(result.last));
-  }
+  auto end = run::run_session(session, *context, progress, install_interrupt_flag());
+  if (!end) return fail(end.error());
   // A refusal (an earlier gate not passed) is the answer to the request: say it last.
-  if (const auto* refused = std::get_if<gates::Refuse>(&result.last)) {
-    print_errors(std::cerr, {make_error(ErrorKind::kUsage, refused->message)});
-  }
-  return to_int(result.code);
+  if (!end->refused.empty()) print_errors(std::cerr, {make_error(ErrorKind::kUsage, end->refused)});
+  return to_int(end->code);
 }
 
 int render(const RunRequest& request, const std::string& format, const std::string& out) {
@@ -279,7 +172,7 @@ int render(const RunRequest& request, const std::string& format, const std::stri
 
 int status(const RunRequest& request) {
   fs::path dir = !request.run_dir.empty() ? fs::path(request.run_dir) : reports_root() / "latest";
-  gates::StatusOutput out = gates::status_command(dir.string(), request.json);
+  run::StatusOutput out = run::status_command(dir.string(), request.json);
   // The next-step line names the program as the user can type it here.
   const std::string next = "next: bigmac-bringup ";
   if (const auto at = out.text.find(next); at != std::string::npos && !request.json) {

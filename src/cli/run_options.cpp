@@ -9,6 +9,7 @@
 #include "core/atomic_file.h"
 #include "core/json_file.h"
 #include "core/map_changes.h"
+#include "run/run_directory.h"
 
 namespace bigmac::cli {
 namespace fs = std::filesystem;
@@ -21,7 +22,7 @@ Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const f
   }
   Invocation out{options, fs::current_path(), std::nullopt};
   std::error_code ec;
-  const fs::path file = run_path / kInvocationFile;
+  const fs::path file = run_path / run::kInvocationFile;
   if (!fs::exists(file, ec)) return out;
   auto text = read_file(file);
   if (!text) return tl::unexpected(text.error());
@@ -66,6 +67,19 @@ Expected<Invocation> with_recorded_invocation(RunCommandOptions options, const f
     return damaged(e.what());
   }
   return out;
+}
+
+nlohmann::json invocation_record(const RunCommandOptions& options) {
+  auto absolute = [](const std::string& path) {
+    return path.empty() ? std::string() : fs::absolute(path).string();
+  };
+  return {{"config", absolute(options.common.config_file)},
+          {"set", options.common.sets},
+          {"baseline", absolute(options.baseline)},
+          {"no_baseline", options.no_baseline},
+          {"strict", options.strict},
+          {"stages", absolute(options.stages)},
+          {"cwd", fs::current_path().string()}};
 }
 
 namespace {

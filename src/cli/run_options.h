@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,11 +27,6 @@ struct RunCommandOptions {
   std::string color = "auto";  ///< --color auto|always|never
 };
 
-/// The -c/--set/--baseline a run was started with and where it was started, kept in its
-/// directory so that `resume`, `run GATE`, `report` and `baseline record` without them use the
-/// same configuration, from any working directory.
-constexpr const char* kInvocationFile = "invocation.json";
-
 struct Invocation {
   RunCommandOptions options;
   std::filesystem::path cwd;  ///< where the run started; relative paths in its config mean it
@@ -46,6 +42,10 @@ struct Invocation {
 /// built-in configuration.
 Expected<Invocation> with_recorded_invocation(RunCommandOptions options,
                                               const std::filesystem::path& run_path);
+
+/// What a run records of `options` (as run::kInvocationFile, in the directory it started
+/// from): the file paths absolute, so with_recorded_invocation reads them back from anywhere.
+nlohmann::json invocation_record(const RunCommandOptions& options);
 
 /// Every effective value that differs between two configurations, one `key: old -> new` line
 /// each (`key = value (new)` / `(gone)` for keys only one has), changed and gone keys in key order,

@@ -8,9 +8,9 @@
 #include "baseline/comparison.h"
 #include "config/config.h"
 #include "core/error.h"
+#include "gates/gate_inputs.h"
 #include "gates/gate_plan.h"
 #include "gates/gate_spec.h"
-#include "gates/run_state.h"
 
 namespace bigmac::gates {
 

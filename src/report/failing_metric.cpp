@@ -108,7 +108,7 @@ std::vector<std::size_t> FailingMetric::rows_to_show(std::size_t limit) const {
 
 std::optional<FailingMetric> failing_metric(const GateReport& gate,
                                             const baseline::Baseline* reference) {
-  if (gate.record.status != gates::GateStatus::kFailed) return std::nullopt;
+  if (gate.record.status != run::GateStatus::kFailed) return std::nullopt;
   FailingMetric m;
   const gates::CheckResult* failed = gate.verdict ? gate.verdict->first_failure() : nullptr;
   m.check = failed ? failed->name : gate.record.failed_check;

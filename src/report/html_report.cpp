@@ -42,8 +42,8 @@ rect.mb.F{fill:#8ab4f8}rect.mb.B{fill:#f6ae7a}rect.bar.passed{fill:#81c995}rect.
 rect.bar.pending,rect.bar.skipped,rect.bar.running,rect.bar.invalidated,rect.bar.not-applicable{fill:#dadce0}
 )";
 
-std::string status_class(gates::GateStatus status) {
-  std::string name(gates::status_name(status));
+std::string status_class(run::GateStatus status) {
+  std::string name(run::status_name(status));
   std::replace(name.begin(), name.end(), ' ', '-');  // "not applicable": one class name
   return name;
 }
@@ -78,7 +78,7 @@ std::string timeline(const ReportInput& input) {
         "{}</title></rect>"
         "<text x=\"{:.1f}\" y=\"{}\">{}</text>\n",
         status_class(g.record.status), x, w, row - 4, escape_xml(g.record.id),
-        gates::status_name(g.record.status), escape_xml(format_duration(g.duration_s())), x + 4,
+        run::status_name(g.record.status), escape_xml(format_duration(g.duration_s())), x + 4,
         row - 6, escape_xml(g.record.id));
   }
   if (timed) {
@@ -191,7 +191,7 @@ std::string checks_count(const GateReport& gate) {
 /// One gate as a <details> block: a failed gate open, every other one closed until clicked.
 std::string gate_section(const GateReport& gate, const baseline::Baseline* reference) {
   const std::string status = status_class(gate.record.status);
-  const bool failed = gate.record.status == gates::GateStatus::kFailed;
+  const bool failed = gate.record.status == run::GateStatus::kFailed;
   std::string out = fmt::format(
       "<details class=\"gate {2}\" id=\"gate-{0}\"{4}><summary>{1}. {0} <span "
       "class=\"{2}\">{2}</span> · {3}",
@@ -347,8 +347,8 @@ std::string render_html(const ReportInput& input) {
       "<title>bigmac-bringup {}</title>\n<style>{}</style></head>\n<body>\n"
       "<h1>bigmac-bringup run <code>{}</code>: <span class=\"{}\">{}</span></h1>\n",
       escape_xml(s.run_id), kStyle, escape_xml(s.run_id),
-      s.phase() == gates::RunPhase::kPassed ? "passed" : "failed",
-      escape_xml(gates::phase_name(s.phase())));
+      s.phase() == run::RunPhase::kPassed ? "passed" : "failed",
+      escape_xml(run::phase_name(s.phase())));
   // Failure first: the verdict card, then the failing metric, then the failed gate in full.
   const std::optional<VerdictCard> card = verdict_card(input);
   if (card) {

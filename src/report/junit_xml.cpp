@@ -40,7 +40,7 @@ std::string diagnoses_text(const GateReport& gate) {
 }
 
 std::vector<Case> cases_of(const GateReport& gate) {
-  using gates::GateStatus;
+  using run::GateStatus;
   std::vector<Case> cases;
   const GateStatus status = gate.record.status;
   if (!gate.verdict) {
@@ -58,7 +58,7 @@ std::vector<Case> cases_of(const GateReport& gate) {
     } else if (status == GateStatus::kNotApplicable) {
       c.message = "not applicable: " + gate.record.note;
     } else {
-      c.message = fmt::format("gate {}", gates::status_name(status));
+      c.message = fmt::format("gate {}", run::status_name(status));
     }
     cases.push_back(std::move(c));
     return cases;
@@ -163,7 +163,7 @@ std::string render_junit(const ReportInput& input) {
         "    <properties>\n      <property name=\"status\" value=\"{}\"/>\n"
         "      <property name=\"attempts\" value=\"{}\"/>\n"
         "      <property name=\"attempt_dir\" value=\"{}\"/>\n    </properties>\n",
-        gates::status_name(gate.record.status), gate.record.attempts, escape_xml(gate.attempt_dir));
+        run::status_name(gate.record.status), gate.record.attempts, escape_xml(gate.attempt_dir));
     suites += body;
     if (!gate.notes.empty() || !gate.record.note.empty()) {
       std::string out = gate.record.note + "\n";

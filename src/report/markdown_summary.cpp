@@ -12,25 +12,25 @@
 namespace bigmac::report {
 namespace {
 
-std::string_view status_mark(gates::GateStatus status) {
+std::string_view status_mark(run::GateStatus status) {
   switch (status) {
-    case gates::GateStatus::kPassed:
+    case run::GateStatus::kPassed:
       return "✅";
-    case gates::GateStatus::kFailed:
+    case run::GateStatus::kFailed:
       return "❌";
-    case gates::GateStatus::kRunning:
+    case run::GateStatus::kRunning:
       return "⏳";
-    case gates::GateStatus::kPending:
+    case run::GateStatus::kPending:
       return "⏸️";
-    case gates::GateStatus::kSkipped:
+    case run::GateStatus::kSkipped:
       return "⏭️";
-    case gates::GateStatus::kInvalidated:
+    case run::GateStatus::kInvalidated:
       return "🔁";
-    case gates::GateStatus::kInterrupted:
+    case run::GateStatus::kInterrupted:
       return "⏹️";
-    case gates::GateStatus::kAborted:
+    case run::GateStatus::kAborted:
       return "⚠️";
-    case gates::GateStatus::kNotApplicable:
+    case run::GateStatus::kNotApplicable:
       return "➖";
   }
   return "?";
@@ -79,7 +79,7 @@ std::string loss_cell(const GateReport& gate, const baseline::Baseline* referenc
 std::string headline(const ReportInput& input) {
   const auto& s = input.state;
   for (const GateReport& gate : input.gates) {
-    if (gate.record.status == gates::GateStatus::kFailed) {
+    if (gate.record.status == run::GateStatus::kFailed) {
       const std::string regression = regression_headline(gate);
       if (!regression.empty()) {
         return fmt::format("## ❌ {}: bigmac-bringup {} failed at gate {} {}",
@@ -90,15 +90,15 @@ std::string headline(const ReportInput& input) {
                          gate.index + 1, markdown_code(gate.record.id));
     }
   }
-  if (s.phase() == gates::RunPhase::kPassed) {
-    const int not_applicable = input.count(gates::GateStatus::kNotApplicable);
+  if (s.phase() == run::RunPhase::kPassed) {
+    const int not_applicable = input.count(run::GateStatus::kNotApplicable);
     return fmt::format(
         "## ✅ bigmac-bringup {}: all {} selected gates passed{}", markdown_code(s.run_id),
-        input.count(gates::GateStatus::kPassed),
+        input.count(run::GateStatus::kPassed),
         not_applicable > 0 ? fmt::format(", {} not applicable", not_applicable) : std::string());
   }
   return fmt::format("## ⚠️ bigmac-bringup {}: {}", markdown_code(s.run_id),
-                     gates::phase_name(s.phase()));
+                     run::phase_name(s.phase()));
 }
 
 std::string card_section(const VerdictCard& card) {
@@ -151,11 +151,11 @@ std::string metric_section(const FailingMetric& m, const std::string& gate_id) {
 
 /// A gate's checks as a collapsed block: open for the failed gate, closed for the others.
 std::string gate_details(const GateReport& gate) {
-  const bool failed = gate.record.status == gates::GateStatus::kFailed;
+  const bool failed = gate.record.status == run::GateStatus::kFailed;
   std::string out = fmt::format(
       "\n<details{}><summary>{} Gate {} <code>{}</code> {} — {} checks, {}</summary>\n\n",
       failed ? " open" : "", status_mark(gate.record.status), gate.index + 1,
-      escape_xml(gate.record.id), gates::status_name(gate.record.status), checks_cell(gate),
+      escape_xml(gate.record.id), run::status_name(gate.record.status), checks_cell(gate),
       format_duration(gate.duration_s()));
   if (gate.verdict) {
     out += "| check | result | message |\n|---|---|---|\n";
@@ -223,23 +223,23 @@ std::string render_markdown(const ReportInput& input) {
   for (const GateReport& gate : input.gates) {
     out += fmt::format("| {} | {} | {}&nbsp;{} | {} | {} | {} |\n", gate.index + 1,
                        markdown_code(gate.record.id, /*in_table=*/true),
-                       status_mark(gate.record.status), gates::status_name(gate.record.status),
+                       status_mark(gate.record.status), run::status_name(gate.record.status),
                        format_duration(gate.duration_s()), checks_cell(gate),
                        loss_cell(gate, reference));
   }
   std::string not_applicable;
   for (const GateReport& gate : input.gates) {
-    if (gate.record.status != gates::GateStatus::kNotApplicable) continue;
+    if (gate.record.status != run::GateStatus::kNotApplicable) continue;
     not_applicable +=
         fmt::format("- gate {}: {}\n", markdown_code(gate.record.id), escape_xml(gate.record.note));
   }
   if (!not_applicable.empty()) out += "\n### Not applicable\n\n" + not_applicable;
   out += unobservable_section(input);
   for (const GateReport& gate : input.gates) {
-    if (gate.record.status == gates::GateStatus::kFailed) out += gate_details(gate);
+    if (gate.record.status == run::GateStatus::kFailed) out += gate_details(gate);
   }
   for (const GateReport& gate : input.gates) {
-    if (gate.record.status != gates::GateStatus::kFailed && (gate.verdict || !gate.notes.empty()))
+    if (gate.record.status != run::GateStatus::kFailed && (gate.verdict || !gate.notes.empty()))
       out += gate_details(gate);
   }
   for (const auto& n : input.notes) out += "\n> note: " + escape_xml(n) + "\n";

@@ -104,7 +104,7 @@ void TerminalProgress::run_finished(const ReportInput& input, const std::string&
     if (no_card && style_.verbosity != Verbosity::kVerbose) {
       while (!text.empty() && text.back() == '\n') text.pop_back();
       if (text.empty()) {
-        const int passed = input.count(gates::GateStatus::kPassed);
+        const int passed = input.count(run::GateStatus::kPassed);
         text = fmt::format("{} gate{} passed", passed, passed == 1 ? "" : "s");
       }
       const std::size_t unobservable = count_unobservable(input);
@@ -230,12 +230,12 @@ std::string gate_table(const ReportInput& input, bool color) {
       } else if (const auto* u = g.verdict->first_required_unobservable()) {
         failure = u->required.front() + " (unobservable)";
       }
-    } else if (g.record.status == gates::GateStatus::kFailed) {
+    } else if (g.record.status == run::GateStatus::kFailed) {
       failure = g.record.note;
     }
-    const std::string status = g.record.status == gates::GateStatus::kFailed
+    const std::string status = g.record.status == run::GateStatus::kFailed
                                    ? "FAILED"
-                                   : std::string(gates::status_name(g.record.status));
+                                   : std::string(run::status_name(g.record.status));
     // Padded before it is painted: colour codes take no columns.
     const std::string padded = fmt::format("{:<11}", status);
     std::string row =

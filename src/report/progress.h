@@ -6,10 +6,10 @@
 #include <string>
 
 #include "gates/gate_verdict.h"
-#include "gates/run_state.h"
 #include "report/line_printer.h"
 #include "report/report_input.h"
 #include "report/terminal_style.h"
+#include "run/run_state.h"
 
 namespace bigmac::report {
 

@@ -7,10 +7,10 @@
 
 #include "core/atomic_file.h"
 #include "core/json_file.h"
-#include "gates/run_directory.h"
 #include "logs/rank_log.h"
 #include "report/attempt_logs.h"
 #include "report/attempt_records.h"
+#include "run/run_directory.h"
 
 namespace bigmac::report {
 namespace {
@@ -82,13 +82,13 @@ void read_records(const fs::path& dir, const logs::ParserOptions& parser, GateRe
   gate.field_sources = std::move(records.field_sources);
 }
 
-GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, std::size_t index,
+GateReport read_gate(const fs::path& run_dir, const run::GateRecord& record, std::size_t index,
                      const logs::ParserOptions& parser) {
   GateReport gate;
   gate.record = record;
   gate.index = index;
   if (record.attempts <= 0) return gate;
-  gate.attempt_dir = gates::attempt_folder(index, record.id, record.attempts);
+  gate.attempt_dir = run::attempt_folder(index, record.id, record.attempts);
   const fs::path dir = run_dir / gate.attempt_dir;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -105,7 +105,7 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
   }
   std::sort(gate.files.begin(), gate.files.end());
   const bool finished =
-      record.status == gates::GateStatus::kPassed || record.status == gates::GateStatus::kFailed;
+      record.status == run::GateStatus::kPassed || record.status == run::GateStatus::kFailed;
   std::vector<std::string> missing;
   if (auto json = read_json(dir / "verdict.json", finished ? gate.notes : missing)) {
     decode_into(dir / "verdict.json", *json, gate.notes,
@@ -115,7 +115,7 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
     decode_into(dir / "result.json", *json, gate.notes,
                 [&](const nlohmann::json& j) { gate.result = attempt_result_from_json(j); });
   }
-  if (record.status == gates::GateStatus::kFailed) {
+  if (record.status == run::GateStatus::kFailed) {
     if (auto json = read_json(dir / "diagnosis.json", gate.notes); json && json->is_array()) {
       decode_into(dir / "diagnosis.json", *json, gate.notes, [&](const nlohmann::json& j) {
         for (const auto& d : j) gate.diagnoses.push_back(diagnosis_from_json(d));
@@ -124,7 +124,7 @@ GateReport read_gate(const fs::path& run_dir, const gates::GateRecord& record, s
   }
   if (!finished && !missing.empty()) {
     gate.notes.push_back("attempt " + gate.attempt_dir + " did not finish (" +
-                         std::string(gates::status_name(record.status)) + "); no verdict");
+                         std::string(run::status_name(record.status)) + "); no verdict");
   }
   read_records(dir, parser, gate);
   return gate;
@@ -164,14 +164,14 @@ double GateReport::started_at() const {
   return first_t;
 }
 
-int ReportInput::count(gates::GateStatus status) const {
+int ReportInput::count(run::GateStatus status) const {
   return static_cast<int>(std::count_if(
       gates.begin(), gates.end(), [&](const GateReport& g) { return g.record.status == status; }));
 }
 
 Expected<ReportInput> load_report_input(const fs::path& run_dir, const fs::path& baseline_path,
                                         const logs::ParserOptions& parser) {
-  auto state = gates::read_run_state(run_dir);
+  auto state = run::read_run_state(run_dir);
   if (!state) return tl::unexpected(state.error());
   ReportInput input;
   input.run_dir = run_dir.string();
@@ -188,10 +188,11 @@ Expected<ReportInput> load_report_input(const fs::path& run_dir, const fs::path&
   for (std::size_t i = 0; i < input.state.gates.size(); ++i) {
     input.gates.push_back(read_gate(run_dir, input.state.gates[i], i, parser));
   }
-  // The file cli/run_options.h names kInvocationFile; a damaged one is a note, not an error.
+  // How the run was started; a damaged one is a note, not an error.
   std::error_code ec;
-  if (fs::exists(run_dir / "invocation.json", ec)) {
-    if (auto json = read_json(run_dir / "invocation.json", input.notes)) input.invocation = *json;
+  if (fs::exists(run_dir / run::kInvocationFile, ec)) {
+    if (auto json = read_json(run_dir / run::kInvocationFile, input.notes))
+      input.invocation = *json;
   }
   input.tool_version = BIGMAC_VERSION;
   return input;

@@ -12,10 +12,10 @@
 #include "core/error.h"
 #include "diagnose/diagnosis.h"
 #include "gates/gate_verdict.h"
-#include "gates/run_state.h"
 #include "logs/parser_options.h"
 #include "logs/record.h"
 #include "report/attempt_result.h"
+#include "run/run_state.h"
 
 namespace bigmac::report {
 
@@ -24,7 +24,7 @@ diagnose::Diagnosis diagnosis_from_json(const nlohmann::json& json);
 
 /// One gate as the report shows it: its row in the run state and what its last attempt left.
 struct GateReport {
-  gates::GateRecord record;
+  run::GateRecord record;
   std::size_t index = 0;    ///< position in the run (0-based)
   std::string attempt_dir;  ///< folder name ("02-dp.1"); empty when it never launched
   std::optional<gates::GateVerdict> verdict;
@@ -51,7 +51,7 @@ struct GateReport {
 /// Everything the reports show about one run.
 struct ReportInput {
   std::string run_dir;
-  gates::RunState state;
+  run::RunState state;
   std::optional<baseline::Baseline> baseline;
   std::string baseline_path;  ///< as given; empty when none
   std::vector<GateReport> gates;
@@ -61,7 +61,7 @@ struct ReportInput {
   nlohmann::json invocation;
   std::string tool_version;  ///< of the tool writing the report
 
-  int count(gates::GateStatus status) const;
+  int count(run::GateStatus status) const;
 };
 
 /// Reads reports/<run-id>/: state.json (required: an input Error when missing or damaged),

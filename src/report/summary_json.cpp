@@ -34,7 +34,7 @@ nlohmann::json steps_json(const GateReport& gate, const baseline::Baseline* refe
 nlohmann::json gate_json(const GateReport& gate, const baseline::Baseline* reference) {
   nlohmann::json out = {{"id", gate.record.id},
                         {"number", gate.index + 1},
-                        {"status", gates::status_name(gate.record.status)},
+                        {"status", run::status_name(gate.record.status)},
                         {"attempts", gate.record.attempts},
                         {"attempt_dir", gate.attempt_dir},
                         {"duration_s", number(gate.duration_s())},
@@ -88,7 +88,7 @@ nlohmann::json card_json(const ReportInput& input) {
 }  // namespace
 
 nlohmann::json summary_json(const ReportInput& input) {
-  using gates::GateStatus;
+  using run::GateStatus;
   const baseline::Baseline* reference = input.baseline ? &*input.baseline : nullptr;
   nlohmann::json gates_out = nlohmann::json::array();
   for (const GateReport& gate : input.gates) gates_out.push_back(gate_json(gate, reference));
@@ -109,8 +109,8 @@ nlohmann::json summary_json(const ReportInput& input) {
           {"run_id", input.state.run_id},
           {"started_at", started > 0 ? number(started) : nlohmann::json(nullptr)},
           {"invocation", input.invocation},
-          {"phase", gates::phase_name(input.state.phase())},
-          {"passed", input.state.phase() == gates::RunPhase::kPassed},
+          {"phase", run::phase_name(input.state.phase())},
+          {"passed", input.state.phase() == run::RunPhase::kPassed},
           {"message", input.state.message},
           {"verdict_card", card_json(input)},
           {"counts",

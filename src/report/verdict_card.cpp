@@ -105,29 +105,29 @@ std::string regression_headline(const GateReport& gate) {
 
 std::optional<VerdictCard> verdict_card(const ReportInput& input) {
   for (const GateReport& gate : input.gates) {
-    if (gate.record.status == gates::GateStatus::kFailed) return failed_gate_card(input, gate);
+    if (gate.record.status == run::GateStatus::kFailed) return failed_gate_card(input, gate);
   }
   const std::string gate = input.state.current.empty() ? "?" : input.state.current;
   switch (input.state.phase()) {
-    case gates::RunPhase::kReady:
-    case gates::RunPhase::kPassed:
+    case run::RunPhase::kReady:
+    case run::RunPhase::kPassed:
       return std::nullopt;
-    case gates::RunPhase::kFailed:  // failed, but no gate row says so: say what the state says
+    case run::RunPhase::kFailed:  // failed, but no gate row says so: say what the state says
       return stopped_run_card(input, "run failed at gate " + gate,
                               "the run state records a failure without a failed gate",
                               "rerun the gate");
-    case gates::RunPhase::kInfrastructure:
+    case run::RunPhase::kInfrastructure:
       return stopped_run_card(input, "gate " + gate + " could not run",
                               "the gate could not be launched (exit code 3): its ranks never "
                               "started or the run directory could not be written",
                               "fix what the message names (trainer binary, port, permissions, "
                               "disk), then resume; `bigmac-bringup env` shows what this host "
                               "offers (interpreter and torch, launchers, ports, limits)");
-    case gates::RunPhase::kInterrupted:
+    case run::RunPhase::kInterrupted:
       return stopped_run_card(input, "run interrupted during gate " + gate,
                               "interrupted (Ctrl-C or SIGTERM); the ranks were stopped",
                               "nothing to fix: resume continues at this gate");
-    case gates::RunPhase::kRunning:
+    case run::RunPhase::kRunning:
       return stopped_run_card(input, "run did not finish: gate " + gate + " was running",
                               "the orchestrator stopped while the gate ran (killed, or still "
                               "running elsewhere)",

@@ -42,7 +42,7 @@ class RecordingProgress final : public report::Progress {
   void tick(const std::optional<Silence>&) override { ++ticks; }
   void gate_finished(const gates::GateVerdict& verdict, const std::string&) override {
     finished.emplace_back(verdict.gate_id,
-                          verdict.passed ? gates::GateStatus::kPassed : gates::GateStatus::kFailed);
+                          verdict.passed ? run::GateStatus::kPassed : run::GateStatus::kFailed);
   }
   void message(const std::string& text) override { messages += text + "\n"; }
   void detail(const std::string& text) override { messages += text + "\n"; }
@@ -52,7 +52,7 @@ class RecordingProgress final : public report::Progress {
   int ranks = 0;
   int ticks = 0;
   std::vector<std::int64_t> steps, baseline_steps;
-  std::vector<std::pair<std::string, gates::GateStatus>> finished;
+  std::vector<std::pair<std::string, run::GateStatus>> finished;
   std::string messages;
 };
 
@@ -92,6 +92,19 @@ std::vector<std::string> rank_lines(int rank, int world, int steps, bool owns_st
 
 double falling(int step) { return 4.0 - 0.1 * step; }
 double wrong_later(int step) { return step < 2 ? falling(step) : falling(step) + 0.5; }
+
+/// Whether the attempt ended with a verdict that passed.
+bool passed(const run::Observation& o) {
+  const auto* finished = std::get_if<run::GateFinished>(&o);
+  return finished != nullptr && finished->passed;
+}
+
+/// Why the attempt could not run; a test failure (and "") when it ended otherwise.
+std::string abort_message(const run::Observation& o) {
+  const auto* aborted = std::get_if<run::GateAborted>(&o);
+  EXPECT_NE(aborted, nullptr) << "not aborted: observation " << o.index();
+  return aborted ? aborted->message : std::string();
+}
 
 class GateAttempt : public ::testing::Test {
  protected:
@@ -171,10 +184,11 @@ class GateAttempt : public ::testing::Test {
 
 TEST_F(GateAttempt, SinglePassesRecordsTheBaselineAndPersistsEveryFile) {
   AttemptServices s = services([](FakeProcessRunner& r) { play(r, 1, falling); });
-  const gates::GateOutcome outcome = run_attempt(*context_, run_dir_, "single", 1, s);
-  ASSERT_EQ(outcome.kind, gates::GateOutcome::Kind::kVerdict) << outcome.message;
-  EXPECT_TRUE(outcome.verdict.passed) << gates::format_verdict(outcome.verdict);
-  EXPECT_TRUE(outcome.inputs.baseline.empty()) << "single had no reference to compare with";
+  const run::Observation outcome = run_attempt(*context_, run_dir_, "single", 1, s);
+  const auto* finished = std::get_if<run::GateFinished>(&outcome);
+  ASSERT_NE(finished, nullptr) << outcome.index();
+  EXPECT_TRUE(finished->passed) << finished->summary;
+  EXPECT_TRUE(finished->inputs.baseline.empty()) << "single had no reference to compare with";
 
   const fs::path dir = run_dir_ / "01-single.1";
   for (const char* file :
@@ -195,18 +209,19 @@ TEST_F(GateAttempt, SinglePassesRecordsTheBaselineAndPersistsEveryFile) {
   EXPECT_EQ(progress_.steps, (std::vector<std::int64_t>{0, 1, 2, 3}));
   EXPECT_TRUE(progress_.baseline_steps.empty());
   ASSERT_EQ(progress_.finished.size(), 1u);
-  EXPECT_EQ(progress_.finished[0].second, gates::GateStatus::kPassed);
+  EXPECT_EQ(progress_.finished[0].second, run::GateStatus::kPassed);
 }
 
 TEST_F(GateAttempt, DataParallelComparesWithTheRecordedBaselineOnce) {
   AttemptServices single = services([](FakeProcessRunner& r) { play(r, 1, falling); });
-  ASSERT_TRUE(run_attempt(*context_, run_dir_, "single", 1, single).verdict.passed);
+  ASSERT_TRUE(passed(run_attempt(*context_, run_dir_, "single", 1, single)));
 
   AttemptServices dp = services([&](FakeProcessRunner& r) { play(r, 4, falling); });
-  const gates::GateOutcome outcome = run_attempt(*context_, run_dir_, "dp", 1, dp);
-  ASSERT_EQ(outcome.kind, gates::GateOutcome::Kind::kVerdict) << outcome.message;
-  EXPECT_TRUE(outcome.verdict.passed) << gates::format_verdict(outcome.verdict);
-  EXPECT_EQ(outcome.inputs.baseline, baseline::file_digest(run_dir_ / "baseline.json"));
+  const run::Observation outcome = run_attempt(*context_, run_dir_, "dp", 1, dp);
+  const auto* finished = std::get_if<run::GateFinished>(&outcome);
+  ASSERT_NE(finished, nullptr) << outcome.index();
+  EXPECT_TRUE(finished->passed) << finished->summary;
+  EXPECT_EQ(finished->inputs.baseline, baseline::file_digest(run_dir_ / "baseline.json"));
   EXPECT_EQ(progress_.ranks, 4);
   // Progress showed the baseline's loss beside every dp step.
   EXPECT_EQ(progress_.baseline_steps, (std::vector<std::int64_t>{0, 1, 2, 3}));
@@ -216,14 +231,16 @@ TEST_F(GateAttempt, DataParallelComparesWithTheRecordedBaselineOnce) {
 
 TEST_F(GateAttempt, ADivergingLossFailsWithADiagnosisAndRouteBack) {
   AttemptServices single = services([](FakeProcessRunner& r) { play(r, 1, falling); });
-  ASSERT_TRUE(run_attempt(*context_, run_dir_, "single", 1, single).verdict.passed);
+  ASSERT_TRUE(passed(run_attempt(*context_, run_dir_, "single", 1, single)));
   AttemptServices dp = services([](FakeProcessRunner& r) { play(r, 4, wrong_later); });
-  const gates::GateOutcome outcome = run_attempt(*context_, run_dir_, "dp", 1, dp);
-  ASSERT_EQ(outcome.kind, gates::GateOutcome::Kind::kVerdict) << outcome.message;
-  ASSERT_FALSE(outcome.verdict.passed);
-  ASSERT_NE(outcome.verdict.first_failure(), nullptr);
-  EXPECT_EQ(outcome.verdict.first_failure()->name, "loss_vs_baseline");
-  EXPECT_EQ(outcome.verdict.route_back, "dp");
+  const run::Observation outcome = run_attempt(*context_, run_dir_, "dp", 1, dp);
+  const auto* finished = std::get_if<run::GateFinished>(&outcome);
+  ASSERT_NE(finished, nullptr) << outcome.index();
+  ASSERT_FALSE(finished->passed);
+  EXPECT_EQ(finished->failed_check, "loss_vs_baseline");
+  EXPECT_EQ(finished->route_back, "dp");
+  // The verdict was printed with its checks (under -v), the loop prints nothing of its own.
+  EXPECT_NE(progress_.messages.find("loss_vs_baseline"), std::string::npos);
   const nlohmann::json diagnoses = read_json(run_dir_ / "02-dp.1" / "diagnosis.json");
   ASSERT_TRUE(diagnoses.is_array());
   ASSERT_FALSE(diagnoses.empty());
@@ -239,10 +256,11 @@ TEST_F(GateAttempt, ACrashedRankIsJudgedFromItsExitAndItsLastLines) {
                       "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x32 and 64x128)");
     r.exit(0, 1);
   });
-  const gates::GateOutcome outcome = run_attempt(*context_, run_dir_, "single", 1, s);
-  ASSERT_EQ(outcome.kind, gates::GateOutcome::Kind::kVerdict) << outcome.message;
-  ASSERT_FALSE(outcome.verdict.passed);
-  EXPECT_EQ(outcome.verdict.first_failure()->name, "exit_status");
+  const run::Observation outcome = run_attempt(*context_, run_dir_, "single", 1, s);
+  const auto* finished = std::get_if<run::GateFinished>(&outcome);
+  ASSERT_NE(finished, nullptr) << outcome.index();
+  ASSERT_FALSE(finished->passed);
+  EXPECT_EQ(finished->failed_check, "exit_status");
   EXPECT_FALSE(fs::exists(run_dir_ / "baseline.json")) << "a failed single records nothing";
   const nlohmann::json diagnoses = read_json(run_dir_ / "01-single.1" / "diagnosis.json");
   ASSERT_FALSE(diagnoses.empty());
@@ -256,8 +274,8 @@ TEST_F(GateAttempt, CtrlCEndsTheAttemptInterruptedWithItsResultKept) {
     r.emit_line(0, R"({"ev":"run","rank":0,"world_size":1})");
     r.on_idle_poll = [this](FakeProcessRunner&) { cancel_ = true; };
   });
-  const gates::GateOutcome outcome = run_attempt(*context_, run_dir_, "single", 1, s);
-  EXPECT_EQ(outcome.kind, gates::GateOutcome::Kind::kInterrupted);
+  const run::Observation outcome = run_attempt(*context_, run_dir_, "single", 1, s);
+  EXPECT_TRUE(std::holds_alternative<run::Interrupted>(outcome)) << outcome.index();
   EXPECT_EQ(read_json(run_dir_ / "01-single.1" / "result.json")["status"], "interrupted");
   EXPECT_FALSE(fs::exists(run_dir_ / "01-single.1" / "verdict.json"));
 }
@@ -266,17 +284,15 @@ TEST_F(GateAttempt, AnUnwritableAttemptFolderIsAnInfrastructureAbort) {
   // A file where the attempt folder must go: nothing can be written there.
   ASSERT_TRUE(write_file_atomically(run_dir_ / "01-single.1", "in the way"));
   AttemptServices s = services([](FakeProcessRunner& r) { play(r, 1, falling); });
-  const gates::GateOutcome outcome = run_attempt(*context_, run_dir_, "single", 1, s);
-  EXPECT_EQ(outcome.kind, gates::GateOutcome::Kind::kAborted);
-  EXPECT_NE(outcome.message.find("01-single.1"), std::string::npos) << outcome.message;
+  const std::string why = abort_message(run_attempt(*context_, run_dir_, "single", 1, s));
+  EXPECT_NE(why.find("01-single.1"), std::string::npos) << why;
 }
 
 TEST_F(GateAttempt, ADamagedRecordedBaselineIsAnErrorNotAMissingReference) {
   ASSERT_TRUE(write_file_atomically(run_dir_ / "baseline.json", "{\"steps\": [tru"));
   AttemptServices s = services([](FakeProcessRunner& r) { play(r, 4, falling); });
-  const gates::GateOutcome outcome = run_attempt(*context_, run_dir_, "dp", 1, s);
-  EXPECT_EQ(outcome.kind, gates::GateOutcome::Kind::kAborted);
-  EXPECT_NE(outcome.message.find("baseline.json"), std::string::npos) << outcome.message;
+  const std::string why = abort_message(run_attempt(*context_, run_dir_, "dp", 1, s));
+  EXPECT_NE(why.find("baseline.json"), std::string::npos) << why;
   EXPECT_FALSE(fs::exists(run_dir_ / "02-dp.1")) << "nothing launched";
 }
 

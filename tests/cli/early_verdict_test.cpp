@@ -187,6 +187,12 @@ TEST_F(EarlyVerdict, APortTakenBetweenPreflightAndTheBindIsAnInfrastructureError
   EXPECT_EQ(gate_status("dp"), "aborted") << r.out;
   EXPECT_THAT(gate_field("dp", "note"), HasSubstr("master port collision"));
   EXPECT_EQ(state().at("phase"), "infrastructure");
+  // Decided before the attempt was persisted: its folder holds how the ranks ended and the
+  // diagnosis, and no verdict, as the run's aborted gate says.
+  const fs::path attempt = root_ / "run" / "02-dp.1";
+  EXPECT_TRUE(fs::exists(attempt / "result.json"));
+  EXPECT_TRUE(fs::exists(attempt / "diagnosis.json"));
+  EXPECT_FALSE(fs::exists(attempt / "verdict.json"));
   EXPECT_TRUE(leftovers().empty());
 }
 

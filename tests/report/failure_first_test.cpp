@@ -83,9 +83,9 @@ TEST(VerdictCard, AStoppedRunHasACardAPassedOneNone) {
 
   ReportInput interrupted = *passed;
   interrupted.state.current = "shapes";
-  interrupted.state.gates[3].status = gates::GateStatus::kInterrupted;
-  interrupted.gates[3].record.status = gates::GateStatus::kInterrupted;
-  ASSERT_EQ(interrupted.state.phase(), gates::RunPhase::kInterrupted);
+  interrupted.state.gates[3].status = run::GateStatus::kInterrupted;
+  interrupted.gates[3].record.status = run::GateStatus::kInterrupted;
+  ASSERT_EQ(interrupted.state.phase(), run::RunPhase::kInterrupted);
   const auto card = verdict_card(interrupted);
   ASSERT_TRUE(card);
   EXPECT_EQ(card->headline, "run interrupted during gate shapes");

@@ -285,7 +285,7 @@ TEST(TerminalProgress, APassedRunEndsInOneLineWithItsReport) {
   EXPECT_EQ(count_lines(text), 1u) << text;
   const std::string said =
       input->state.message.empty()
-          ? std::to_string(input->count(gates::GateStatus::kPassed)) + " gates passed"
+          ? std::to_string(input->count(run::GateStatus::kPassed)) + " gates passed"
           : input->state.message;
   EXPECT_EQ(text.rfind(said + "; report: reports/p/report.html", 0), 0u) << text;
 }

@@ -82,7 +82,7 @@ TEST(ReportInput, RunKilledMidGateReadsWithNotesAndStillRendersEveryFormat) {
   auto input = load_report_input(run, fixtures() / "baseline.json");
   ASSERT_TRUE(input) << input.error().format();
   const GateReport& killed = input->gates[2];
-  EXPECT_EQ(killed.record.status, gates::GateStatus::kRunning);
+  EXPECT_EQ(killed.record.status, run::GateStatus::kRunning);
   EXPECT_FALSE(killed.verdict);
   ASSERT_FALSE(killed.notes.empty());
   EXPECT_NE(killed.notes[0].find("did not finish"), std::string::npos) << killed.notes[0];

@@ -1,14 +1,15 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "core/exit_code.h"
-#include "gates/run_state.h"
+#include "run/run_state.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 
 // Observations: what the loop saw.
 
@@ -19,12 +20,12 @@ namespace bigmac::gates {
 struct Begin {
   std::string first;
   std::string last;
-  std::map<std::string, GateInputs> inputs;
+  std::map<std::string, gates::GateInputs> inputs;
   std::map<std::string, std::string> not_applicable;
 };
 /// Continue the stored selection from the failed, interrupted or invalidated gate.
 struct Resume {
-  std::map<std::string, GateInputs> inputs;
+  std::map<std::string, gates::GateInputs> inputs;
   std::map<std::string, std::string> not_applicable;
 };
 /// A launched gate ended with a verdict.
@@ -34,7 +35,7 @@ struct GateFinished {
   std::string summary;
   std::string failed_check;
   std::string route_back;
-  GateInputs inputs;  ///< what it ran with
+  gates::GateInputs inputs;  ///< what it ran with
 };
 /// The gate could not run (missing binary, port, permission): infrastructure, exit 3.
 struct GateAborted {
@@ -90,10 +91,17 @@ struct Decision {
   std::vector<std::string> log;
 };
 
+/// "--from X comes after --until Y" when gate `first` comes after gate `last` among `ids` (the
+/// gates in order; an empty or unknown id is no order problem), else nullopt. The one order
+/// check: run-all asks it before the run directory is touched, decide() on every Begin.
+std::optional<std::string> selection_out_of_order(const std::vector<std::string>& ids,
+                                                  const std::string& first,
+                                                  const std::string& last);
+
 /// The state machine (STYLE.md rule 5): pure, no I/O.
 Decision decide(const RunState& state, const Observation& observation);
 
 /// The exit code a terminal action ends the process with (Continue/LaunchGate: kOk).
 ExitCode exit_code_of(const Action& action);
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

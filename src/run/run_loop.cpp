@@ -1,30 +1,6 @@
-#include "gates/run_loop.h"
+#include "run/run_loop.h"
 
-#include <fmt/format.h>
-
-namespace bigmac::gates {
-namespace {
-
-Observation observe(const std::string& gate, GateOutcome outcome) {
-  switch (outcome.kind) {
-    case GateOutcome::Kind::kVerdict: {
-      const GateVerdict& v = outcome.verdict;
-      const CheckResult* failed = v.first_failure();
-      const UnobservableFinding* blind = v.first_required_unobservable();
-      return GateFinished{
-          gate,         v.passed,
-          v.summary(),  failed ? failed->name : blind ? blind->required.front() : std::string(),
-          v.route_back, std::move(outcome.inputs)};
-    }
-    case GateOutcome::Kind::kInterrupted:
-      return Interrupted{};
-    case GateOutcome::Kind::kAborted:
-      return GateAborted{gate, outcome.message};
-  }
-  return GateAborted{gate, "unknown outcome"};
-}
-
-}  // namespace
+namespace bigmac::run {
 
 RunLoopResult run_gates(RunState state, const Observation& start, GateExecutor& executor,
                         const RunOutput& output) {
@@ -32,6 +8,7 @@ RunLoopResult run_gates(RunState state, const Observation& start, GateExecutor& 
   for (;;) {
     Decision d = decide(state, next);
     state = std::move(d.state);
+    state.history.insert(state.history.end(), d.log.begin(), d.log.end());
     for (const std::string& line : d.log) {
       // A transition line reads "pp2: pending -> not applicable (why)" (run_transition.cpp).
       const bool lasting =
@@ -56,12 +33,8 @@ RunLoopResult run_gates(RunState state, const Observation& start, GateExecutor& 
       return RunLoopResult{std::move(state), std::move(d.action), code};
     }
     const GateRecord* g = state.find(launch->gate);
-    GateOutcome outcome = executor.execute(launch->gate, g ? g->attempts : 1);
-    if (outcome.kind == GateOutcome::Kind::kVerdict) {
-      (output.detail ? output.detail : output.print)(format_verdict(outcome.verdict));
-    }
-    next = observe(launch->gate, std::move(outcome));
+    next = executor.execute(launch->gate, g ? g->attempts : 1);
   }
 }
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

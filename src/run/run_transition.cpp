@@ -1,18 +1,19 @@
-#include "gates/run_transition.h"
+#include "run/run_transition.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace bigmac::gates {
+#include <algorithm>
+
+namespace bigmac::run {
 namespace {
 
-// Applies one status change and records it, so every transition is logged the same way.
-void move(RunState& s, std::vector<std::string>& log, GateRecord& g, GateStatus to,
-          const std::string& why) {
+// Applies one status change and records it, so every transition is logged the same way (the
+// loop keeps the lines as the state's history).
+void move(std::vector<std::string>& log, GateRecord& g, GateStatus to, const std::string& why) {
   std::string line = fmt::format("{}: {} -> {}", g.id, status_name(g.status), status_name(to));
   if (!why.empty()) line += " (" + why + ")";
   g.status = to;
-  s.history.push_back(line);
   log.push_back(std::move(line));
 }
 
@@ -37,19 +38,19 @@ bool needs_run(const GateRecord& g) {
 // Invalidates passed gates whose inputs changed, and every passed gate after the first one,
 // since later gates were judged against its output (the baseline, the route).
 void invalidate_stale(RunState& s, std::vector<std::string>& log,
-                      const std::map<std::string, GateInputs>& now) {
+                      const std::map<std::string, gates::GateInputs>& now) {
   std::string cascade;
   for (GateRecord& g : s.gates) {
     if (g.status != GateStatus::kPassed) continue;
     if (!cascade.empty()) {
-      move(s, log, g, GateStatus::kInvalidated, "gate " + cascade + " reruns first");
+      move(log, g, GateStatus::kInvalidated, "gate " + cascade + " reruns first");
       continue;
     }
     auto it = now.find(g.id);
     if (it == now.end() || g.inputs.empty()) continue;
     const std::string why = g.inputs.difference(it->second);
     if (why.empty()) continue;
-    move(s, log, g, GateStatus::kInvalidated, why);
+    move(log, g, GateStatus::kInvalidated, why);
     g.note = "invalidated: " + why;
     cascade = g.id;
   }
@@ -61,7 +62,7 @@ Decision advance(RunState s, std::vector<std::string> log) {
     GateRecord& g = s.gates[i];
     if (!needs_run(g)) continue;
     if (g.status == GateStatus::kRunning) g.note = "was running when the orchestrator stopped";
-    move(s, log, g, GateStatus::kRunning,
+    move(log, g, GateStatus::kRunning,
          g.attempts > 0 ? fmt::format("attempt {}", g.attempts + 1) : "");
     ++g.attempts;
     s.current = g.id;
@@ -94,17 +95,17 @@ void mark_applicability(RunState& s, std::vector<std::string>& log,
     if (it != not_applicable.end()) {
       g.note = it->second;
       if (g.status != GateStatus::kNotApplicable) {
-        move(s, log, g, GateStatus::kNotApplicable, it->second);
+        move(log, g, GateStatus::kNotApplicable, it->second);
       }
     } else if (g.status == GateStatus::kNotApplicable) {
       g.note.clear();
-      move(s, log, g, GateStatus::kPending, "applies to the layout configured now");
+      move(log, g, GateStatus::kPending, "applies to the layout configured now");
     }
   }
 }
 
 Decision start(RunState s, std::size_t first, std::size_t last,
-               const std::map<std::string, GateInputs>& inputs,
+               const std::map<std::string, gates::GateInputs>& inputs,
                const std::map<std::string, std::string>& not_applicable) {
   std::vector<std::string> log;
   mark_applicability(s, log, not_applicable);
@@ -115,9 +116,9 @@ Decision start(RunState s, std::size_t first, std::size_t last,
     GateRecord& g = s.gates[i];
     const bool selected = i >= first && i <= last;
     if (!selected && g.status == GateStatus::kPending && i > last)
-      move(s, log, g, GateStatus::kSkipped, "outside the selection");
+      move(log, g, GateStatus::kSkipped, "outside the selection");
     if (selected && g.status == GateStatus::kSkipped)
-      move(s, log, g, GateStatus::kPending, "selected");
+      move(log, g, GateStatus::kPending, "selected");
   }
   bool any_applies = false;
   for (std::size_t i = first; i <= last && i < s.gates.size(); ++i)
@@ -169,6 +170,15 @@ Refuse unknown_gate(const RunState& s, const std::string& id) {
 
 }  // namespace
 
+std::optional<std::string> selection_out_of_order(const std::vector<std::string>& ids,
+                                                  const std::string& first,
+                                                  const std::string& last) {
+  const auto first_at = std::find(ids.begin(), ids.end(), first);
+  const auto last_at = std::find(ids.begin(), ids.end(), last);
+  if (first_at == ids.end() || last_at == ids.end() || first_at <= last_at) return std::nullopt;
+  return fmt::format("--from {} comes after --until {}", first, last);
+}
+
 Decision decide(const RunState& state, const Observation& observation) {
   RunState s = state;
   std::vector<std::string> log;
@@ -182,11 +192,10 @@ Decision decide(const RunState& state, const Observation& observation) {
               o.last.empty() ? static_cast<std::ptrdiff_t>(s.gates.size()) - 1 : s.index_of(o.last);
           if (first < 0) return Decision{std::move(s), unknown_gate(s, o.first), {}};
           if (last < 0) return Decision{std::move(s), unknown_gate(s, o.last), {}};
-          if (first > last) {
-            return Decision{
-                std::move(s),
-                Refuse{fmt::format("--from {} comes after --until {}", o.first, o.last)},
-                {}};
+          std::vector<std::string> ids;
+          for (const GateRecord& g : s.gates) ids.push_back(g.id);
+          if (auto why = selection_out_of_order(ids, o.first, o.last)) {
+            return Decision{std::move(s), Refuse{*why}, {}};
           }
           return start(std::move(s), static_cast<std::size_t>(first),
                        static_cast<std::size_t>(last), o.inputs, o.not_applicable);
@@ -204,12 +213,12 @@ Decision decide(const RunState& state, const Observation& observation) {
           if (o.passed) {
             g->failed_check.clear();
             g->route_back.clear();
-            move(s, log, *g, GateStatus::kPassed, "");
+            move(log, *g, GateStatus::kPassed, "");
             return advance(std::move(s), std::move(log));
           }
           g->failed_check = o.failed_check;
           g->route_back = o.route_back;
-          move(s, log, *g, GateStatus::kFailed, o.failed_check);
+          move(log, *g, GateStatus::kFailed, o.failed_check);
           s.message = o.summary;
           return Decision{std::move(s),
                           StopWithFailure{o.gate, o.failed_check, o.route_back, o.summary},
@@ -218,7 +227,7 @@ Decision decide(const RunState& state, const Observation& observation) {
           GateRecord* g = s.find(o.gate);
           if (g && g->status == GateStatus::kRunning) {
             g->note = "could not run: " + o.message;
-            move(s, log, *g, GateStatus::kAborted, "could not run");
+            move(log, *g, GateStatus::kAborted, "could not run");
           }
           s.message = o.message;
           return Decision{std::move(s), StopWithError{o.gate, o.message}, std::move(log)};
@@ -228,7 +237,7 @@ Decision decide(const RunState& state, const Observation& observation) {
             if (g.status != GateStatus::kRunning) continue;
             gate = g.id;
             g.note = "interrupted";
-            move(s, log, g, GateStatus::kInterrupted, "");
+            move(log, g, GateStatus::kInterrupted, "");
           }
           s.message = gate.empty() ? "interrupted" : "interrupted during gate " + gate;
           return Decision{std::move(s), StopInterrupted{gate}, std::move(log)};
@@ -238,7 +247,7 @@ Decision decide(const RunState& state, const Observation& observation) {
           if (!g) return Decision{std::move(s), unknown_gate(s, o.gate), {}};
           if (g->status == GateStatus::kPassed) {
             g->note = "invalidated: " + o.reason;
-            move(s, log, *g, GateStatus::kInvalidated, o.reason);
+            move(log, *g, GateStatus::kInvalidated, o.reason);
           }
           return Decision{std::move(s), Continue{}, std::move(log)};
         }
@@ -264,4 +273,4 @@ struct ExitCodeOf {
 
 ExitCode exit_code_of(const Action& action) { return std::visit(ExitCodeOf{}, action); }
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

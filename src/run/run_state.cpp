@@ -1,4 +1,4 @@
-#include "gates/run_state.h"
+#include "run/run_state.h"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,9 @@
 
 #include "core/checked_integer.h"
 #include "core/json_file.h"
-#include "core/map_changes.h"
 #include "gates/gate_spec.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 namespace {
 
 constexpr GateStatus kStatuses[] = {
@@ -67,33 +66,6 @@ std::string_view phase_name(RunPhase phase) {
       return "infrastructure";
   }
   return "?";
-}
-
-std::string GateInputs::difference(const GateInputs& now) const {
-  std::vector<std::string> parts;
-  for (const MapChange& c : map_changes(config, now.config)) {
-    if (!c.after) {
-      parts.push_back(fmt::format("{} no longer set (was {})", c.key, *c.before));
-    } else if (!c.before) {
-      parts.push_back(fmt::format("{} newly set to {}", c.key, *c.after));
-    } else {
-      parts.push_back(fmt::format("{} changed {} -> {}", c.key, *c.before, *c.after));
-    }
-  }
-  std::string out;
-  const std::size_t shown = std::min<std::size_t>(parts.size(), 3);
-  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + parts[i];
-  if (parts.size() > shown) out += fmt::format(" and {} more", parts.size() - shown);
-  if (trainer != now.trainer) {
-    out += (out.empty() ? "" : "; ") +
-           fmt::format("trainer binary changed ({} -> {})", trainer, now.trainer);
-  }
-  if (baseline != now.baseline) {
-    out += (out.empty() ? "" : "; ") + fmt::format("baseline changed ({} -> {})",
-                                                   baseline.empty() ? "none" : baseline,
-                                                   now.baseline.empty() ? "none" : now.baseline);
-  }
-  return out;
 }
 
 RunState RunState::fresh(std::string run_id, const std::vector<std::string>& gate_ids) {
@@ -181,7 +153,7 @@ Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::strin
     for (const auto& g : j.at("gates")) {
       GateRecord r;
       r.id = g.at("id").get<std::string>();
-      if (!valid_gate_id(r.id) || s.find(r.id) != nullptr) {
+      if (!gates::valid_gate_id(r.id) || s.find(r.id) != nullptr) {
         return tl::unexpected(state_error(
             path, "gates",
             fmt::format("gate id \"{}\" is {}", r.id,
@@ -224,4 +196,4 @@ Expected<RunState> run_state_from_json(const nlohmann::json& j, const std::strin
   return s;
 }
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

@@ -1,12 +1,12 @@
-#include "gates/run_directory.h"
+#include "run/run_directory.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "core/atomic_file.h"
-#include "gates/run_status.h"
+#include "run/run_status.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 namespace {
 
 class RunDirectoryTest : public ::testing::Test {
@@ -25,7 +25,7 @@ RunState sample() {
   RunState s = RunState::fresh("20261129-120000", {"single", "dp", "pp2"});
   s.gates[0].status = GateStatus::kPassed;
   s.gates[0].attempts = 1;
-  s.gates[0].inputs = GateInputs{{{"train.seed", "1234"}}, "bin 1 2", "abc"};
+  s.gates[0].inputs = gates::GateInputs{{{"train.seed", "1234"}}, "bin 1 2", "abc"};
   s.gates[1].status = GateStatus::kFailed;
   s.gates[1].attempts = 2;
   s.gates[1].failed_check = "loss_vs_baseline";
@@ -196,4 +196,4 @@ TEST_F(RunDirectoryTest, LatestIsReplacedOnlyWhenItIsOurLink) {
 }
 
 }  // namespace
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

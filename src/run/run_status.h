@@ -5,10 +5,10 @@
 #include <string>
 
 #include "core/exit_code.h"
-#include "gates/run_state.h"
-#include "gates/run_transition.h"
+#include "run/run_state.h"
+#include "run/run_transition.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 
 /// `status [RUN_DIR]`: one line per gate with its status, attempts and note, then what to do
 /// next (resume where it stopped, or the route back after a failure). `holder` is the pid of
@@ -32,4 +32,4 @@ struct StatusOutput {
 };
 StatusOutput status_command(const std::string& run_dir, bool json);
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

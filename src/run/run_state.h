@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "gates/gate_inputs.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 
 /// Where one gate stands in a run.
 enum class GateStatus {
@@ -39,17 +40,6 @@ enum class RunPhase {
 std::string_view status_name(GateStatus status);
 std::string_view phase_name(RunPhase phase);
 
-/// What a gate's result depends on. A passed gate whose inputs differ now is invalidated.
-struct GateInputs {
-  std::map<std::string, std::string> config;  ///< GatePlan::inputs
-  std::string trainer;                        ///< trainer identity: "path size mtime" or a hash
-  std::string baseline;  ///< digest of the baseline file it was compared with (empty: none)
-
-  bool empty() const { return config.empty() && trainer.empty() && baseline.empty(); }
-  /// Why `now` differs from these (the ones a gate ran with); empty when equal.
-  std::string difference(const GateInputs& now) const;
-};
-
 /// One gate's row in the run state.
 struct GateRecord {
   std::string id;
@@ -58,7 +48,7 @@ struct GateRecord {
   std::string note;          ///< last verdict summary, invalidation or interruption reason
   std::string failed_check;  ///< on kFailed
   std::string route_back;    ///< on kFailed
-  GateInputs inputs;         ///< what its last attempt ran with
+  gates::GateInputs inputs;  ///< what its last attempt ran with
 };
 
 /// A run: every gate of the engine in order and the selected range. Persisted as
@@ -87,4 +77,4 @@ struct RunState {
 nlohmann::json to_json(const RunState& state);
 Expected<RunState> run_state_from_json(const nlohmann::json& json, const std::string& path);
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

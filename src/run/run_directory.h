@@ -6,9 +6,9 @@
 #include <string>
 
 #include "core/error.h"
-#include "gates/run_state.h"
+#include "run/run_state.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 
 /// reports/<run-id>/ held by this process: an exclusive flock on `.lock` keeps a second run out
 /// (released when the object dies, or by the kernel when the process dies, so a SIGKILLed run
@@ -43,6 +43,11 @@ class RunDirectory {
   int fd_ = -1;
 };
 
+/// Where a run records how it was started (-c, --set, --baseline, the working directory), so
+/// that `resume`, `run GATE`, `report` and `baseline record` without them use the same
+/// configuration from anywhere (written by run_session, read back by the commands).
+constexpr const char* kInvocationFile = "invocation.json";
+
 /// The folder name of one gate attempt: "02-dp.1" for attempt 1 of the gate at index 1.
 std::string attempt_folder(std::size_t gate_index, const std::string& gate, int attempt);
 
@@ -68,4 +73,4 @@ std::string make_run_id(std::time_t when, int suffix = 0);
 Expected<void> point_latest(const std::filesystem::path& reports_dir,
                             const std::filesystem::path& run_dir);
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

@@ -1,4 +1,4 @@
-#include "gates/run_loop.h"
+#include "run/run_loop.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,29 +6,30 @@
 #include <deque>
 #include <map>
 
-#include "gates/run_directory.h"
+#include "run/run_directory.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 namespace {
 
 const std::vector<std::string> kGates = {"single", "dp", "pp2", "shapes", "target"};
 
-GateOutcome pass_outcome(const std::string& gate, const std::string& seed = "1234") {
-  GateOutcome o;
-  o.verdict.gate_id = gate;
-  o.verdict.passed = true;
-  o.verdict.results.push_back(CheckResult{"finite_loss", true, "ok", {}, {}, {}, {}});
+GateFinished pass_outcome(const std::string& gate, const std::string& seed = "1234") {
+  GateFinished o;
+  o.gate = gate;
+  o.passed = true;
+  o.summary = "gate " + gate + ": PASSED";
   o.inputs.config = {{"train.seed", seed}};
   o.inputs.trainer = "bigmac-train 100 1";
   return o;
 }
 
-GateOutcome fail_outcome(const std::string& gate, const std::string& check,
-                         const std::string& route) {
-  GateOutcome o;
-  o.verdict.gate_id = gate;
-  o.verdict.results.push_back(CheckResult{check, false, "numbers", {}, route, {}, {}});
-  o.verdict.route_back = route;
+GateFinished fail_outcome(const std::string& gate, const std::string& check,
+                          const std::string& route) {
+  GateFinished o;
+  o.gate = gate;
+  o.summary = "gate " + gate + ": FAILED at " + check;
+  o.failed_check = check;
+  o.route_back = route;
   return o;
 }
 
@@ -36,7 +37,7 @@ GateOutcome fail_outcome(const std::string& gate, const std::string& check,
 class FakeExecutor : public GateExecutor {
  public:
   explicit FakeExecutor(std::filesystem::path dir = {}) : dir_(std::move(dir)) {}
-  GateOutcome execute(const std::string& gate, int attempt) override {
+  Observation execute(const std::string& gate, int attempt) override {
     ran.push_back(gate + "#" + std::to_string(attempt));
     if (!dir_.empty()) {
       auto saved = read_run_state(dir_);
@@ -45,11 +46,11 @@ class FakeExecutor : public GateExecutor {
     }
     auto& queue = script[gate];
     if (queue.empty()) return pass_outcome(gate, seed);
-    GateOutcome o = queue.front();
+    Observation o = queue.front();
     queue.pop_front();
     return o;
   }
-  std::map<std::string, std::deque<GateOutcome>> script;
+  std::map<std::string, std::deque<Observation>> script;
   std::vector<std::string> ran;
   std::vector<std::string> saved_status_during_run;
   std::string seed = "1234";
@@ -98,12 +99,16 @@ TEST_F(RunLoop, RunAllPassesEveryGateInOrderAndSavesEachTransition) {
   EXPECT_EQ(saves_, 6);
   EXPECT_EQ(stored().phase(), RunPhase::kPassed);
   EXPECT_NE(printed_.find("single: pending -> running"), std::string::npos) << printed_;
-  EXPECT_NE(printed_.find("gate single: PASSED"), std::string::npos) << printed_;
+  // The state's history is the decisions' lines, each once: running and passed per gate.
+  const std::vector<std::string> history = stored().history;
+  ASSERT_EQ(history.size(), 10u);
+  EXPECT_EQ(history.front(), "single: pending -> running");
+  EXPECT_EQ(history.back(), "target: running -> passed");
 }
 
 // -v's lines go to `detail`; a gate that will not run (not applicable) or reruns (invalidated)
-// is said whatever the verbosity.
-TEST_F(RunLoop, TransitionsAndVerdictsAreDetailsButAGateThatWillNotRunIsSaid) {
+// is said whatever the verbosity. (The verdicts are the executor's to print.)
+TEST_F(RunLoop, TransitionsAreDetailsButAGateThatWillNotRunIsSaid) {
   std::string details;
   output_.detail = [&](const std::string& line) { details += line + "\n"; };
   FakeExecutor exec(root_);
@@ -112,7 +117,6 @@ TEST_F(RunLoop, TransitionsAndVerdictsAreDetailsButAGateThatWillNotRunIsSaid) {
   const RunLoopResult r = run_gates(RunState::fresh("r", kGates), begin, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kOk);
   EXPECT_NE(details.find("single: pending -> running"), std::string::npos) << details;
-  EXPECT_NE(details.find("gate single: PASSED"), std::string::npos) << details;
   EXPECT_EQ(printed_.find("-> running"), std::string::npos) << printed_;
   EXPECT_NE(printed_.find("pp2: pending -> not applicable (no pipeline stages)"), std::string::npos)
       << printed_;
@@ -126,7 +130,9 @@ TEST_F(RunLoop, StopsAtTheFirstFailureAndResumeContinuesThere) {
   EXPECT_EQ(exec.ran, (std::vector<std::string>{"single#1", "dp#1", "pp2#1"}));
   EXPECT_EQ(std::get<StopWithFailure>(r.last).check, "layer_coverage");
   EXPECT_EQ(stored().find("pp2")->status, GateStatus::kFailed);
-  EXPECT_NE(printed_.find("FAIL layer_coverage"), std::string::npos) << printed_;
+  EXPECT_EQ(stored().find("pp2")->failed_check, "layer_coverage");
+  EXPECT_NE(printed_.find("pp2: running -> failed (layer_coverage)"), std::string::npos)
+      << printed_;
 
   exec.ran.clear();
   const RunLoopResult resumed = run_gates(stored(), Resume{}, exec, output_);
@@ -136,9 +142,7 @@ TEST_F(RunLoop, StopsAtTheFirstFailureAndResumeContinuesThere) {
 
 TEST_F(RunLoop, InterruptedThenResumed) {
   FakeExecutor exec;
-  GateOutcome stop;
-  stop.kind = GateOutcome::Kind::kInterrupted;
-  exec.script["dp"].push_back(stop);
+  exec.script["dp"].push_back(Interrupted{});
   const RunLoopResult r = run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_);
   EXPECT_EQ(r.code, ExitCode::kInterrupted);
   EXPECT_EQ(stored().phase(), RunPhase::kInterrupted);
@@ -151,7 +155,7 @@ TEST_F(RunLoop, InterruptedThenResumed) {
 TEST_F(RunLoop, KilledMidGateResumesFromTheSavedRunningGate) {
   // The orchestrator dies inside dp: the executor never returns, state.json says running.
   struct Dying : FakeExecutor {
-    GateOutcome execute(const std::string& gate, int attempt) override {
+    Observation execute(const std::string& gate, int attempt) override {
       if (gate == "dp") throw std::runtime_error("SIGKILL");
       return FakeExecutor::execute(gate, attempt);
     }
@@ -171,9 +175,9 @@ TEST_F(RunLoop, ConfigChangeInvalidatesAndReruns) {
   ASSERT_EQ(run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_).code, ExitCode::kOk);
   exec.ran.clear();
   exec.seed = "7";
-  GateInputs old_inputs{{{"train.seed", "1234"}}, "bigmac-train 100 1", ""};
-  GateInputs new_inputs{{{"train.seed", "7"}}, "bigmac-train 100 1", ""};
-  std::map<std::string, GateInputs> now;
+  gates::GateInputs old_inputs{{{"train.seed", "1234"}}, "bigmac-train 100 1", ""};
+  gates::GateInputs new_inputs{{{"train.seed", "7"}}, "bigmac-train 100 1", ""};
+  std::map<std::string, gates::GateInputs> now;
   for (const std::string& g : kGates) now[g] = g == "single" ? old_inputs : new_inputs;
   printed_.clear();
   const RunLoopResult r = run_gates(stored(), Resume{now, {}}, exec, output_);
@@ -186,10 +190,7 @@ TEST_F(RunLoop, ConfigChangeInvalidatesAndReruns) {
 
 TEST_F(RunLoop, AbortedAndRefusedAndUnsavable) {
   FakeExecutor exec;
-  GateOutcome abort;
-  abort.kind = GateOutcome::Kind::kAborted;
-  abort.message = "bigmac-train: not found";
-  exec.script["single"].push_back(abort);
+  exec.script["single"].push_back(GateAborted{"single", "bigmac-train: not found"});
   EXPECT_EQ(run_gates(RunState::fresh("r", kGates), Begin{}, exec, output_).code,
             ExitCode::kInfrastructure);
   EXPECT_EQ(stored().message, "bigmac-train: not found");
@@ -209,4 +210,4 @@ TEST_F(RunLoop, AbortedAndRefusedAndUnsavable) {
 }
 
 }  // namespace
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

@@ -1,11 +1,11 @@
-#include "gates/run_status.h"
+#include "run/run_status.h"
 
 #include <fmt/format.h>
 
 #include "core/json_file.h"
-#include "gates/run_directory.h"
+#include "run/run_directory.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 
 std::string format_status(const RunState& s, const std::string& run_dir,
                           std::optional<long> holder) {
@@ -111,4 +111,4 @@ StatusOutput status_command(const std::string& run_dir, bool json) {
   return StatusOutput{ExitCode::kOk, format_status(*state, run_dir, holder)};
 }
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run

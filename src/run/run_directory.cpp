@@ -1,4 +1,4 @@
-#include "gates/run_directory.h"
+#include "run/run_directory.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -18,7 +18,7 @@
 #include "core/file_error.h"
 #include "core/json_file.h"
 
-namespace bigmac::gates {
+namespace bigmac::run {
 namespace {
 
 Error io_error(const std::filesystem::path& path, std::string message,
@@ -240,4 +240,4 @@ Expected<void> point_latest(const std::filesystem::path& reports_dir,
   return {};
 }
 
-}  // namespace bigmac::gates
+}  // namespace bigmac::run
