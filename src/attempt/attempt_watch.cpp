@@ -60,7 +60,7 @@ logs::RankLog AttemptWatch::rank_log(int rank, Moment moment) const {
     // The probe alone with several ranks: the loss rank (0 unless trainer.loss_rank says
     // otherwise) owns the run's values, combined from every rank's. Another rank's own values
     // are not the run's: were they kept, a live judgement made before the loss rank logged the
-    // step would take that rank for the loss owner.
+    // step would take that rank for the owner.
     if (trainer_silent && (model_parallel > 1 || data_parallel > 1)) {
       std::vector<const logs::RankLog*> ranks;
       std::map<int, logs::RankLog> chained;  // a hand-written pipeline's, stages counted

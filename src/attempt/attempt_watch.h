@@ -63,7 +63,7 @@ struct AttemptWatch {
 
 /// Starts the plan's ranks on a fresh runner and watches them to the end (watchdog, Ctrl-C, and
 /// the gate's first certain failure unless the gate says stop_on_divergence = false),
-/// reporting ranks coming up and the loss owner's steps (against `reference`) to progress.
+/// reporting ranks coming up and the owner's steps (against `reference`) to progress.
 AttemptWatch launch_and_watch(const AttemptPlan& plan, const Reference* reference,
                               const std::filesystem::path& run_dir, AttemptServices& services);
 

@@ -10,7 +10,7 @@
 namespace bigmac::baseline {
 
 // The judgements of a rank's progress, made once: the gate check `no_idle_stage` (gates/) and
-// the diagnosis rule `stage_starving` (diagnose/) both call these with the gate's limit, so a
+// the diagnosis rule `stage_idle` (diagnose/) both call these with the gate's limit, so a
 // rank the check finds idle is one the diagnosis explains (issue 29).
 
 /// The pause between two signs of work a rank may take before it counts as idle, when the gate

@@ -58,7 +58,7 @@ std::map<int, std::vector<Sourced<logs::StepRecord>>> steps_by_rank(
 }
 
 // The rank whose step series is the run's (baseline::owns_series_before), or nullptr.
-const std::vector<Sourced<logs::StepRecord>>* loss_owner(
+const std::vector<Sourced<logs::StepRecord>>* owner_steps(
     const std::map<int, std::vector<Sourced<logs::StepRecord>>>& by_rank, int loss_rank) {
   const std::vector<Sourced<logs::StepRecord>>* owner = nullptr;
   int owner_rank = 0;
@@ -416,7 +416,7 @@ void loss_against_baseline(const MetricInput& in, std::vector<Finding>& out) {
       baseline::values_by_step(*in.baseline, baseline::Metric::kLoss);
   if (base_loss.empty()) return;
   const auto by_rank = steps_by_rank(in.logs);
-  const auto* steps = loss_owner(by_rank, in.configured.loss_rank);
+  const auto* steps = owner_steps(by_rank, in.configured.loss_rank);
   if (steps == nullptr) return;
   const std::vector<std::optional<double>> base_lr =
       baseline::values_by_step(*in.baseline, baseline::Metric::kLr);
@@ -498,7 +498,7 @@ const std::vector<MetricRuleSpec>& specs() {
       {"stage_without_forward", {"stage", "first_layer", "last_layer", "split_point"}},
       {"middle_stage_loss", {"stage", "last_stage", "step"}},
       {"stage_param_sum_mismatch", {"stage_sum", "total", "difference", "tied", "detail"}},
-      {"stage_starving", {"rank", "stage", "idle_s", "waits_for", "detail"}},
+      {"stage_idle", {"rank", "stage", "idle_s", "waits_for", "detail"}},
       {"rank_stalled", {"rank", "where", "idle_s"}},
       {"rank_behind_collective", {"rank", "idle_s", "collective", "stack"}},
       {"collective_desync", {"rank", "idle_s", "collective", "stack"}},

@@ -57,10 +57,10 @@ struct MetricLimits {
   baseline::Tolerance grad_norm = baseline::default_tolerance(baseline::Metric::kGradNorm);
   baseline::Tolerance lr = baseline::default_tolerance(baseline::Metric::kLr);
   baseline::GrowthRule growth;  ///< when grad_norm counts as growing
-  /// A pipeline stage that paused longer than this between two signs of work starves: the
+  /// A pipeline stage that paused longer than this between two signs of work is idle: the
   /// gate's `idle_limit_s`, which `no_idle_stage` judges by the same baseline::longest_idle.
   double idle_limit_s = baseline::kDefaultIdleLimitS;
-  /// A stage that stopped while the others went on this long starves (launch.stall_timeout_s).
+  /// A stage that stopped while the others went on this long is idle (launch.stall_timeout_s).
   double stall_limit_s = 60;
 };
 

@@ -156,8 +156,8 @@ std::map<int, StageProgress> progress_until(const std::vector<Sourced<logs::Micr
 // Stage `stage`, idle for `idle` seconds from the moment `stages` was taken: which neighbour it
 // waits for. A stage needs activations from the one before (forward) and gradients from the
 // one after (backward); the neighbour that sent nothing new is the one it waits for.
-Finding starving(const std::map<int, StageProgress>& stages, int stage, double idle,
-                 std::vector<Evidence> evidence) {
+Finding idle_stage(const std::map<int, StageProgress>& stages, int stage, double idle,
+                   std::vector<Evidence> evidence) {
   const StageProgress& p = stages.at(stage);
   const int last_stage = stages.rbegin()->first;
   const StageProgress* up = stage > 0 && stages.count(stage - 1) ? &stages.at(stage - 1) : nullptr;
@@ -189,7 +189,7 @@ Finding starving(const std::map<int, StageProgress>& stages, int stage, double i
     detail += fmt::format(", which has done {} forward and {} backward passes", other->forwards,
                           other->backwards);
   }
-  return {"stage_starving",
+  return {"stage_idle",
           {{"rank", std::to_string(p.rank)},
            {"stage", std::to_string(stage)},
            {"idle_s", number(idle)},
@@ -202,7 +202,7 @@ Finding starving(const std::map<int, StageProgress>& stages, int stage, double i
 // A stage that paused between two signs of work longer than the gate's idle limit (the pause
 // `no_idle_stage` fails on, judged by the same baseline::longest_idle), or that stopped while
 // the others went on for longer than the stall timeout.
-void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
+void stage_idle(const MetricInput& in, std::vector<Finding>& out) {
   const auto mbs = all_of<logs::MicroBatchRecord>(in.logs);
   const std::map<int, StageProgress> all = progress_until(mbs, std::numeric_limits<double>::max());
   if (all.size() < 2) return;
@@ -217,7 +217,7 @@ void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
     const auto at = [&](const baseline::WorkSign& s, std::string text) {
       return Evidence{log.rank, log.label(), s.line, s.t, std::move(text)};
     };
-    out.push_back(starving(
+    out.push_back(idle_stage(
         progress_until(mbs, gap->before.t), stage, gap->seconds(),
         {at(gap->before, "last work before the pause"),
          at(gap->after, fmt::format("first work after it, {} s later", number(gap->seconds())))}));
@@ -227,7 +227,7 @@ void stage_starving(const MetricInput& in, std::vector<Finding>& out) {
   for (const auto& [stage, p] : all) {
     const double idle = latest - p.last;
     if (idle <= in.limits.stall_limit_s || reported.count(stage) > 0) continue;
-    out.push_back(starving(all, stage, idle, {p.last_evidence}));
+    out.push_back(idle_stage(all, stage, idle, {p.last_evidence}));
   }
 }
 
@@ -275,7 +275,7 @@ void pipeline_rules(const MetricInput& in, std::vector<Finding>& out) {
   stage_without_forward(in, out);
   middle_stage_loss(in, out);
   stage_param_sum(in, out);
-  stage_starving(in, out);
+  stage_idle(in, out);
   checkpoint_writers(in, out);
 }
 

@@ -20,7 +20,7 @@ using baseline::Metric;
 
 // The step record of the observed run at `step`, for evidence lines.
 CheckEvidence step_evidence(const CheckContext& ctx, std::int64_t step, std::string text) {
-  if (const RankEvidence* owner = ctx.evidence.step_owner()) {
+  if (const RankEvidence* owner = ctx.evidence.owner()) {
     for (const logs::StepRecord& s : owner->steps) {
       if (s.global_step == step) return evidence_of(s, std::move(text));
     }

@@ -48,7 +48,7 @@ GateVerdict judge_stopped_early(GateVerdict v, const CertainFailure& live,
   }
   if (decisive) cause = CertainFailure{decisive->name, *decisive->certain_at, decisive->message};
   std::optional<std::int64_t> last;
-  if (const RankEvidence* owner = evidence.step_owner()) {
+  if (const RankEvidence* owner = evidence.owner()) {
     for (const logs::StepRecord& s : owner->steps)
       last = std::max(last.value_or(s.global_step), s.global_step);
   }

@@ -55,7 +55,7 @@ std::vector<logs::Record> GateEvidence::all_records() const {
   return out;
 }
 
-const RankEvidence* GateEvidence::step_owner() const {
+const RankEvidence* GateEvidence::owner() const {
   return baseline::series_owner(std::span<const RankEvidence>(ranks), loss_rank);
 }
 

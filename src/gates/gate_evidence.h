@@ -40,7 +40,7 @@ struct GateEvidence {
   /// steps, layouts, and each step's sample set as a `digest`.
   std::vector<logs::Record> all_records() const;
   /// The rank whose step series is the run's (baseline::series_owner), or nullptr.
-  const RankEvidence* step_owner() const;
+  const RankEvidence* owner() const;
 };
 
 }  // namespace bigmac::gates

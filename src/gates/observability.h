@@ -34,10 +34,10 @@ bool logged_nowhere(const GateEvidence& evidence) {
   return true;
 }
 
-/// Whether no step of the step owner carries the optional step field `get` reads.
+/// Whether no step of the owner carries the optional step field `get` reads.
 template <class Get>
 bool step_field_nowhere(const GateEvidence& evidence, Get get) {
-  const RankEvidence* owner = evidence.step_owner();
+  const RankEvidence* owner = evidence.owner();
   if (!owner) return false;
   for (const logs::StepRecord& s : owner->steps) {
     if (get(s)) return false;

@@ -241,7 +241,7 @@ namespace {
 // The first step's loss, the run's and the baseline's, when both have it at the same step.
 std::optional<std::pair<double, double>> first_step_losses(const CheckContext& ctx) {
   const auto& base_steps = ctx.baseline->steps;
-  const RankEvidence* owner = ctx.evidence.step_owner();
+  const RankEvidence* owner = ctx.evidence.owner();
   if (owner == nullptr || owner->steps.empty() || base_steps.empty() ||
       owner->steps.front().global_step != base_steps.front().global_step ||
       !owner->steps.front().loss || !base_steps.front().loss) {

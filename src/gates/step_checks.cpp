@@ -15,7 +15,7 @@ namespace bigmac::gates {
 namespace {
 
 const std::vector<logs::StepRecord>* owner_steps(const CheckContext& ctx) {
-  const RankEvidence* owner = ctx.evidence.step_owner();
+  const RankEvidence* owner = ctx.evidence.owner();
   return owner ? &owner->steps : nullptr;
 }
 
@@ -323,7 +323,7 @@ CheckResult check_fields_present(const CheckContext& ctx) {
   }
   const auto fields =
       ctx.params.strings("required_step_fields", {"loss", "grad_norm", "lr", "samples_per_step"});
-  const RankEvidence* owner = ctx.evidence.step_owner();
+  const RankEvidence* owner = ctx.evidence.owner();
   // What the trainer logs nowhere is one unobservable cause each; what some ranks or steps
   // log and others do not is a failure (the trainer can log it, but did not everywhere).
   std::vector<std::string> never;

@@ -25,7 +25,7 @@ CheckResult check_samples_per_step(const CheckContext& ctx);
 /// check and the diagnosis both word it from here.
 std::string samples_per_step_fix(const config::Config& config, const logs::BatchRecord& b,
                                  std::int64_t want);
-/// Every rank logged `required_events`; the step owner's steps carry `required_step_fields`.
+/// Every rank logged `required_events`; the owner's steps carry `required_step_fields`.
 CheckResult check_fields_present(const CheckContext& ctx);
 
 }  // namespace bigmac::gates

@@ -17,9 +17,9 @@ namespace bigmac::report {
 struct AttemptRecords {
   int ranks_logged = 0;                               ///< ranks with any line
   double first_t = 0, last_t = 0;                     ///< wall-time range of the logs (0: none)
-  std::vector<logs::StepRecord> steps;                ///< the loss owner's steps
+  std::vector<logs::StepRecord> steps;                ///< the owner's steps
   std::vector<logs::MicroBatchRecord> micro_batches;  ///< every rank's `mb` events, by start
-  /// The loss owner's field -> where its values came from, when the probe ran
+  /// The owner's field -> where its values came from, when the probe ran
   /// (logs::RankLog::field_sources); empty otherwise.
   std::map<std::string, std::string> field_sources;
 };

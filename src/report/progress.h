@@ -15,7 +15,7 @@ namespace bigmac::report {
 
 /// What the gate loop tells the user while it runs (ninja's Status). Call order per run:
 /// run_started, then per gate gate_started → ranks_up (as ranks come up) → step (each step the
-/// loss owner logs) and tick (every look of the watch loop) → gate_finished; message() and
+/// owner logs) and tick (every look of the watch loop) → gate_finished; message() and
 /// detail() for any other line at any time; run_finished once at the end with the loaded report
 /// input (prints the final block).
 class Progress {
@@ -36,7 +36,7 @@ class Progress {
   virtual void gate_started(const GateStart& gate) = 0;
   /// `up` ranks have come up (first output / pg_ready) out of the launched ones.
   virtual void ranks_up(int up) = 0;
-  /// The loss owner logged `global_step`; `baseline_loss` is the baseline's at the same step.
+  /// The owner logged `global_step`; `baseline_loss` is the baseline's at the same step.
   virtual void step(std::int64_t global_step, std::optional<double> loss,
                     std::optional<double> baseline_loss) = 0;
   /// The rank closest to its silence limit at one look of the watch loop.

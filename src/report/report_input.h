@@ -30,7 +30,7 @@ struct GateReport {
   std::optional<gates::GateVerdict> verdict;
   std::vector<diagnose::Diagnosis> diagnoses;  ///< best first
   std::optional<AttemptResult> result;
-  std::vector<logs::StepRecord> steps;                ///< the loss owner's steps
+  std::vector<logs::StepRecord> steps;                ///< the owner's steps
   std::vector<logs::MicroBatchRecord> micro_batches;  ///< every rank's `mb` events
   int ranks_logged = 0;                               ///< rank logs found
   /// Field -> "trainer", "probe" or both, when the probe ran (AttemptRecords::field_sources).

@@ -553,12 +553,12 @@ TEST(MetricRules, IdleStageSaysWhoItWaitsFor) {
        {mb(0, 0, 0, 'F', 10), mb(0, 0, 1, 'F', 40), mb(0, 0, 2, 'F', 70), mb(0, 0, 3, 'F', 100)}},
       {"rank1.log", {mb(1, 1, 0, 'F', 11), mb(1, 1, 0, 'B', 12)}}};
   auto all = run(logs);
-  const Diagnosis* d = find(all, "stage_starving");
+  const Diagnosis* d = find(all, "stage_idle");
   ASSERT_NE(d, nullptr);
   EXPECT_THAT(d->symptom, HasSubstr("stage 1 (rank 1) did nothing for 88 s"));
   EXPECT_THAT(d->fix, HasSubstr("stage 0 (rank 0)"));
   EXPECT_EQ(std::count_if(all.begin(), all.end(),
-                          [](const Diagnosis& x) { return x.id == "stage_starving"; }),
+                          [](const Diagnosis& x) { return x.id == "stage_idle"; }),
             1);
 }
 
@@ -581,7 +581,7 @@ TEST(MetricRules, AMidRunPauseBeyondTheGatesIdleLimitIsExplained) {
   input.logs = logs;
   input.limits.idle_limit_s = 30;
   const std::vector<Diagnosis> all = apply_metric_rules(catalog(), input);
-  const Diagnosis* d = find(all, "stage_starving");
+  const Diagnosis* d = find(all, "stage_idle");
   ASSERT_NE(d, nullptr);
   EXPECT_THAT(d->symptom, HasSubstr("stage 0 (rank 0) did nothing for 45.5 s"));
   // Judged at the moment it paused: both forwards done, no gradient yet from stage 1.
@@ -593,7 +593,7 @@ TEST(MetricRules, AMidRunPauseBeyondTheGatesIdleLimitIsExplained) {
   EXPECT_THAT(d->evidence[1].text, HasSubstr("45.5 s later"));
 
   input.limits.idle_limit_s = 50;  // a gate that allows the pause: nothing to explain
-  EXPECT_FALSE(names(apply_metric_rules(catalog(), input), "stage_starving"));
+  EXPECT_FALSE(names(apply_metric_rules(catalog(), input), "stage_idle"));
 }
 
 TEST(MetricRules, MoreThanOneCheckpointWriter) {

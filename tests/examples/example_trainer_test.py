@@ -321,7 +321,7 @@ class Distributed(TrainerCase):
         base = self.single(4)
         logs, _ = self.distributed("target", 4, "train.max_steps=4", "parallel.pp_size=2",
                                    "train.gradient_accumulation_steps=2", "parallel.schedule=gpipe")
-        self.assert_matches(base, logs[2])  # rank = stage * dp + dp_rank: the loss owner is 2
+        self.assert_matches(base, logs[2])  # rank = stage * dp + dp_rank: the owner is 2
         for rank in (0, 1, 3):
             self.assertEqual(of(logs[rank], "step"), [])
         self.assertEqual([r for r in logs if of(logs[r], "ckpt")], [0])

@@ -32,7 +32,7 @@ TEST(ReportInput, ReadsEveryPartOfAFailedRun) {
   ASSERT_TRUE(pp2.result);
   EXPECT_EQ(pp2.result->ranks.size(), 2u);
   EXPECT_EQ(pp2.ranks_logged, 2);
-  EXPECT_EQ(pp2.steps.size(), 8u);  // from the last stage, the loss owner
+  EXPECT_EQ(pp2.steps.size(), 8u);  // from the last stage, the owner
   EXPECT_EQ(pp2.steps.front().at.rank, 1);
   EXPECT_EQ(pp2.micro_batches.size(), 2u * 8u * 8u);  // 2 stages x 8 steps x 4 mb x F/B
   EXPECT_TRUE(pp2.notes.empty()) << pp2.notes.front();
