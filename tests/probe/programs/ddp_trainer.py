@@ -20,6 +20,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
+import rank_exit  # beside this file: how a rank ends
+
 
 def digest(model):
     sha = hashlib.sha256()
@@ -89,3 +91,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    rank_exit.end_rank()

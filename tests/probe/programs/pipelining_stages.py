@@ -25,6 +25,8 @@ import torch.nn.functional as F
 from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe,
                                           ScheduleInterleaved1F1B, SplitPoint, pipeline)
 
+import rank_exit  # beside this file: how a rank ends
+
 VOCAB, DIM = 32, 16
 
 
@@ -193,3 +195,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    rank_exit.end_rank()

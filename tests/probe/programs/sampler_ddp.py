@@ -29,6 +29,8 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
+import rank_exit  # beside this file: how a rank ends
+
 
 def digest(tensors):
     sha = hashlib.sha256()
@@ -92,3 +94,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    rank_exit.end_rank()
